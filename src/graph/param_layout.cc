@@ -1,0 +1,108 @@
+#include "graph/param_layout.h"
+
+#include "core/check.h"
+
+namespace realign {
+
+int64_t ParamInfo::numel() const {
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+bool ParamInfo::operator==(const ParamInfo& o) const {
+  return name == o.name && shape == o.shape && layer == o.layer && tied_to_head == o.tied_to_head &&
+         split_dim == o.split_dim && split_unit == o.split_unit;
+}
+
+namespace {
+
+ParamInfo param(std::string name, std::vector<int64_t> shape, int layer, int split_dim = -1, int64_t unit = 1) {
+  ParamInfo p;
+  p.name = std::move(name);
+  p.shape = std::move(shape);
+  p.layer = layer;
+  p.split_dim = split_dim;
+  p.split_unit = unit;
+  return p;
+}
+
+}  // namespace
+
+std::vector<ParamInfo> model_params(const ModelSpec& s, HeadKind head) {
+  const bool gpt2 = s.family == ModelFamily::kGpt2;
+  const int64_t H = s.hidden, hd = s.head_dim, q = s.n_heads * hd, kv = s.n_kv_heads * hd, I = s.intermediate;
+  std::vector<ParamInfo> out;
+  ParamInfo embed = param("embed.weight", {s.vocab, H}, ParamInfo::kEmbedding, 0);
+  embed.tied_to_head = s.tied_embeddings && head == HeadKind::kLanguageModel;
+  out.push_back(embed);
+  if (gpt2) out.push_back(param("pos_embed.weight", {s.max_positions, H}, ParamInfo::kEmbedding));
+  for (int i = 0; i < int(s.n_layers); ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    out.push_back(param(p + "attn_norm.weight", {H}, i));
+    if (gpt2) out.push_back(param(p + "attn_norm.bias", {H}, i));
+    const char* names[] = {"q", "k", "v"};
+    const int64_t rows[] = {q, kv, kv};
+    for (int j = 0; j < 3; ++j) {
+      out.push_back(param(p + "attn." + names[j] + ".weight", {rows[j], H}, i, 0, hd));
+      if (s.qkv_bias) out.push_back(param(p + "attn." + names[j] + ".bias", {rows[j]}, i, 0, hd));
+    }
+    out.push_back(param(p + "attn.o.weight", {H, q}, i, 1, hd));
+    if (gpt2) out.push_back(param(p + "attn.o.bias", {H}, i));
+    out.push_back(param(p + "mlp_norm.weight", {H}, i));
+    if (gpt2) out.push_back(param(p + "mlp_norm.bias", {H}, i));
+    if (!gpt2) out.push_back(param(p + "mlp.gate.weight", {I, H}, i, 0));
+    out.push_back(param(p + "mlp.up.weight", {I, H}, i, 0));
+    if (gpt2) out.push_back(param(p + "mlp.up.bias", {I}, i, 0));
+    out.push_back(param(p + "mlp.down.weight", {H, I}, i, 1));
+    if (gpt2) out.push_back(param(p + "mlp.down.bias", {H}, i));
+  }
+  out.push_back(param("final_norm.weight", {H}, ParamInfo::kHead));
+  if (gpt2) out.push_back(param("final_norm.bias", {H}, ParamInfo::kHead));
+  if (head == HeadKind::kValue) {
+    out.push_back(param("value_head.weight", {1, H}, ParamInfo::kHead));
+    out.push_back(param("value_head.bias", {1}, ParamInfo::kHead));
+  } else if (!s.tied_embeddings) {
+    out.push_back(param("lm_head.weight", {s.vocab, H}, ParamInfo::kHead, 0));
+  }
+  return out;
+}
+
+Range balanced_part(int64_t units, int part, int parts) {
+  REALIGN_CHECK(parts > 0 && part >= 0 && part < parts) << part << "/" << parts;
+  return Range{units * part / parts, units * (part + 1) / parts};
+}
+
+Range tp_shard_range(const ParamInfo& p, int tp_rank, int tp_size) {
+  if (p.split_dim < 0) return Range{0, p.shape.at(0)};
+  const int64_t extent = p.shape.at(p.split_dim);
+  REALIGN_CHECK(extent % p.split_unit == 0) << p.name;
+  const Range units = balanced_part(extent / p.split_unit, tp_rank, tp_size);
+  return Range{units.begin * p.split_unit, units.end * p.split_unit};
+}
+
+std::vector<int64_t> tp_shard_shape(const ParamInfo& p, int tp_rank, int tp_size) {
+  std::vector<int64_t> shape = p.shape;
+  if (p.split_dim >= 0) shape[p.split_dim] = tp_shard_range(p, tp_rank, tp_size).size();
+  return shape;
+}
+
+Range stage_layers(int64_t n_layers, int stage, int pp) { return balanced_part(n_layers, stage, pp); }
+
+bool stage_holds(const ParamInfo& p, int stage, int pp, int64_t n_layers) {
+  if (p.layer == ParamInfo::kEmbedding) return stage == 0 || (p.tied_to_head && stage == pp - 1);
+  if (p.layer == ParamInfo::kHead) return stage == pp - 1;
+  const Range r = stage_layers(n_layers, stage, pp);
+  return p.layer >= r.begin && p.layer < r.end;
+}
+
+std::string tp_incompatibility(const ModelSpec& s, int tp) {
+  if (tp <= 0) return "tensor-parallel degree must be positive";
+  if (s.n_heads % tp != 0)
+    return "tp " + std::to_string(tp) + " does not divide " + std::to_string(s.n_heads) + " attention heads";
+  if (s.n_kv_heads % tp != 0)
+    return "tp " + std::to_string(tp) + " does not divide " + std::to_string(s.n_kv_heads) + " KV heads";
+  return "";
+}
+
+}  // namespace realign

@@ -1,0 +1,39 @@
+// Layout: where a model's shards live. A contiguous block of global devices [first_device, first_device +
+// dp*tp*pp) and the (dp, tp, pp) grid over it. Rank order inside the block is pp-major, then dp, then tp
+// (tp fastest, so a tensor-parallel group is adjacent devices, inside one node when tp fits in it).
+#pragma once
+
+#include <string>
+
+namespace realign {
+
+struct Layout {
+  int first_device = 0;
+  int dp = 1;
+  int tp = 1;
+  int pp = 1;
+
+  struct Coord {
+    int dp = 0;
+    int tp = 0;
+    int pp = 0;
+    bool operator==(const Coord& o) const { return dp == o.dp && tp == o.tp && pp == o.pp; }
+  };
+
+  int size() const { return dp * tp * pp; }
+  bool contains(int device) const { return device >= first_device && device < first_device + size(); }
+  Coord coord_of(int device) const;  // device must be contained
+  int device_of(const Coord& c) const;
+
+  bool operator==(const Layout& o) const {
+    return first_device == o.first_device && dp == o.dp && tp == o.tp && pp == o.pp;
+  }
+  bool operator!=(const Layout& o) const { return !(*this == o); }
+};
+
+// "d2t2p1" (dp, tp, pp in any order, each once), optionally "@4" for the first device. ReaLHF's spelling
+// "d2p1m2" (m = tensor "model" parallel) is accepted too. Errors name `path`.
+Layout parse_layout(const std::string& text, const std::string& path = "layout");
+std::string to_string(const Layout& layout);  // "d2t2p1@4" (the offset only when non-zero)
+
+}  // namespace realign
