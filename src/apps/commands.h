@@ -1,0 +1,19 @@
+// The realign CLI's subcommands. Each lives in its own cmd_<name>.cc and registers itself on the app;
+// its callback throws realign::Error for bad input (main prints it and exits 1) or returns an exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace realign::apps {
+
+// A subcommand's action, run after parsing. Its return value is the process's exit code.
+using Action = std::function<int()>;
+
+// Registers `action` to run when `sub` was chosen.
+void on_run(CLI::App* sub, Action action);
+
+void add_models_command(CLI::App& app);
+
+}  // namespace realign::apps
