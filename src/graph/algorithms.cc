@@ -1,0 +1,195 @@
+#include "graph/algorithms.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "core/config_file.h"
+
+namespace realign {
+namespace {
+
+const std::map<std::string, std::vector<std::string>>& roles_table() {
+  static const std::map<std::string, std::vector<std::string>> t = {
+      {"ppo", {"actor", "critic", "ref", "reward"}},
+      {"grpo", {"actor", "ref", "reward"}},
+      {"remax", {"actor", "ref", "reward"}},
+      {"dpo", {"actor", "ref"}},
+      {"sft", {"actor"}},
+      {"rm", {"reward"}},
+  };
+  return t;
+}
+
+bool is_directory(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Mfc call(std::string name, std::string model, MfcKind kind, int64_t n, int64_t prompt_len, int64_t gen_len,
+         std::vector<std::string> in, std::vector<std::string> out) {
+  Mfc m;
+  m.name = std::move(name);
+  m.model = std::move(model);
+  m.kind = kind;
+  m.n_seqs = n;
+  m.prompt_len = prompt_len;
+  m.gen_len = gen_len;
+  m.inputs = std::move(in);
+  m.outputs = std::move(out);
+  return m;
+}
+
+}  // namespace
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const auto& kv : roles_table()) names.push_back(kv.first);
+  return names;
+}
+
+std::vector<std::string> algorithm_roles(const std::string& algorithm) { return roles_table().at(algorithm); }
+
+ModelSpec resolve_model_spec(const std::string& source, const std::string& path) {
+  const bool looks_like_path = source.find('/') != std::string::npos ||
+                               (source.size() > 5 && source.substr(source.size() - 5) == ".json");
+  if (!looks_like_path) return builtin_model(source, path);
+  const std::string file = is_directory(source) ? source + "/config.json" : source;
+  ModelSpec spec = model_spec_from_hf_config(load_config_file(file), file);
+  spec.name = source;
+  return spec;
+}
+
+AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
+  AlgorithmConfig c;
+  c.algorithm = root.get_string("algorithm");
+  if (!roles_table().count(c.algorithm)) {
+    std::string known;
+    for (const auto& n : algorithm_names()) known += (known.empty() ? "" : ", ") + n;
+    throw Error(root.path_of("algorithm"), "unknown algorithm '" + c.algorithm + "'; choose one of " + known);
+  }
+  const auto roles = algorithm_roles(c.algorithm);
+
+  ObjectReader models(root.at("models"), root.path_of("models"));
+  for (const auto& role : roles)
+    if (models.has(role)) c.models[role] = resolve_model_spec(models.get_string(role), models.path_of(role));
+  auto fallback = [&](const std::string& role, std::initializer_list<const char*> from) {
+    if (c.models.count(role) || std::find(roles.begin(), roles.end(), role) == roles.end()) return;
+    for (const char* f : from)
+      if (c.models.count(f)) {
+        c.models[role] = c.models[f];
+        return;
+      }
+    throw Error(models.path_of(role), "the " + c.algorithm + " algorithm needs a '" + role + "' model");
+  };
+  fallback("actor", {});
+  fallback("reward", {"critic", "actor"});
+  fallback("critic", {"actor", "reward"});
+  fallback("ref", {"actor"});
+  models.finish();
+
+  ObjectReader batch(root.at("batch"), root.path_of("batch"));
+  c.batch.prompts = batch.get_positive("prompts");
+  c.batch.prompt_len = batch.get_positive("prompt_len");
+  const bool generates = c.algorithm == "ppo" || c.algorithm == "grpo" || c.algorithm == "remax";
+  c.batch.gen_len = generates ? batch.get_positive("gen_len") : batch.get_int("gen_len", 0);
+  if (c.batch.gen_len < 0) throw Error(batch.path_of("gen_len"), "must not be negative");
+  c.batch.samples_per_prompt = batch.get_positive("samples_per_prompt", c.algorithm == "grpo" ? 8 : 1);
+  if (c.algorithm == "grpo" && c.batch.samples_per_prompt < 2)
+    throw Error(batch.path_of("samples_per_prompt"), "GRPO compares samples within a group: needs at least 2");
+  c.batch.mini_batches = batch.get_positive("mini_batches", 1);
+  c.batch.epochs = batch.get_positive("epochs", 1);
+  const int64_t n = c.batch.prompts * c.batch.samples_per_prompt;
+  if (c.batch.mini_batches > n)
+    throw Error(batch.path_of("mini_batches"), std::to_string(c.batch.mini_batches) +
+                                                   " mini-batches cannot split " + std::to_string(n) +
+                                                   " sequences");
+  batch.finish();
+
+  for (const auto& [role, spec] : c.models) {
+    const int64_t len = c.batch.prompt_len + c.batch.gen_len;
+    if (len > spec.max_positions)
+      throw Error(root.path_of("batch"), "prompt_len + gen_len = " + std::to_string(len) + " exceeds " + role +
+                                             "'s " + std::to_string(spec.max_positions) + " positions");
+  }
+  return c;
+}
+
+DataflowGraph build_graph(const AlgorithmConfig& c) {
+  DataflowGraph g;
+  g.algorithm = c.algorithm;
+  const auto& b = c.batch;
+  const int64_t P = b.prompt_len, G = b.gen_len, S = P + G;
+  const int64_t n = b.prompts * b.samples_per_prompt;
+  auto role = [&](const std::string& name, HeadKind head, bool trained) {
+    g.models.push_back(ModelRole{name, c.models.at(name), head, trained});
+  };
+  auto data = [&](const std::string& name, double bytes) { g.data.push_back(DataSpec{name, bytes}); };
+  const double tok = 8.0, f32 = 4.0;  // token ids are int64; per-token floats are fp32
+
+  if (c.algorithm == "ppo" || c.algorithm == "grpo" || c.algorithm == "remax") {
+    const bool ppo = c.algorithm == "ppo";
+    role("actor", HeadKind::kLanguageModel, true);
+    if (ppo) role("critic", HeadKind::kValue, true);
+    role("ref", HeadKind::kLanguageModel, false);
+    role("reward", HeadKind::kValue, false);
+    data("seq", S * tok);
+    data("logprobs", S * f32);
+    data("ref_logprobs", S * f32);
+    data("rewards", f32);
+    g.mfcs.push_back(call("actor_gen", "actor", MfcKind::kGenerate, n, P, G, {"prompts"}, {"seq", "logprobs"}));
+    if (c.algorithm == "remax") {
+      data("greedy_seq", S * tok);
+      data("greedy_rewards", f32);
+      Mfc greedy = call("actor_greedy_gen", "actor", MfcKind::kGenerate, b.prompts, P, G, {"prompts"},
+                        {"greedy_seq"});
+      greedy.greedy = true;
+      g.mfcs.push_back(greedy);
+    }
+    g.mfcs.push_back(call("ref_inf", "ref", MfcKind::kInference, n, P, G, {"seq"}, {"ref_logprobs"}));
+    g.mfcs.push_back(call("reward_inf", "reward", MfcKind::kInference, n, P, G, {"seq"}, {"rewards"}));
+    if (c.algorithm == "remax")
+      g.mfcs.push_back(call("reward_greedy_inf", "reward", MfcKind::kInference, b.prompts, P, G, {"greedy_seq"},
+                            {"greedy_rewards"}));
+    std::vector<std::string> actor_in = {"seq", "logprobs", "ref_logprobs", "rewards"};
+    if (ppo) {
+      data("values", S * f32);
+      g.mfcs.push_back(call("critic_inf", "critic", MfcKind::kInference, n, P, G, {"seq"}, {"values"}));
+      actor_in.push_back("values");
+    }
+    if (c.algorithm == "remax") actor_in.push_back("greedy_rewards");
+    Mfc actor_train = call("actor_train", "actor", MfcKind::kTrain, n, P, G, actor_in, {});
+    actor_train.train_steps = b.mini_batches * b.epochs;
+    g.mfcs.push_back(actor_train);
+    if (ppo) {
+      Mfc critic_train = call("critic_train", "critic", MfcKind::kTrain, n, P, G,
+                              {"seq", "logprobs", "ref_logprobs", "rewards", "values"}, {});
+      critic_train.train_steps = b.mini_batches * b.epochs;
+      g.mfcs.push_back(critic_train);
+    }
+  } else if (c.algorithm == "dpo") {
+    // Each preference pair is two sequences (chosen, rejected).
+    role("actor", HeadKind::kLanguageModel, true);
+    role("ref", HeadKind::kLanguageModel, false);
+    data("ref_logprobs", S * f32);
+    g.mfcs.push_back(call("ref_inf", "ref", MfcKind::kInference, 2 * n, P, G, {"prompts"}, {"ref_logprobs"}));
+    Mfc train = call("actor_train", "actor", MfcKind::kTrain, 2 * n, P, G, {"prompts", "ref_logprobs"}, {});
+    train.train_steps = b.mini_batches * b.epochs;
+    g.mfcs.push_back(train);
+  } else if (c.algorithm == "sft") {
+    role("actor", HeadKind::kLanguageModel, true);
+    Mfc train = call("actor_train", "actor", MfcKind::kTrain, n, P, G, {"prompts"}, {});
+    train.train_steps = b.mini_batches * b.epochs;
+    g.mfcs.push_back(train);
+  } else if (c.algorithm == "rm") {
+    role("reward", HeadKind::kValue, true);
+    Mfc train = call("reward_train", "reward", MfcKind::kTrain, 2 * n, P, G, {"prompts"}, {});
+    train.train_steps = b.mini_batches * b.epochs;
+    g.mfcs.push_back(train);
+  }
+  data("prompts", P * tok);
+  validate_graph(g);
+  return g;
+}
+
+}  // namespace realign

@@ -1,0 +1,43 @@
+// The dataflow graphs of the RLHF algorithms (PPO, GRPO, ReMax, DPO, SFT, reward modelling), built from the
+// `algorithm`, `models` and `batch` sections of a config.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "graph/dataflow_graph.h"
+
+namespace realign {
+
+struct BatchShape {
+  int64_t prompts = 0;             // prompts (or SFT sequences / preference pairs) per iteration
+  int64_t prompt_len = 0;          // tokens per prompt
+  int64_t gen_len = 0;             // generated (or response) tokens per sequence
+  int64_t samples_per_prompt = 1;  // GRPO group size
+  int64_t mini_batches = 1;        // optimizer steps per epoch
+  int64_t epochs = 1;              // passes over the iteration's batch (PPO epochs)
+};
+
+struct AlgorithmConfig {
+  std::string algorithm;                   // ppo | grpo | remax | dpo | sft | rm
+  std::map<std::string, ModelSpec> models;  // role -> architecture
+  BatchShape batch;
+};
+
+std::vector<std::string> algorithm_names();
+// The model roles an algorithm uses, and which of them are trained.
+std::vector<std::string> algorithm_roles(const std::string& algorithm);
+
+// Reads `algorithm`, `models` and `batch` from the root config (marking them as known keys).
+// models.<role> is a built-in name ("llama2-7b") or the path of an HF config.json or of a directory holding
+// one. Missing roles default sensibly (ref = actor, reward = critic or actor, critic = actor).
+AlgorithmConfig algorithm_config_from_json(ObjectReader& root);
+
+// Resolves "llama2-7b" or "path/to/config.json" or "path/to/model_dir".
+ModelSpec resolve_model_spec(const std::string& source, const std::string& path);
+
+DataflowGraph build_graph(const AlgorithmConfig& config);
+
+}  // namespace realign

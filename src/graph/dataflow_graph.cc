@@ -1,0 +1,106 @@
+#include "graph/dataflow_graph.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/check.h"
+
+namespace realign {
+
+std::string to_string(MfcKind kind) {
+  switch (kind) {
+    case MfcKind::kGenerate: return "generate";
+    case MfcKind::kInference: return "inference";
+    case MfcKind::kTrain: return "train";
+  }
+  return "?";
+}
+
+bool Mfc::operator==(const Mfc& o) const {
+  return name == o.name && model == o.model && kind == o.kind && n_seqs == o.n_seqs &&
+         prompt_len == o.prompt_len && gen_len == o.gen_len && train_steps == o.train_steps &&
+         greedy == o.greedy && inputs == o.inputs && outputs == o.outputs;
+}
+
+const ModelRole& DataflowGraph::model(const std::string& name) const {
+  for (const auto& m : models)
+    if (m.name == name) return m;
+  REALIGN_CHECK(false) << "no model " << name;
+  std::abort();
+}
+
+int DataflowGraph::mfc_index(const std::string& name) const {
+  for (size_t i = 0; i < mfcs.size(); ++i)
+    if (mfcs[i].name == name) return int(i);
+  return -1;
+}
+
+const DataSpec& DataflowGraph::data_spec(const std::string& name) const {
+  for (const auto& d : data)
+    if (d.name == name) return d;
+  REALIGN_CHECK(false) << "no data " << name;
+  std::abort();
+}
+
+std::vector<int> DataflowGraph::parents(int mfc) const {
+  std::vector<int> out;
+  for (const auto& in : mfcs.at(mfc).inputs)
+    for (int j = 0; j < mfc; ++j) {
+      const auto& outs = mfcs[j].outputs;
+      if (std::find(outs.begin(), outs.end(), in) != outs.end() &&
+          std::find(out.begin(), out.end(), j) == out.end())
+        out.push_back(j);
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int DataflowGraph::train_call(const std::string& model) const {
+  for (size_t i = 0; i < mfcs.size(); ++i)
+    if (mfcs[i].model == model && mfcs[i].kind == MfcKind::kTrain) return int(i);
+  return -1;
+}
+
+bool DataflowGraph::operator==(const DataflowGraph& o) const {
+  return algorithm == o.algorithm && models == o.models && mfcs == o.mfcs && data == o.data;
+}
+
+void validate_graph(const DataflowGraph& g) {
+  std::set<std::string> models, produced = {"prompts"}, data, names;
+  for (const auto& m : g.models) REALIGN_CHECK(models.insert(m.name).second) << "model twice: " << m.name;
+  for (const auto& d : g.data) REALIGN_CHECK(data.insert(d.name).second) << "data twice: " << d.name;
+  for (const auto& m : g.mfcs) {
+    REALIGN_CHECK(names.insert(m.name).second) << "call twice: " << m.name;
+    REALIGN_CHECK(models.count(m.model)) << m.name << " runs unknown model " << m.model;
+    REALIGN_CHECK(m.n_seqs > 0 && m.seq_len() > 0) << m.name;
+    for (const auto& in : m.inputs) REALIGN_CHECK(produced.count(in)) << m.name << " consumes " << in;
+    for (const auto& out : m.outputs) {
+      REALIGN_CHECK(data.count(out)) << m.name << " produces undeclared " << out;
+      produced.insert(out);
+    }
+  }
+}
+
+Json to_json(const DataflowGraph& g) {
+  Json j;
+  j["algorithm"] = g.algorithm;
+  for (const auto& m : g.models)
+    j["models"].push_back({{"name", m.name},
+                           {"spec", m.spec.name},
+                           {"params", m.spec.total_params()},
+                           {"head", m.head == HeadKind::kValue ? "value" : "lm"},
+                           {"trained", m.trained}});
+  for (const auto& c : g.mfcs)
+    j["mfcs"].push_back({{"name", c.name},
+                         {"model", c.model},
+                         {"kind", to_string(c.kind)},
+                         {"n_seqs", c.n_seqs},
+                         {"prompt_len", c.prompt_len},
+                         {"gen_len", c.gen_len},
+                         {"train_steps", c.train_steps},
+                         {"inputs", c.inputs},
+                         {"outputs", c.outputs}});
+  return j;
+}
+
+}  // namespace realign

@@ -1,0 +1,71 @@
+// DataflowGraph: the model function calls (MFCs) of one RLHF iteration, the models they run on, and the batch
+// data flowing between them. A call depends on another when it consumes data the other produces.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/model_spec.h"
+#include "graph/param_layout.h"
+
+namespace realign {
+
+enum class MfcKind { kGenerate, kInference, kTrain };
+std::string to_string(MfcKind kind);
+
+// A model as the algorithm uses it: a role ("actor", "critic", "ref", "reward") with its architecture.
+struct ModelRole {
+  std::string name;
+  ModelSpec spec;
+  HeadKind head = HeadKind::kLanguageModel;
+  bool trained = false;  // owns parameters + optimizer state in its train call's layout
+  bool operator==(const ModelRole& o) const {
+    return name == o.name && spec == o.spec && head == o.head && trained == o.trained;
+  }
+};
+
+// A named piece of per-sequence batch data ("seq", "logprobs", ...), with its size for data-move costs.
+struct DataSpec {
+  std::string name;
+  double bytes_per_seq = 0;
+  bool operator==(const DataSpec& o) const { return name == o.name && bytes_per_seq == o.bytes_per_seq; }
+};
+
+struct Mfc {
+  std::string name;   // "actor_gen"
+  std::string model;  // a ModelRole name
+  MfcKind kind = MfcKind::kInference;
+  int64_t n_seqs = 0;      // sequences per iteration
+  int64_t prompt_len = 0;  // tokens per prompt
+  int64_t gen_len = 0;     // generated tokens per sequence (generate: decoded; others: part of the sequence)
+  int64_t train_steps = 1;  // train: optimizer steps per iteration (PPO mini-batches x epochs)
+  bool greedy = false;      // generate: greedy decoding (ReMax's baseline)
+  std::vector<std::string> inputs;   // DataSpec names consumed
+  std::vector<std::string> outputs;  // DataSpec names produced
+  int64_t seq_len() const { return prompt_len + gen_len; }
+  bool operator==(const Mfc& o) const;
+};
+
+struct DataflowGraph {
+  std::string algorithm;  // "ppo", "grpo", "remax", "dpo", "sft", "rm"
+  std::vector<ModelRole> models;
+  std::vector<Mfc> mfcs;  // in a topological order
+  std::vector<DataSpec> data;
+
+  const ModelRole& model(const std::string& name) const;  // CHECKs existence
+  int mfc_index(const std::string& name) const;            // -1 when absent
+  const DataSpec& data_spec(const std::string& name) const;
+  // Indices of the calls whose outputs `mfc` consumes.
+  std::vector<int> parents(int mfc) const;
+  // The train call of a trained model, or -1.
+  int train_call(const std::string& model) const;
+  bool operator==(const DataflowGraph& o) const;
+};
+
+// Checks names are unique, every input is produced earlier (or is "prompts"), models exist.
+void validate_graph(const DataflowGraph& graph);
+
+Json to_json(const DataflowGraph& graph);
+
+}  // namespace realign

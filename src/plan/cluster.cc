@@ -1,0 +1,144 @@
+#include "plan/cluster.h"
+
+#include <map>
+
+#include "core/config_file.h"
+#include "core/units.h"
+
+namespace realign {
+
+bool DeviceSpec::operator==(const DeviceSpec& o) const {
+  return name == o.name && peak_flops == o.peak_flops && memory_bytes == o.memory_bytes &&
+         memory_bandwidth == o.memory_bandwidth && intra_node_bandwidth == o.intra_node_bandwidth &&
+         inter_node_bandwidth == o.inter_node_bandwidth && intra_node_latency == o.intra_node_latency &&
+         inter_node_latency == o.inter_node_latency && source == o.source;
+}
+
+namespace {
+
+const std::map<std::string, DeviceSpec>& devices() {
+  static const std::map<std::string, DeviceSpec> table = [] {
+    std::map<std::string, DeviceSpec> t;
+    DeviceSpec h100;
+    h100.name = "h100-sxm";
+    h100.peak_flops = 989e12;
+    h100.memory_bytes = 80 * kGB;
+    h100.memory_bandwidth = 3.35e12;
+    h100.intra_node_bandwidth = 450 * kGB;
+    h100.inter_node_bandwidth = 50 * kGB;
+    h100.intra_node_latency = 10e-6;
+    h100.inter_node_latency = 20e-6;
+    h100.source =
+        "NVIDIA H100 Tensor Core GPU datasheet (SXM5): 989 TFLOP/s dense BF16, 80 GB HBM3 at 3.35 TB/s, "
+        "NVLink 900 GB/s bidirectional (450 GB/s each way); one 400 Gb/s ConnectX-7 NIC per GPU as in DGX H100 "
+        "(50 GB/s); latencies: typical NCCL small-message figures (NVLink ~10 us, InfiniBand ~20 us)";
+    t[h100.name] = h100;
+    DeviceSpec a100;
+    a100.name = "a100-80gb";
+    a100.peak_flops = 312e12;
+    a100.memory_bytes = 80 * kGB;
+    a100.memory_bandwidth = 2.039e12;
+    a100.intra_node_bandwidth = 300 * kGB;
+    a100.inter_node_bandwidth = 25 * kGB;
+    a100.intra_node_latency = 10e-6;
+    a100.inter_node_latency = 20e-6;
+    a100.source =
+        "NVIDIA A100 Tensor Core GPU datasheet (SXM 80GB): 312 TFLOP/s dense BF16, 80 GB HBM2e at 2,039 GB/s, "
+        "NVLink 600 GB/s bidirectional (300 GB/s each way); one 200 Gb/s HDR NIC per GPU as in DGX A100 "
+        "(25 GB/s); latencies: typical NCCL small-message figures";
+    t[a100.name] = a100;
+    DeviceSpec cpu;
+    cpu.name = "cpu-gloo";
+    cpu.peak_flops = 195e9;
+    cpu.memory_bytes = 24 * kGiB;
+    cpu.memory_bandwidth = 10 * kGB;
+    cpu.intra_node_bandwidth = 1.1 * kGB;
+    cpu.inter_node_bandwidth = 1.1 * kGB;
+    cpu.intra_node_latency = 50e-6;
+    cpu.inter_node_latency = 50e-6;
+    cpu.source =
+        "shared/LIBTORCH-NOTES.md, measured on the project's 2-core machines: fp32 GEMM ~195 GFLOP/s with "
+        "OpenBLAS, Gloo all-reduce of 64 MiB between 2 local processes ~1.1 GB/s; 24 GiB RAM; memory bandwidth "
+        "and latency are rough placeholders until `realign profile` measures them";
+    t[cpu.name] = cpu;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> builtin_device_names() {
+  std::vector<std::string> names;
+  for (const auto& kv : devices()) names.push_back(kv.first);
+  return names;
+}
+
+DeviceSpec builtin_device(const std::string& name, const std::string& path) {
+  auto it = devices().find(name);
+  if (it != devices().end()) return it->second;
+  std::string known;
+  for (const auto& n : builtin_device_names()) known += (known.empty() ? "" : ", ") + n;
+  throw Error(path, "unknown device '" + name + "'; built-in devices are " + known +
+                        ", or give a device spec object or a .json/.yaml file");
+}
+
+DeviceSpec device_spec_from_json(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  DeviceSpec d;
+  d.name = r.get_string("name");
+  auto positive = [&](const char* key) {
+    const double v = r.get_double(key);
+    if (!(v > 0)) throw Error(r.path_of(key), "must be positive");
+    return v;
+  };
+  d.peak_flops = positive("peak_flops");
+  d.memory_bytes = positive("memory_bytes");
+  d.memory_bandwidth = positive("memory_bandwidth");
+  d.intra_node_bandwidth = positive("intra_node_bandwidth");
+  d.inter_node_bandwidth = positive("inter_node_bandwidth");
+  d.intra_node_latency = r.get_double("intra_node_latency", 10e-6);
+  d.inter_node_latency = r.get_double("inter_node_latency", 20e-6);
+  d.source = r.get_string("source", "user-supplied");
+  r.finish();
+  return d;
+}
+
+Json to_json(const DeviceSpec& d) {
+  return Json{{"name", d.name},
+              {"peak_flops", d.peak_flops},
+              {"memory_bytes", d.memory_bytes},
+              {"memory_bandwidth", d.memory_bandwidth},
+              {"intra_node_bandwidth", d.intra_node_bandwidth},
+              {"inter_node_bandwidth", d.inter_node_bandwidth},
+              {"intra_node_latency", d.intra_node_latency},
+              {"inter_node_latency", d.inter_node_latency},
+              {"source", d.source}};
+}
+
+Cluster cluster_from_json(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  Cluster c;
+  c.n_nodes = int(r.get_positive("nodes"));
+  c.devices_per_node = int(r.get_positive("devices_per_node"));
+  if (c.n_nodes > 65536 || c.devices_per_node > 1024)
+    throw Error(path, "cluster too large (at most 65536 nodes of 1024 devices)");
+  const Json& dev = r.at("device");
+  const std::string dev_path = r.path_of("device");
+  if (dev.is_object()) {
+    c.device = device_spec_from_json(dev, dev_path);
+  } else {
+    const std::string name = json_to_string(dev, dev_path);
+    const bool is_file = name.find('/') != std::string::npos || name.find(".json") != std::string::npos ||
+                         name.find(".yaml") != std::string::npos;
+    c.device = is_file ? device_spec_from_json(load_config_file(name), name) : builtin_device(name, dev_path);
+  }
+  r.finish();
+  return c;
+}
+
+Json to_json(const Cluster& c) {
+  return Json{{"nodes", c.n_nodes}, {"devices_per_node", c.devices_per_node}, {"device", to_json(c.device)}};
+}
+
+}  // namespace realign

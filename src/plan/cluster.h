@@ -1,0 +1,45 @@
+// Cluster: nodes x devices of one device type. DeviceSpec holds a device's peak figures, each with its source.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+
+namespace realign {
+
+struct DeviceSpec {
+  std::string name;
+  double peak_flops = 0;         // dense bf16 FLOP/s
+  double memory_bytes = 0;       // device memory
+  double memory_bandwidth = 0;   // bytes/s
+  double intra_node_bandwidth = 0;  // bytes/s per device, one direction (NVLink)
+  double inter_node_bandwidth = 0;  // bytes/s per device, one direction (the device's NIC share)
+  double intra_node_latency = 0;    // seconds per message
+  double inter_node_latency = 0;
+  std::string source;               // where the figures come from
+  bool operator==(const DeviceSpec& o) const;
+};
+
+// "h100-sxm", "a100-80gb", and "cpu-gloo" (this project's CPU test machines); Error naming `path` otherwise.
+DeviceSpec builtin_device(const std::string& name, const std::string& path);
+std::vector<std::string> builtin_device_names();
+DeviceSpec device_spec_from_json(const Json& j, const std::string& path);
+Json to_json(const DeviceSpec& d);
+
+struct Cluster {
+  int n_nodes = 1;
+  int devices_per_node = 8;
+  DeviceSpec device;
+  int n_devices() const { return n_nodes * devices_per_node; }
+  int node_of(int device) const { return device / devices_per_node; }
+  bool operator==(const Cluster& o) const {
+    return n_nodes == o.n_nodes && devices_per_node == o.devices_per_node && device == o.device;
+  }
+};
+
+// {nodes, devices_per_node, device: name | {spec fields} | "path.json"}; errors name the field.
+Cluster cluster_from_json(const Json& j, const std::string& path);
+Json to_json(const Cluster& c);
+
+}  // namespace realign

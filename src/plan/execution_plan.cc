@@ -1,0 +1,186 @@
+#include "plan/execution_plan.h"
+
+#include <fstream>
+#include <set>
+
+#include "core/config_file.h"
+#include "graph/param_layout.h"
+
+namespace realign {
+
+std::string to_string(const Strategy& s) {
+  return "d" + std::to_string(s.dp) + "t" + std::to_string(s.tp) + "p" + std::to_string(s.pp) + " x" +
+         std::to_string(s.micro_batches);
+}
+
+namespace {
+
+DeviceMesh mesh_from_json(const Json& j, const std::string& path) {
+  if (j.is_object()) {
+    ObjectReader r(j, path);
+    DeviceMesh m{int(r.get_int("first")), int(r.get_positive("size"))};
+    r.finish();
+    return m;
+  }
+  const std::string s = json_to_string(j, path);
+  const auto dash = s.find('-');
+  auto number = [&](const std::string& t) {
+    if (t.empty() || t.size() > 7 || t.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(path, "a mesh is written 'first-last' (e.g. \"0-7\") or one device (\"3\"), got '" + s + "'");
+    return std::stoi(t);
+  };
+  if (dash == std::string::npos) return DeviceMesh{number(s), 1};
+  const int a = number(s.substr(0, dash)), b = number(s.substr(dash + 1));
+  if (b < a) throw Error(path, "mesh '" + s + "' ends before it starts");
+  return DeviceMesh{a, b - a + 1};
+}
+
+}  // namespace
+
+Json to_json(const ExecutionPlan& plan) {
+  Json j;
+  j["name"] = plan.name;
+  j["mfcs"] = Json::array();
+  for (const auto& a : plan.assignments)
+    j["mfcs"].push_back({{"name", a.mfc},
+                         {"mesh", to_string(a.mesh)},
+                         {"dp", a.strategy.dp},
+                         {"tp", a.strategy.tp},
+                         {"pp", a.strategy.pp},
+                         {"micro_batches", a.strategy.micro_batches}});
+  if (!plan.disjoint.empty()) j["disjoint"] = plan.disjoint;
+  return j;
+}
+
+ExecutionPlan plan_from_json(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  ExecutionPlan plan;
+  plan.name = r.get_string("name", "");
+  const Json& mfcs = r.at("mfcs");
+  if (!mfcs.is_array()) throw Error(r.path_of("mfcs"), "expected a list of calls");
+  for (size_t i = 0; i < mfcs.size(); ++i) {
+    const std::string p = index_path(r.path_of("mfcs"), i);
+    ObjectReader m(mfcs[i], p);
+    MfcAssignment a;
+    a.mfc = m.get_string("name");
+    a.mesh = mesh_from_json(m.at("mesh"), m.path_of("mesh"));
+    a.strategy.dp = int(m.get_positive("dp"));
+    a.strategy.tp = int(m.get_positive("tp"));
+    a.strategy.pp = int(m.get_positive("pp"));
+    a.strategy.micro_batches = int(m.get_positive("micro_batches", 1));
+    if (a.strategy.dp > 1 << 20 || a.strategy.tp > 1 << 20 || a.strategy.pp > 1 << 20 ||
+        a.strategy.micro_batches > 1 << 20)
+      throw Error(p, "parallel degrees are limited to 2^20");
+    m.finish();
+    plan.assignments.push_back(a);
+  }
+  if (const Json* d = r.find("disjoint")) {
+    if (!d->is_array()) throw Error(r.path_of("disjoint"), "expected a list of lists of call names");
+    for (size_t i = 0; i < d->size(); ++i) {
+      const std::string p = index_path(r.path_of("disjoint"), i);
+      if (!(*d)[i].is_array()) throw Error(p, "expected a list of call names");
+      std::vector<std::string> group;
+      for (size_t k = 0; k < (*d)[i].size(); ++k) group.push_back(json_to_string((*d)[i][k], index_path(p, k)));
+      plan.disjoint.push_back(group);
+    }
+  }
+  r.finish();
+  return plan;
+}
+
+ExecutionPlan load_plan_file(const std::string& file) {
+  ExecutionPlan plan = plan_from_json(load_config_file(file), file);
+  if (plan.name.empty()) plan.name = file;
+  return plan;
+}
+
+void save_plan_file(const ExecutionPlan& plan, const std::string& file) {
+  const std::string tmp = file + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw Error(file, "cannot write plan file");
+    out << to_json(plan).dump(2) << "\n";
+    if (!out) throw Error(file, "failed writing plan file");
+  }
+  if (std::rename(tmp.c_str(), file.c_str()) != 0) throw Error(file, "cannot move plan file into place");
+}
+
+std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster, int mesh_size,
+                             const Strategy& s) {
+  if (s.dp * s.tp * s.pp != mesh_size)
+    return "dp*tp*pp = " + std::to_string(s.dp) + "*" + std::to_string(s.tp) + "*" + std::to_string(s.pp) +
+           " = " + std::to_string(s.dp * s.tp * s.pp) + " does not equal the mesh's " + std::to_string(mesh_size) +
+           " devices";
+  const int dpn = cluster.devices_per_node;
+  if (s.tp > dpn || (mesh_size >= dpn && dpn % s.tp != 0))
+    return "tp " + std::to_string(s.tp) + " must stay within one node of " + std::to_string(dpn) + " devices";
+  const std::string tp_issue = tp_incompatibility(spec, s.tp);
+  if (!tp_issue.empty()) return tp_issue + " of " + spec.name;
+  if (s.pp > spec.n_layers)
+    return "pp " + std::to_string(s.pp) + " exceeds " + spec.name + "'s " + std::to_string(spec.n_layers) +
+           " layers";
+  const int64_t seqs_per_step = mfc.kind == MfcKind::kTrain ? mfc.n_seqs / mfc.train_steps : mfc.n_seqs;
+  if (s.dp > seqs_per_step)
+    return "dp " + std::to_string(s.dp) + " exceeds the " + std::to_string(seqs_per_step) + " sequences of " +
+           (mfc.kind == MfcKind::kTrain ? "a training step" : "the call");
+  const int64_t per_rank = seqs_per_step / s.dp;
+  if (s.micro_batches > per_rank)
+    return std::to_string(s.micro_batches) + " micro-batches exceed the " + std::to_string(per_rank) +
+           " sequences per data-parallel rank";
+  return "";
+}
+
+void validate_plan(const DataflowGraph& graph, const Cluster& cluster, ExecutionPlan& plan, const std::string& path) {
+  std::vector<MfcAssignment> ordered(graph.mfcs.size());
+  std::vector<bool> seen(graph.mfcs.size(), false);
+  std::vector<std::string> origin(graph.mfcs.size());
+  for (size_t i = 0; i < plan.assignments.size(); ++i) {
+    const auto& a = plan.assignments[i];
+    const std::string p = index_path(path + ".mfcs", i);
+    const int idx = graph.mfc_index(a.mfc);
+    if (idx < 0) {
+      std::string known;
+      for (const auto& m : graph.mfcs) known += (known.empty() ? "" : ", ") + m.name;
+      throw Error(p + ".name", "no call named '" + a.mfc + "' in the " + graph.algorithm + " graph (" + known + ")");
+    }
+    if (seen[idx]) throw Error(p + ".name", "call '" + a.mfc + "' is assigned twice");
+    seen[idx] = true;
+    origin[idx] = p;
+    const std::string mesh_issue = mesh_problem(a.mesh, cluster);
+    if (!mesh_issue.empty()) throw Error(p + ".mesh", mesh_issue);
+    const Mfc& mfc = graph.mfcs[idx];
+    const ModelSpec& spec = graph.model(mfc.model).spec;
+    std::string issue = strategy_problem(mfc, spec, cluster, a.mesh.size, a.strategy);
+    if (!issue.empty()) {
+      // Name the field most responsible for the problem.
+      std::string field = ".dp";
+      if (issue.rfind("tp", 0) == 0) field = ".tp";
+      else if (issue.rfind("pp", 0) == 0) field = ".pp";
+      else if (issue.find("micro-batches") != std::string::npos) field = ".micro_batches";
+      else if (issue.rfind("dp*tp*pp", 0) == 0) field = "";
+      throw Error(p + field, issue);
+    }
+    ordered[idx] = a;
+  }
+  for (size_t i = 0; i < graph.mfcs.size(); ++i)
+    if (!seen[i]) throw Error(path + ".mfcs", "call '" + graph.mfcs[i].name + "' has no assignment");
+  for (size_t g = 0; g < plan.disjoint.size(); ++g) {
+    const std::string p = index_path(path + ".disjoint", g);
+    std::vector<int> idx;
+    for (size_t k = 0; k < plan.disjoint[g].size(); ++k) {
+      const int m = graph.mfc_index(plan.disjoint[g][k]);
+      if (m < 0) throw Error(index_path(p, k), "no call named '" + plan.disjoint[g][k] + "'");
+      idx.push_back(m);
+    }
+    for (size_t a = 0; a < idx.size(); ++a)
+      for (size_t b = a + 1; b < idx.size(); ++b)
+        if (ordered[idx[a]].mesh.overlaps(ordered[idx[b]].mesh))
+          throw Error(origin[idx[b]] + ".mesh", "'" + ordered[idx[b]].mfc + "' on devices " +
+                                                   to_string(ordered[idx[b]].mesh) + " overlaps '" +
+                                                   ordered[idx[a]].mfc + "' on " + to_string(ordered[idx[a]].mesh) +
+                                                   ", which " + p + " keeps apart");
+  }
+  plan.assignments = std::move(ordered);
+}
+
+}  // namespace realign

@@ -1,0 +1,64 @@
+// ExecutionPlan: for every call of a dataflow graph, the device mesh and parallel strategy it runs with.
+// A plan is data: it prints, saves to JSON, loads, diffs and validates against a graph and a cluster.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/dataflow_graph.h"
+#include "plan/cluster.h"
+#include "plan/device_mesh.h"
+#include "plan/layout.h"
+
+namespace realign {
+
+struct Strategy {
+  int dp = 1;
+  int tp = 1;
+  int pp = 1;
+  int micro_batches = 1;  // per dp rank and optimizer step (train) or per call (inference, generate)
+  bool operator==(const Strategy& o) const {
+    return dp == o.dp && tp == o.tp && pp == o.pp && micro_batches == o.micro_batches;
+  }
+  bool operator!=(const Strategy& o) const { return !(*this == o); }
+};
+
+struct MfcAssignment {
+  std::string mfc;  // the call's name in the graph
+  DeviceMesh mesh;
+  Strategy strategy;
+  Layout layout() const { return Layout{mesh.first, strategy.dp, strategy.tp, strategy.pp}; }
+  bool operator==(const MfcAssignment& o) const {
+    return mfc == o.mfc && mesh == o.mesh && strategy == o.strategy;
+  }
+};
+
+struct ExecutionPlan {
+  std::string name;  // "searched", "co-located", a file name
+  std::vector<MfcAssignment> assignments;  // in the graph's call order
+  // Groups of calls whose meshes must not overlap (e.g. generation vs training in a disaggregated placement).
+  std::vector<std::vector<std::string>> disjoint;
+  bool operator==(const ExecutionPlan& o) const {
+    return assignments == o.assignments && disjoint == o.disjoint;
+  }
+};
+
+Json to_json(const ExecutionPlan& plan);
+// Reads a plan (shape only; validate_plan checks it against a graph and cluster). Errors name the field.
+ExecutionPlan plan_from_json(const Json& j, const std::string& path);
+ExecutionPlan load_plan_file(const std::string& file);
+void save_plan_file(const ExecutionPlan& plan, const std::string& file);
+
+// Throws Error naming the offending field ("plan.mfcs[3].tp: 3 does not divide 32 attention heads").
+// The assignments are reordered to the graph's call order.
+void validate_plan(const DataflowGraph& graph, const Cluster& cluster, ExecutionPlan& plan,
+                   const std::string& path = "plan");
+
+// Empty when the strategy can run the call on a mesh of that size on this cluster, else why not (no memory
+// check: memory is the cost model's job). Shared by validation and the search's candidate enumeration.
+std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster, int mesh_size,
+                             const Strategy& s);
+
+std::string to_string(const Strategy& s);  // "d2t4p1 x4"
+
+}  // namespace realign
