@@ -1,0 +1,77 @@
+#include "search/candidates.h"
+
+#include <algorithm>
+#include <map>
+
+namespace realign {
+
+std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster,
+                                           int mesh_size, int max_micro_batches) {
+  std::vector<Strategy> out;
+  for (int tp = 1; tp <= mesh_size; tp *= 2) {
+    if (mesh_size % tp) break;
+    for (int pp = 1; pp <= mesh_size / tp; ++pp) {
+      if ((mesh_size / tp) % pp) continue;
+      const int dp = mesh_size / tp / pp;
+      for (int mb = 1; mb <= max_micro_batches; mb *= 2) {
+        // Generation gains nothing from micro-batches without pipelining; keep the space small.
+        if (mfc.kind == MfcKind::kGenerate && pp == 1 && mb > 1) break;
+        Strategy s{dp, tp, pp, mb};
+        if (strategy_problem(mfc, spec, cluster, mesh_size, s).empty()) out.push_back(s);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& graph, const Cluster& cluster,
+                                                         PlanEvaluator& evaluator, const CandidateOptions& options) {
+  const std::vector<DeviceMesh> meshes = enumerate_meshes(cluster, options.all_node_runs);
+  std::map<int, DeviceMesh> first_of_size;  // standalone cost depends on the size only (and node span)
+  for (const auto& m : meshes) first_of_size.emplace(m.size, m);
+
+  std::vector<std::vector<MfcAssignment>> out(graph.mfcs.size());
+  for (size_t i = 0; i < graph.mfcs.size(); ++i) {
+    const Mfc& mfc = graph.mfcs[i];
+    const ModelSpec& spec = graph.model(mfc.model).spec;
+    struct Ranked {
+      PlanScore score;
+      MfcAssignment a;
+    };
+    std::map<int, std::vector<Ranked>> best_by_size;
+    for (const auto& [size, mesh] : first_of_size) {
+      std::vector<Ranked> ranked;
+      for (const Strategy& s : enumerate_strategies(mfc, spec, cluster, size)) {
+        MfcAssignment a{mfc.name, mesh, s};
+        ranked.push_back({evaluator.evaluate_call(int(i), a), a});
+      }
+      auto better = [](const Ranked& x, const Ranked& y) {
+        if (x.score.fits() != y.score.fits()) return x.score.fits();
+        if (!x.score.fits()) return x.score.overflow_bytes < y.score.overflow_bytes;
+        return x.score.time_s < y.score.time_s;
+      };
+      std::sort(ranked.begin(), ranked.end(), better);
+      if (int(ranked.size()) > options.strategies_per_mesh_size) ranked.resize(options.strategies_per_mesh_size);
+      best_by_size[size] = std::move(ranked);
+    }
+    std::vector<std::pair<PlanScore, MfcAssignment>> all;
+    for (const auto& m : meshes)
+      for (const auto& r : best_by_size[m.size]) {
+        MfcAssignment a = r.a;
+        a.mesh = m;
+        all.push_back({r.score, a});
+      }
+    const bool any_fits =
+        std::any_of(all.begin(), all.end(), [](const auto& x) { return x.first.fits(); });
+    std::stable_sort(all.begin(), all.end(), [&](const auto& x, const auto& y) {
+      if (x.first.fits() != y.first.fits()) return x.first.fits();
+      if (!x.first.fits()) return x.first.overflow_bytes < y.first.overflow_bytes;
+      return x.first.time_s < y.first.time_s;
+    });
+    for (const auto& [score, a] : all)
+      if (score.fits() || !any_fits) out[i].push_back(a);
+  }
+  return out;
+}
+
+}  // namespace realign

@@ -1,0 +1,26 @@
+// The candidate assignments (mesh, strategy) of each call that the search chooses among.
+#pragma once
+
+#include <vector>
+
+#include "search/plan_evaluator.h"
+
+namespace realign {
+
+// Every valid strategy for a call on a mesh of `mesh_size` devices (dp*tp*pp = size, tp within a node and
+// dividing the heads, pp <= layers, micro-batches a power of two up to the sequences per dp rank, capped).
+std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster,
+                                           int mesh_size, int max_micro_batches = 16);
+
+struct CandidateOptions {
+  // Per call and mesh size, keep this many of the fastest strategies that fit on their own.
+  int strategies_per_mesh_size = 3;
+  bool all_node_runs = false;  // see enumerate_meshes
+};
+
+// candidates[i] lists call i's assignments, fastest standalone first. A call with no candidate that fits on its
+// own keeps its least-overflowing ones, so the search can still report the best it can do.
+std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& graph, const Cluster& cluster,
+                                                         PlanEvaluator& evaluator, const CandidateOptions& options);
+
+}  // namespace realign

@@ -1,0 +1,124 @@
+#include "search/mcmc.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "core/check.h"
+#include "core/rng.h"
+#include "core/units.h"
+
+namespace realign {
+
+double search_objective(const PlanScore& s) {
+  if (s.fits()) return s.time_s;
+  return 1e6 + s.time_s + 1e3 * (s.overflow_bytes / kGiB);
+}
+
+namespace {
+
+ExecutionPlan make_plan(const std::vector<std::vector<MfcAssignment>>& candidates, const std::vector<int>& state) {
+  ExecutionPlan plan;
+  plan.name = "searched";
+  plan.assignments.reserve(state.size());
+  for (size_t i = 0; i < state.size(); ++i) plan.assignments.push_back(candidates[i][state[i]]);
+  return plan;
+}
+
+}  // namespace
+
+SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vector<MfcAssignment>>& candidates,
+                         PlanEvaluator& evaluator, const std::vector<ExecutionPlan>& starts,
+                         const SearchOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  const size_t n = graph.mfcs.size();
+  REALIGN_CHECK(candidates.size() == n);
+  for (const auto& c : candidates) REALIGN_CHECK(!c.empty()) << "a call without candidates";
+
+  SearchResult result;
+  Rng rng(options.seed);
+
+  // Begin from the fastest standalone candidate of every call, then let better starts replace it.
+  std::vector<int> state(n, 0);
+  ExecutionPlan current_plan = make_plan(candidates, state);
+  PlanScore current_score = evaluator.evaluate(current_plan);
+  ++result.evaluations;
+  result.plan = current_plan;
+  result.score = current_score;
+  for (const auto& start : starts) {
+    REALIGN_CHECK(start.assignments.size() == n);
+    const PlanScore s = evaluator.evaluate(start);
+    ++result.evaluations;
+    if (search_objective(s) < search_objective(result.score)) {
+      result.plan = start;
+      result.score = s;
+    }
+  }
+  // Starts may use assignments outside the candidate lists; the chain walks on indices, so the best start
+  // is kept as the result and the chain begins from the nearest candidates of each call (same mesh and strategy
+  // when present).
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < candidates[i].size(); ++k)
+      if (candidates[i][k].mesh == result.plan.assignments[i].mesh &&
+          candidates[i][k].strategy == result.plan.assignments[i].strategy) {
+        state[i] = int(k);
+        break;
+      }
+  current_plan = make_plan(candidates, state);
+  current_score = evaluator.evaluate(current_plan);
+  ++result.evaluations;
+  double current = search_objective(current_score);
+  std::vector<int> best_state = state;
+  double best = current;
+  int64_t since_improvement = 0;
+
+  for (int64_t step = 0; step < options.max_steps; ++step) {
+    if ((step & 255) == 0 &&
+        std::chrono::duration<double>(Clock::now() - t0).count() > options.time_budget_s)
+      break;
+    ++result.steps;
+    const size_t i = size_t(rng.uniform_int(int64_t(n)));
+    const int64_t m = int64_t(candidates[i].size());
+    if (m == 1) continue;
+    // Candidates are sorted fastest first: favour the front without excluding the rest.
+    const double u = rng.uniform();
+    int proposal = int(std::floor(u * u * double(m)));
+    if (proposal == state[i]) proposal = int(rng.uniform_int(m));
+    if (proposal == state[i]) continue;
+    const int previous = state[i];
+    state[i] = proposal;
+    current_plan.assignments[i] = candidates[i][proposal];
+    const PlanScore s = evaluator.evaluate(current_plan);
+    ++result.evaluations;
+    const double value = search_objective(s);
+    const double scale = options.temperature * std::max(current, 1e-9);
+    if (value <= current || rng.uniform() < std::exp(-(value - current) / scale)) {
+      current = value;
+      ++result.accepted;
+      if (value < best) {
+        best = value;
+        best_state = state;
+        since_improvement = 0;
+        if (value < search_objective(result.score)) {
+          result.plan = current_plan;
+          result.score = s;
+        }
+        continue;
+      }
+    } else {
+      state[i] = previous;
+      current_plan.assignments[i] = candidates[i][previous];
+    }
+    if (++since_improvement >= options.restart_every) {
+      state = best_state;
+      current_plan = make_plan(candidates, state);
+      current = best;
+      since_improvement = 0;
+    }
+  }
+  result.plan.name = "searched";
+  result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return result;
+}
+
+}  // namespace realign

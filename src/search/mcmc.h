@@ -1,0 +1,41 @@
+// MCMC search over execution plans: each move reassigns one call's (mesh, strategy) among its candidates; a
+// Metropolis rule on the simulated iteration time (with a penalty for memory overflow) accepts or rejects it.
+// Seeded: with the same seed and step count the chain repeats exactly; the time budget only caps it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "search/plan_evaluator.h"
+
+namespace realign {
+
+struct SearchOptions {
+  uint64_t seed = 1;
+  double time_budget_s = 5.0;  // wall-clock cap
+  int64_t max_steps = 200000;  // step cap (set both for exact repetition: whichever comes first)
+  double temperature = 0.02;   // relative: a move 2% worse is accepted with probability 1/e
+  int64_t restart_every = 5000;  // steps without improvement before jumping back to the best plan
+};
+
+struct SearchResult {
+  ExecutionPlan plan;
+  PlanScore score;
+  int64_t steps = 0;
+  int64_t accepted = 0;
+  int64_t evaluations = 0;
+  double seconds = 0;
+};
+
+// The candidate lists come from build_candidates. `starts` are plans to begin from (e.g. the presets; their
+// calls must be in the graph's order); the chain starts from the best of them, or from each call's fastest
+// standalone candidate. The result is never worse than the best start.
+SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vector<MfcAssignment>>& candidates,
+                         PlanEvaluator& evaluator, const std::vector<ExecutionPlan>& starts,
+                         const SearchOptions& options);
+
+// Scalar objective: time when the plan fits; otherwise far worse than any fitting plan, decreasing with the
+// overflow, so the chain is guided back into memory.
+double search_objective(const PlanScore& score);
+
+}  // namespace realign

@@ -1,0 +1,195 @@
+#include "search/presets.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "search/candidates.h"
+#include "search/mcmc.h"
+
+namespace realign {
+
+std::vector<std::string> preset_names() { return {"co-located", "heuristic", "interleaving", "disaggregated"}; }
+
+std::vector<DeviceMesh> split_cluster(const Cluster& c, int parts) {
+  std::vector<DeviceMesh> pieces;
+  if (!mesh_problem(DeviceMesh{0, c.n_devices()}, c).empty()) return pieces;
+  pieces.push_back(DeviceMesh{0, c.n_devices()});
+  while (int(pieces.size()) < parts) {
+    auto largest = std::max_element(pieces.begin(), pieces.end(),
+                                    [](const DeviceMesh& a, const DeviceMesh& b) { return a.size < b.size; });
+    const DeviceMesh m = *largest;
+    const int dpn = c.devices_per_node;
+    DeviceMesh a, b;
+    if (m.size > dpn) {
+      const int nodes = m.size / dpn, first_nodes = (nodes + 1) / 2;
+      a = DeviceMesh{m.first, first_nodes * dpn};
+      b = DeviceMesh{m.first + first_nodes * dpn, (nodes - first_nodes) * dpn};
+    } else {
+      a = DeviceMesh{m.first, m.size / 2};
+      b = DeviceMesh{m.first + m.size / 2, m.size / 2};
+    }
+    if (a.size == 0 || b.size == 0 || !mesh_problem(a, c).empty() || !mesh_problem(b, c).empty()) break;
+    *largest = a;
+    pieces.push_back(b);
+  }
+  std::stable_sort(pieces.begin(), pieces.end(), [](const DeviceMesh& x, const DeviceMesh& y) {
+    return x.size != y.size ? x.size > y.size : x.first < y.first;
+  });
+  return pieces;
+}
+
+namespace {
+
+bool better(const PlanScore& a, const PlanScore& b) { return search_objective(a) < search_objective(b); }
+
+// The best standalone strategy of call `i` on `mesh`; empty when none is valid.
+std::optional<MfcAssignment> best_on_mesh(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev, int i,
+                                          const DeviceMesh& mesh) {
+  const Mfc& mfc = g.mfcs[i];
+  std::optional<MfcAssignment> best;
+  PlanScore best_score;
+  for (const Strategy& s : enumerate_strategies(mfc, g.model(mfc.model).spec, c, mesh.size)) {
+    MfcAssignment a{mfc.name, mesh, s};
+    const PlanScore score = ev.evaluate_call(i, a);
+    if (!best || better(score, best_score)) {
+      best = a;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+// Every call on its given mesh with its own best strategy.
+std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
+                                           const std::vector<DeviceMesh>& meshes) {
+  ExecutionPlan plan;
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    auto a = best_on_mesh(g, c, ev, int(i), meshes[i]);
+    if (!a) return std::nullopt;
+    plan.assignments.push_back(*a);
+  }
+  return plan;
+}
+
+std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev) {
+  const DeviceMesh all{0, c.n_devices()};
+  if (!mesh_problem(all, c).empty()) return std::nullopt;
+  std::optional<ExecutionPlan> best;
+  PlanScore best_score;
+  // One (dp, tp, pp) for every call; micro-batches may differ per call (they are not a layout).
+  const Mfc& first = g.mfcs[0];
+  for (const Strategy& shape : enumerate_strategies(first, g.model(first.model).spec, c, all.size, 1)) {
+    ExecutionPlan plan;
+    bool ok = true;
+    for (size_t i = 0; i < g.mfcs.size() && ok; ++i) {
+      const Mfc& mfc = g.mfcs[i];
+      std::optional<MfcAssignment> pick;
+      PlanScore pick_score;
+      for (const Strategy& s : enumerate_strategies(mfc, g.model(mfc.model).spec, c, all.size)) {
+        if (s.dp != shape.dp || s.tp != shape.tp || s.pp != shape.pp) continue;
+        MfcAssignment a{mfc.name, all, s};
+        const PlanScore score = ev.evaluate_call(int(i), a);
+        if (!pick || better(score, pick_score)) {
+          pick = a;
+          pick_score = score;
+        }
+      }
+      if (!pick) ok = false;
+      else plan.assignments.push_back(*pick);
+    }
+    if (!ok) continue;
+    const PlanScore score = ev.evaluate(plan);
+    if (!best || better(score, best_score)) {
+      best = plan;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+// Calls grouped by dependency level: a call's level is one more than its deepest parent's.
+std::vector<std::vector<int>> levels(const DataflowGraph& g) {
+  std::vector<int> level(g.mfcs.size(), 0);
+  int depth = 0;
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    for (int p : g.parents(int(i))) level[i] = std::max(level[i], level[p] + 1);
+    depth = std::max(depth, level[i] + 1);
+  }
+  std::vector<std::vector<int>> out(depth);
+  for (size_t i = 0; i < g.mfcs.size(); ++i) out[level[i]].push_back(int(i));
+  return out;
+}
+
+double call_weight(const DataflowGraph& g, int i) {
+  const Mfc& m = g.mfcs[i];
+  const double factor = m.kind == MfcKind::kTrain ? 3.0 : 1.0;
+  return factor * g.model(m.model).spec.forward_flops(double(m.n_seqs * m.seq_len()), double(m.seq_len()) / 2);
+}
+
+std::optional<ExecutionPlan> interleaving(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev) {
+  std::vector<DeviceMesh> meshes(g.mfcs.size(), DeviceMesh{0, c.n_devices()});
+  bool any_split = false;
+  for (const auto& group : levels(g)) {
+    if (group.size() < 2) continue;
+    const auto pieces = split_cluster(c, int(group.size()));
+    if (pieces.size() < group.size()) return std::nullopt;
+    std::vector<int> by_weight = group;
+    std::stable_sort(by_weight.begin(), by_weight.end(),
+                     [&](int a, int b) { return call_weight(g, a) > call_weight(g, b); });
+    for (size_t k = 0; k < by_weight.size(); ++k) meshes[by_weight[k]] = pieces[k];
+    any_split = true;
+  }
+  if (!any_split) return std::nullopt;
+  return per_call_best(g, c, ev, meshes);
+}
+
+std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev) {
+  std::vector<std::string> gen_calls, other_calls;
+  for (const auto& m : g.mfcs) (m.kind == MfcKind::kGenerate ? gen_calls : other_calls).push_back(m.name);
+  if (gen_calls.empty() || other_calls.empty()) return std::nullopt;
+  // Try generation on 1/2, 1/4 and 3/4 of the cluster (as valid meshes allow); keep the fastest.
+  std::optional<ExecutionPlan> best;
+  PlanScore best_score;
+  const auto halves = split_cluster(c, 2);
+  if (halves.size() < 2) return std::nullopt;
+  std::vector<std::pair<DeviceMesh, DeviceMesh>> splits = {{halves[1], halves[0]}, {halves[0], halves[1]}};
+  const auto quarters = split_cluster(c, 4);
+  if (quarters.size() == 4) {
+    // The last quarter for generation, the first three quarters' largest valid block for the rest.
+    splits.push_back({quarters[3], halves[0]});
+  }
+  for (const auto& [gen_mesh, train_mesh] : splits) {
+    std::vector<DeviceMesh> meshes;
+    for (const auto& m : g.mfcs) meshes.push_back(m.kind == MfcKind::kGenerate ? gen_mesh : train_mesh);
+    auto plan = per_call_best(g, c, ev, meshes);
+    if (!plan) continue;
+    // Generation stays apart from every other call; the others may share devices among themselves.
+    for (const auto& gc : gen_calls)
+      for (const auto& oc : other_calls) plan->disjoint.push_back({gc, oc});
+    const PlanScore score = ev.evaluate(*plan);
+    if (!best || better(score, best_score)) {
+      best = plan;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<ExecutionPlan> make_preset(const std::string& name, const DataflowGraph& g, const Cluster& c,
+                                         PlanEvaluator& ev) {
+  std::optional<ExecutionPlan> plan;
+  if (name == "co-located") plan = co_located(g, c, ev);
+  else if (name == "heuristic")
+    plan = per_call_best(g, c, ev, std::vector<DeviceMesh>(g.mfcs.size(), DeviceMesh{0, c.n_devices()}));
+  else if (name == "interleaving") plan = interleaving(g, c, ev);
+  else if (name == "disaggregated") plan = disaggregated(g, c, ev);
+  else
+    throw Error("plan.preset",
+                "unknown preset '" + name + "'; presets are co-located, heuristic, interleaving, disaggregated");
+  if (plan) plan->name = name;
+  return plan;
+}
+
+}  // namespace realign

@@ -1,0 +1,31 @@
+// Fixed placements, as plans and as baselines for the search:
+//  - co-located: every call on the whole cluster with one shared (dp, tp, pp): the Megatron-style layout;
+//  - heuristic: every call on the whole cluster, each with its own best strategy (in the spirit of ReaL's
+//    Megatron-based heuristic);
+//  - interleaving (arXiv 2312.11819): calls that do not depend on each other run side by side on their own
+//    devices; the others use the whole cluster;
+//  - disaggregated (arXiv 2312.11819): generation on its own devices with a shadow copy of the actor, all
+//    other calls on the rest.
+// Each preset picks its free choices (strategies, the split of devices) by the evaluator.
+#pragma once
+
+#include <string>
+#include <optional>
+#include <vector>
+
+#include "search/plan_evaluator.h"
+
+namespace realign {
+
+std::vector<std::string> preset_names();  // co-located, heuristic, interleaving, disaggregated
+
+// Empty when the preset cannot be formed on this cluster (e.g. disaggregation on a single device).
+// The returned plan may not fit in memory: check its score.
+std::optional<ExecutionPlan> make_preset(const std::string& name, const DataflowGraph& graph,
+                                         const Cluster& cluster, PlanEvaluator& evaluator);
+
+// Disjoint valid meshes covering as much of the cluster as possible, largest first, by repeatedly halving the
+// largest piece (runs of whole nodes first, then power-of-two slices of a node).
+std::vector<DeviceMesh> split_cluster(const Cluster& cluster, int parts);
+
+}  // namespace realign

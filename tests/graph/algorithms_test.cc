@@ -1,0 +1,112 @@
+#include "graph/algorithms.h"
+
+#include <gtest/gtest.h>
+
+#include "core/config_file.h"
+
+namespace realign {
+namespace {
+
+AlgorithmConfig parse(const std::string& yaml) {
+  Json j = parse_yaml(yaml, "test.yaml");
+  ObjectReader root(j, "");
+  AlgorithmConfig c = algorithm_config_from_json(root);
+  root.finish();
+  return c;
+}
+
+const char* kPpo = R"(
+algorithm: ppo
+models: {actor: llama2-7b, critic: llama2-7b}
+batch: {prompts: 512, prompt_len: 128, gen_len: 384, mini_batches: 4}
+)";
+
+TEST(Algorithms, PpoGraphShape) {
+  const DataflowGraph g = build_graph(parse(kPpo));
+  std::vector<std::string> names;
+  for (const auto& m : g.mfcs) names.push_back(m.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"actor_gen", "ref_inf", "reward_inf", "critic_inf", "actor_train",
+                                             "critic_train"}));
+  EXPECT_EQ(g.models.size(), 4u);
+  EXPECT_TRUE(g.model("actor").trained);
+  EXPECT_TRUE(g.model("critic").trained);
+  EXPECT_FALSE(g.model("ref").trained);
+  EXPECT_EQ(g.model("critic").head, HeadKind::kValue);
+  const int train = g.mfc_index("actor_train");
+  EXPECT_EQ(g.parents(train), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(g.parents(g.mfc_index("ref_inf")), (std::vector<int>{0}));
+  EXPECT_EQ(g.mfcs[train].train_steps, 4);
+  EXPECT_EQ(g.mfcs[0].kind, MfcKind::kGenerate);
+  EXPECT_EQ(g.mfcs[0].n_seqs, 512);
+  EXPECT_EQ(g.mfcs[0].seq_len(), 512);
+}
+
+TEST(Algorithms, GrpoSamplesGroupsWithoutCritic) {
+  const DataflowGraph g = build_graph(parse(R"(
+algorithm: grpo
+models: {actor: qwen2.5-7b}
+batch: {prompts: 64, prompt_len: 256, gen_len: 1024, samples_per_prompt: 8}
+)"));
+  EXPECT_EQ(g.mfcs.size(), 4u);
+  EXPECT_EQ(g.mfcs[0].n_seqs, 512);
+  EXPECT_EQ(g.mfc_index("critic_inf"), -1);
+  EXPECT_EQ(g.model("ref").spec.name, "qwen2.5-7b");
+}
+
+TEST(Algorithms, RemaxAddsGreedyGeneration) {
+  const DataflowGraph g = build_graph(parse(R"(
+algorithm: remax
+models: {actor: llama-tiny, reward: gpt2-tiny}
+batch: {prompts: 8, prompt_len: 16, gen_len: 16}
+)"));
+  const int greedy = g.mfc_index("actor_greedy_gen");
+  ASSERT_GE(greedy, 0);
+  EXPECT_TRUE(g.mfcs[greedy].greedy);
+  EXPECT_GE(g.mfc_index("reward_greedy_inf"), 0);
+  const auto parents = g.parents(g.mfc_index("actor_train"));
+  EXPECT_NE(std::find(parents.begin(), parents.end(), g.mfc_index("reward_greedy_inf")), parents.end());
+}
+
+TEST(Algorithms, DpoSftRm) {
+  EXPECT_EQ(build_graph(parse("algorithm: dpo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n"))
+                .mfcs.size(),
+            2u);
+  EXPECT_EQ(build_graph(parse("algorithm: sft\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n"))
+                .mfcs.size(),
+            1u);
+  const auto rm = build_graph(parse("algorithm: rm\nmodels: {reward: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n"));
+  EXPECT_TRUE(rm.model("reward").trained);
+  EXPECT_EQ(rm.mfcs[0].n_seqs, 8);  // chosen and rejected
+}
+
+void expect_error_at(const std::string& yaml, const std::string& path) {
+  try {
+    parse(yaml);
+    FAIL() << "expected an error at " << path;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), path) << e.what();
+  }
+}
+
+TEST(Algorithms, BadConfigsNameTheField) {
+  expect_error_at("algorithm: ppx\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
+                  "algorithm");
+  expect_error_at("algorithm: ppo\nmodels: {actor: llama-huge}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
+                  "models.actor");
+  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny, critc: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
+                  "models.critc");
+  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 0, prompt_len: 8, gen_len: 8}\n",
+                  "batch.prompts");
+  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n", "batch.gen_len");
+  expect_error_at("algorithm: grpo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8, samples_per_prompt: 1}\n",
+                  "batch.samples_per_prompt");
+  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8, mini_batch: 2}\n",
+                  "batch.mini_batch");
+  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 400, gen_len: 400}\n",
+                  "batch");
+  expect_error_at("algorithm: ppo\nmodels: {actor: ./missing/config.json}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
+                  "./missing/config.json");
+}
+
+}  // namespace
+}  // namespace realign

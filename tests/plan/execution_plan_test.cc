@@ -1,0 +1,110 @@
+#include "plan/execution_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "plan/test_graphs.h"
+
+namespace realign {
+namespace {
+
+ExecutionPlan all_on(const DataflowGraph& g, DeviceMesh mesh, Strategy s) {
+  ExecutionPlan p;
+  for (const auto& m : g.mfcs) p.assignments.push_back({m.name, mesh, s});
+  return p;
+}
+
+void expect_invalid(const DataflowGraph& g, const Cluster& c, ExecutionPlan p, const std::string& path,
+                    const std::string& words) {
+  try {
+    validate_plan(g, c, p);
+    FAIL() << "expected an error at " << path;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), path) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExecutionPlan, ValidPlanPassesAndIsReordered) {
+  const auto g = testing::ppo_7b();
+  const auto c = testing::h100(2);
+  ExecutionPlan p = all_on(g, {0, 16}, {2, 8, 1, 4});
+  std::swap(p.assignments[0], p.assignments[5]);
+  validate_plan(g, c, p);
+  EXPECT_EQ(p.assignments[0].mfc, "actor_gen");
+}
+
+TEST(ExecutionPlan, RejectionsNameTheField) {
+  const auto g = testing::ppo_7b();
+  const auto c = testing::h100(2);
+  ExecutionPlan p = all_on(g, {0, 16}, {2, 8, 1, 1});
+  p.assignments[2].mesh = {16, 8};
+  expect_invalid(g, c, p, "plan.mfcs[2].mesh", "outside the cluster");
+  p = all_on(g, {0, 16}, {2, 8, 1, 1});
+  p.assignments[3].strategy = {4, 2, 1, 1};
+  expect_invalid(g, c, p, "plan.mfcs[3]", "does not equal the mesh's 16 devices");
+  p = all_on(g, {0, 16}, {2, 8, 1, 1});
+  p.assignments[1].mesh = {0, 8};
+  p.assignments[1].strategy = {1, 8, 1, 1};
+  p.assignments[4].strategy = {1, 16, 1, 1};
+  expect_invalid(g, c, p, "plan.mfcs[4].tp", "within one node");
+  Cluster c6 = testing::h100(1, 6);
+  p = all_on(g, {0, 6}, {2, 3, 1, 1});
+  expect_invalid(g, c6, p, "plan.mfcs[0].tp", "does not divide 32 attention heads");
+  p = all_on(g, {0, 16}, {1, 1, 16, 1});
+  p.assignments[0].strategy = {1, 1, 16, 1};
+  validate_plan(g, c, p);  // 16 stages of 32 layers is fine
+  p.assignments[0].mfc = "actor_generate";
+  expect_invalid(g, c, p, "plan.mfcs[0].name", "no call named 'actor_generate'");
+  p = all_on(g, {0, 16}, {2, 8, 1, 1});
+  p.assignments.pop_back();
+  expect_invalid(g, c, p, "plan.mfcs", "'critic_train' has no assignment");
+  p = all_on(g, {0, 16}, {2, 8, 1, 1});
+  p.assignments[4].strategy.micro_batches = 1000;
+  expect_invalid(g, c, p, "plan.mfcs[4].micro_batches", "micro-batches");
+}
+
+TEST(ExecutionPlan, DisjointGroupsAreEnforced) {
+  const auto g = testing::ppo_7b();
+  const auto c = testing::h100(2);
+  ExecutionPlan p = all_on(g, {8, 8}, {1, 8, 1, 1});
+  p.assignments[0].mesh = {0, 8};
+  p.disjoint = {{"actor_gen", "actor_train"}};
+  validate_plan(g, c, p);
+  p.assignments[4].mesh = {0, 16};
+  p.assignments[4].strategy = {2, 8, 1, 1};
+  expect_invalid(g, c, p, "plan.mfcs[4].mesh", "overlaps 'actor_gen'");
+  p.disjoint = {{"actor_gen", "actor_trian"}};
+  expect_invalid(g, c, p, "plan.disjoint[0][1]", "no call named");
+}
+
+TEST(ExecutionPlan, JsonRoundTrip) {
+  const auto g = testing::ppo_7b();
+  ExecutionPlan p = all_on(g, {0, 8}, {2, 4, 1, 2});
+  p.assignments[1].mesh = {8, 1};
+  p.assignments[1].strategy = {1, 1, 1, 1};
+  p.disjoint = {{"actor_gen", "ref_inf"}};
+  p.name = "mine";
+  const ExecutionPlan back = plan_from_json(to_json(p), "plan.json");
+  EXPECT_EQ(back, p);
+  EXPECT_EQ(back.name, "mine");
+  EXPECT_EQ(to_json(p)["mfcs"][1]["mesh"], "8");
+  EXPECT_EQ(to_json(p)["mfcs"][0]["mesh"], "0-7");
+}
+
+TEST(ExecutionPlan, MalformedJsonNamesField) {
+  try {
+    plan_from_json(parse_yaml("{mfcs: [{name: a, mesh: '0-x', dp: 1, tp: 1, pp: 1}]}", "p"), "plan.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "plan.json.mfcs[0].mesh");
+  }
+  try {
+    plan_from_json(parse_yaml("{mfcs: [{name: a, mesh: '0-1', dp: 1, tp: 1, pp: 1, dpp: 3}]}", "p"), "plan.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "plan.json.mfcs[0].dpp");
+  }
+}
+
+}  // namespace
+}  // namespace realign
