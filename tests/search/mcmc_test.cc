@@ -1,0 +1,127 @@
+#include "search/mcmc.h"
+
+#include <gtest/gtest.h>
+
+#include "../plan/test_graphs.h"
+#include "search/candidates.h"
+#include "search/exhaustive.h"
+#include "search/fake_evaluator.h"
+#include "search/presets.h"
+
+namespace realign {
+namespace {
+
+DataflowGraph grpo_graph() {
+  return testing::graph_from_yaml(R"(
+algorithm: grpo
+models: {actor: llama2-7b}
+batch: {prompts: 64, prompt_len: 128, gen_len: 512, samples_per_prompt: 4, mini_batches: 2}
+)");
+}
+
+testing::FakeEvaluator grpo_evaluator(const DataflowGraph& g, double limit) {
+  return testing::FakeEvaluator(g, 8,
+                                {{"actor_gen", 40.0}, {"ref_inf", 6.0}, {"reward_inf", 5.0}, {"actor_train", 30.0}},
+                                {{"actor_gen", 3.0}, {"ref_inf", 1.0}, {"reward_inf", 1.0}, {"actor_train", 6.0}},
+                                limit, 0.8);
+}
+
+TEST(Mcmc, ReachesTheExhaustiveOptimumOnEightDevices) {
+  const auto g = grpo_graph();
+  const Cluster c = testing::h100(1);
+  auto ev = grpo_evaluator(g, 2.0);
+  CandidateOptions options;
+  options.strategies_per_mesh_size = 1;
+  const auto candidates = build_candidates(g, c, ev, options);
+  const auto exact = exhaustive_search(g, candidates, ev);
+  ASSERT_TRUE(exact.has_value());
+  ASSERT_TRUE(exact->score.fits());
+  // The space is not trivial: every call's fastest candidate alone is not the optimum.
+  ExecutionPlan greedy;
+  for (const auto& list : candidates) greedy.assignments.push_back(list.front());
+  EXPECT_GT(ev.evaluate(greedy).time_s, exact->score.time_s * 1.01);
+  int hits = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SearchOptions so;
+    so.seed = seed;
+    so.max_steps = 4000;
+    so.time_budget_s = 60;
+    const auto r = mcmc_search(g, candidates, ev, {}, so);
+    EXPECT_GE(r.score.time_s, exact->score.time_s - 1e-12);  // nothing beats the exhaustive optimum
+    hits += r.score.fits() && r.score.time_s <= exact->score.time_s + 1e-12;
+  }
+  EXPECT_GE(hits, 19);
+}
+
+TEST(Mcmc, SameSeedSameChain) {
+  const auto g = grpo_graph();
+  const Cluster c = testing::h100(1);
+  auto ev = grpo_evaluator(g, 2.0);
+  const auto candidates = build_candidates(g, c, ev, CandidateOptions{});
+  SearchOptions so;
+  so.seed = 11;
+  so.max_steps = 2000;
+  so.time_budget_s = 60;
+  const auto a = mcmc_search(g, candidates, ev, {}, so);
+  const auto b = mcmc_search(g, candidates, ev, {}, so);
+  EXPECT_EQ(a.plan, b.plan);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.accepted, b.accepted);
+}
+
+TEST(Mcmc, NeverWorseThanItsStarts) {
+  const auto g = grpo_graph();
+  const Cluster c = testing::h100(1);
+  auto ev = grpo_evaluator(g, 2.0);
+  const auto candidates = build_candidates(g, c, ev, CandidateOptions{});
+  std::vector<ExecutionPlan> starts;
+  for (const auto& name : preset_names())
+    if (auto p = make_preset(name, g, c, ev)) starts.push_back(*p);
+  ASSERT_FALSE(starts.empty());
+  SearchOptions so;
+  so.max_steps = 50;  // too short to search: the best start must survive
+  const auto r = mcmc_search(g, candidates, ev, starts, so);
+  for (const auto& s : starts) EXPECT_LE(search_objective(r.score), search_objective(ev.evaluate(s)));
+}
+
+TEST(Mcmc, FindsAFittingPlanUnderTightMemory) {
+  const auto g = grpo_graph();
+  const Cluster c = testing::h100(1);
+  auto ev = grpo_evaluator(g, 0.8);  // actor_train needs tp*pp >= 8, generation >= 4
+  const auto candidates = build_candidates(g, c, ev, CandidateOptions{});
+  SearchOptions so;
+  so.max_steps = 3000;
+  const auto r = mcmc_search(g, candidates, ev, {}, so);
+  ASSERT_TRUE(r.score.fits());
+  const auto& train = r.plan.assignments[size_t(g.mfc_index("actor_train"))].strategy;
+  EXPECT_GE(train.tp * train.pp, 8);
+}
+
+TEST(Candidates, StrategiesAreValidAndPruned) {
+  const auto g = grpo_graph();
+  const Cluster c = testing::h100(1);
+  auto ev = grpo_evaluator(g, 2.0);
+  for (size_t i = 0; i < g.mfcs.size(); ++i)
+    for (const auto& s : enumerate_strategies(g.mfcs[i], g.model(g.mfcs[i].model).spec, c, 8))
+      EXPECT_EQ(strategy_problem(g.mfcs[i], g.model(g.mfcs[i].model).spec, c, 8, s), "");
+  CandidateOptions options;
+  options.strategies_per_mesh_size = 2;
+  const auto candidates = build_candidates(g, c, ev, options);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const auto& list = candidates[i];
+    ASSERT_FALSE(list.empty());
+    std::map<int, int> per_size;
+    for (size_t k = 0; k < list.size(); ++k) {
+      EXPECT_TRUE(ev.evaluate_call(int(i), list[k]).fits());
+      if (k > 0) {
+        EXPECT_LE(ev.evaluate_call(int(i), list[k - 1]).time_s, ev.evaluate_call(int(i), list[k]).time_s);
+      }
+      per_size[list[k].mesh.size]++;
+    }
+    // At most two strategies per mesh size, placed at every position of that size (8/size positions).
+    for (const auto& [size, count] : per_size) EXPECT_LE(count, 2 * (8 / size));
+  }
+}
+
+}  // namespace
+}  // namespace realign

@@ -1,0 +1,79 @@
+#include "search/presets.h"
+
+#include <gtest/gtest.h>
+
+#include "../plan/test_graphs.h"
+#include "search/fake_evaluator.h"
+
+namespace realign {
+namespace {
+
+testing::FakeEvaluator ppo_evaluator(const DataflowGraph& g, int devices) {
+  std::map<std::string, double> work, mem;
+  for (const auto& m : g.mfcs) {
+    work[m.name] = m.kind == MfcKind::kGenerate ? 50 : m.kind == MfcKind::kTrain ? 30 : 8;
+    mem[m.name] = 1.0;
+  }
+  return testing::FakeEvaluator(g, devices, work, mem, 10.0, 0.5);
+}
+
+TEST(Presets, SplitClusterMakesDisjointValidMeshes) {
+  const Cluster c = testing::h100(2);
+  for (int parts : {1, 2, 3, 4, 5}) {
+    const auto pieces = split_cluster(c, parts);
+    ASSERT_EQ(int(pieces.size()), parts);
+    for (size_t a = 0; a < pieces.size(); ++a) {
+      EXPECT_EQ(mesh_problem(pieces[a], c), "");
+      for (size_t b = a + 1; b < pieces.size(); ++b) EXPECT_FALSE(pieces[a].overlaps(pieces[b]));
+    }
+  }
+  EXPECT_EQ(split_cluster(c, 3)[0].size, 8);
+  EXPECT_EQ(split_cluster(testing::h100(1, 1), 2).size(), 1u);  // a single device cannot be split
+}
+
+TEST(Presets, ShapesFollowTheirDefinitions) {
+  const auto g = testing::ppo_7b();
+  const Cluster c = testing::h100(2);
+  auto ev = ppo_evaluator(g, 16);
+  for (const auto& name : preset_names()) {
+    auto plan = make_preset(name, g, c, ev);
+    ASSERT_TRUE(plan.has_value()) << name;
+    validate_plan(g, c, *plan);
+    EXPECT_EQ(plan->name, name);
+  }
+  const auto co = *make_preset("co-located", g, c, ev);
+  for (const auto& a : co.assignments) {
+    EXPECT_EQ(a.mesh, (DeviceMesh{0, 16}));
+    EXPECT_EQ(a.layout().tp, co.assignments[0].layout().tp);
+    EXPECT_EQ(a.layout().dp, co.assignments[0].layout().dp);
+    EXPECT_EQ(a.layout().pp, co.assignments[0].layout().pp);
+  }
+  const auto inter = *make_preset("interleaving", g, c, ev);
+  const auto& ref = inter.assignments[size_t(g.mfc_index("ref_inf"))].mesh;
+  const auto& rew = inter.assignments[size_t(g.mfc_index("reward_inf"))].mesh;
+  const auto& cri = inter.assignments[size_t(g.mfc_index("critic_inf"))].mesh;
+  EXPECT_FALSE(ref.overlaps(rew));
+  EXPECT_FALSE(ref.overlaps(cri));
+  EXPECT_FALSE(rew.overlaps(cri));
+  const auto dis = *make_preset("disaggregated", g, c, ev);
+  const auto& gen = dis.assignments[0].mesh;
+  for (size_t i = 1; i < dis.assignments.size(); ++i) EXPECT_FALSE(gen.overlaps(dis.assignments[i].mesh));
+  EXPECT_FALSE(dis.disjoint.empty());
+}
+
+TEST(Presets, UnknownPresetNamesTheField) {
+  const auto g = testing::ppo_7b();
+  auto ev = ppo_evaluator(g, 16);
+  EXPECT_THROW(make_preset("colocated", g, testing::h100(2), ev), Error);
+}
+
+TEST(Presets, SftHasNothingToDisaggregateOrInterleave) {
+  const auto g = testing::graph_from_yaml("algorithm: sft\nmodels: {actor: llama2-7b}\nbatch: {prompts: 64, prompt_len: 512}\n");
+  auto ev = ppo_evaluator(g, 8);
+  EXPECT_FALSE(make_preset("disaggregated", g, testing::h100(1), ev).has_value());
+  EXPECT_FALSE(make_preset("interleaving", g, testing::h100(1), ev).has_value());
+  EXPECT_TRUE(make_preset("co-located", g, testing::h100(1), ev).has_value());
+}
+
+}  // namespace
+}  // namespace realign
