@@ -74,18 +74,22 @@ ExecutionPlan plan_from_json(const Json& j, const std::string& path) {
     m.finish();
     plan.assignments.push_back(a);
   }
-  if (const Json* d = r.find("disjoint")) {
-    if (!d->is_array()) throw Error(r.path_of("disjoint"), "expected a list of lists of call names");
-    for (size_t i = 0; i < d->size(); ++i) {
-      const std::string p = index_path(r.path_of("disjoint"), i);
-      if (!(*d)[i].is_array()) throw Error(p, "expected a list of call names");
-      std::vector<std::string> group;
-      for (size_t k = 0; k < (*d)[i].size(); ++k) group.push_back(json_to_string((*d)[i][k], index_path(p, k)));
-      plan.disjoint.push_back(group);
-    }
-  }
+  if (const Json* d = r.find("disjoint")) plan.disjoint = disjoint_from_json(*d, r.path_of("disjoint"));
   r.finish();
   return plan;
+}
+
+std::vector<std::vector<std::string>> disjoint_from_json(const Json& d, const std::string& path) {
+  if (!d.is_array()) throw Error(path, "expected a list of lists of call names");
+  std::vector<std::vector<std::string>> out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    const std::string p = index_path(path, i);
+    if (!d[i].is_array()) throw Error(p, "expected a list of call names");
+    std::vector<std::string> group;
+    for (size_t k = 0; k < d[i].size(); ++k) group.push_back(json_to_string(d[i][k], index_path(p, k)));
+    out.push_back(group);
+  }
+  return out;
 }
 
 ExecutionPlan load_plan_file(const std::string& file) {

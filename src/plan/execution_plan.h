@@ -47,6 +47,8 @@ Json to_json(const ExecutionPlan& plan);
 // Reads a plan (shape only; validate_plan checks it against a graph and cluster). Errors name the field.
 ExecutionPlan plan_from_json(const Json& j, const std::string& path);
 ExecutionPlan load_plan_file(const std::string& file);
+// A list of lists of call names ("disjoint" groups), as plan files and the config's plan section write them.
+std::vector<std::vector<std::string>> disjoint_from_json(const Json& j, const std::string& path);
 void save_plan_file(const ExecutionPlan& plan, const std::string& file);
 
 // Throws Error naming the offending field ("plan.mfcs[3].tp: 3 does not divide 32 attention heads").

@@ -14,6 +14,18 @@ double search_objective(const PlanScore& s) {
   return 1e6 + s.time_s + 1e3 * (s.overflow_bytes / kGiB);
 }
 
+bool breaks_disjoint(const DataflowGraph& graph, const ExecutionPlan& plan,
+                     const std::vector<std::vector<std::string>>& disjoint) {
+  for (const auto& group : disjoint)
+    for (size_t a = 0; a < group.size(); ++a)
+      for (size_t b = a + 1; b < group.size(); ++b) {
+        const int i = graph.mfc_index(group[a]), j = graph.mfc_index(group[b]);
+        REALIGN_CHECK(i >= 0 && j >= 0) << "disjoint names unknown calls";
+        if (plan.assignments[size_t(i)].mesh.overlaps(plan.assignments[size_t(j)].mesh)) return true;
+      }
+  return false;
+}
+
 namespace {
 
 ExecutionPlan make_plan(const std::vector<std::vector<MfcAssignment>>& candidates, const std::vector<int>& state) {
@@ -45,13 +57,20 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
   ++result.evaluations;
   result.plan = current_plan;
   result.score = current_score;
+  const bool constrained = !options.disjoint.empty();
+  auto value_of = [&](const ExecutionPlan& plan, const PlanScore& score) {
+    return constrained && breaks_disjoint(graph, plan, options.disjoint) ? 2e6 + search_objective(score)
+                                                                         : search_objective(score);
+  };
+  double result_value = value_of(result.plan, result.score);
   for (const auto& start : starts) {
     REALIGN_CHECK(start.assignments.size() == n);
     const PlanScore s = evaluator.evaluate(start);
     ++result.evaluations;
-    if (search_objective(s) < search_objective(result.score)) {
+    if (value_of(start, s) < result_value) {
       result.plan = start;
       result.score = s;
+      result_value = value_of(start, s);
     }
   }
   // Starts may use assignments outside the candidate lists; the chain walks on indices, so the best start
@@ -67,7 +86,7 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
   current_plan = make_plan(candidates, state);
   current_score = evaluator.evaluate(current_plan);
   ++result.evaluations;
-  double current = search_objective(current_score);
+  double current = value_of(current_plan, current_score);
   std::vector<int> best_state = state;
   double best = current;
   int64_t since_improvement = 0;
@@ -88,6 +107,11 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
     const int previous = state[i];
     state[i] = proposal;
     current_plan.assignments[i] = candidates[i][proposal];
+    if (constrained && breaks_disjoint(graph, current_plan, options.disjoint)) {
+      state[i] = previous;
+      current_plan.assignments[i] = candidates[i][previous];
+      continue;
+    }
     const PlanScore s = evaluator.evaluate(current_plan);
     ++result.evaluations;
     const double value = search_objective(s);
@@ -99,9 +123,10 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
         best = value;
         best_state = state;
         since_improvement = 0;
-        if (value < search_objective(result.score)) {
+        if (value < result_value) {
           result.plan = current_plan;
           result.score = s;
+          result_value = value;
         }
         continue;
       }
@@ -117,6 +142,7 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
     }
   }
   result.plan.name = "searched";
+  result.plan.disjoint = options.disjoint;
   result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return result;
 }

@@ -16,6 +16,8 @@ struct SearchOptions {
   int64_t max_steps = 200000;  // step cap (set both for exact repetition: whichever comes first)
   double temperature = 0.02;   // relative: a move 2% worse is accepted with probability 1/e
   int64_t restart_every = 5000;  // steps without improvement before jumping back to the best plan
+  // Groups of calls whose meshes must not overlap (plan.disjoint); moves that break them are rejected.
+  std::vector<std::vector<std::string>> disjoint;
 };
 
 struct SearchResult {
@@ -33,6 +35,10 @@ struct SearchResult {
 SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vector<MfcAssignment>>& candidates,
                          PlanEvaluator& evaluator, const std::vector<ExecutionPlan>& starts,
                          const SearchOptions& options);
+
+// True when two calls of one disjoint group share a device.
+bool breaks_disjoint(const DataflowGraph& graph, const ExecutionPlan& plan,
+                     const std::vector<std::vector<std::string>>& disjoint);
 
 // Scalar objective: time when the plan fits; otherwise far worse than any fitting plan, decreasing with the
 // overflow, so the chain is guided back into memory.

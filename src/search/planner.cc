@@ -1,0 +1,79 @@
+#include "search/planner.h"
+
+#include <chrono>
+
+#include "plan/execution_plan.h"
+#include "search/presets.h"
+
+namespace realign {
+
+PlanOptions plan_options_from_json(const Json& section, const std::string& path) {
+  ObjectReader r(section, path);
+  PlanOptions o;
+  o.mode = r.get_string("mode", o.mode);
+  bool known = o.mode == "search" || o.mode == "file";
+  for (const auto& p : preset_names()) known |= o.mode == p;
+  if (!known)
+    throw Error(r.path_of("mode"), "unknown mode '" + o.mode +
+                                       "'; choose search, file, co-located, heuristic, interleaving or disaggregated");
+  o.file = r.get_string("file", "");
+  if (o.mode == "file" && o.file.empty()) throw Error(r.path_of("file"), "mode 'file' needs the plan's path");
+  o.search.seed = uint64_t(r.get_int("seed", int64_t(o.search.seed)));
+  o.search.time_budget_s = r.get_double("time_budget_s", o.search.time_budget_s);
+  if (!(o.search.time_budget_s > 0)) throw Error(r.path_of("time_budget_s"), "must be positive");
+  o.search.max_steps = r.get_positive("max_steps", o.search.max_steps);
+  o.candidates.strategies_per_mesh_size =
+      int(r.get_positive("strategies_per_mesh_size", o.candidates.strategies_per_mesh_size));
+  if (const Json* d = r.find("disjoint")) o.search.disjoint = disjoint_from_json(*d, r.path_of("disjoint"));
+  r.finish();
+  return o;
+}
+
+PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster, PlanEvaluator& evaluator,
+                             const PlanOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Check the constraints name real calls before any work.
+  for (size_t g = 0; g < options.search.disjoint.size(); ++g)
+    for (size_t k = 0; k < options.search.disjoint[g].size(); ++k)
+      if (graph.mfc_index(options.search.disjoint[g][k]) < 0)
+        throw Error("plan.disjoint[" + std::to_string(g) + "][" + std::to_string(k) + "]",
+                    "no call named '" + options.search.disjoint[g][k] + "'");
+
+  PlannerOutput out;
+  std::vector<ExecutionPlan> starts;
+  for (const auto& name : preset_names()) {
+    PresetOutcome p;
+    p.name = name;
+    p.plan = make_preset(name, graph, cluster, evaluator);
+    if (p.plan) {
+      p.score = evaluator.evaluate(*p.plan);
+      if (!breaks_disjoint(graph, *p.plan, options.search.disjoint)) starts.push_back(*p.plan);
+    }
+    out.presets.push_back(p);
+  }
+
+  if (options.mode == "search") {
+    const auto candidates = build_candidates(graph, cluster, evaluator, options.candidates);
+    out.search = mcmc_search(graph, candidates, evaluator, starts, options.search);
+    out.plan = out.search->plan;
+  } else if (options.mode == "file") {
+    out.plan = load_plan_file(options.file);
+  } else {
+    bool found = false;
+    for (const auto& p : out.presets)
+      if (p.name == options.mode && p.plan) {
+        out.plan = *p.plan;
+        found = true;
+      }
+    if (!found) throw Error("plan.mode", "the " + options.mode + " placement cannot be formed on this cluster");
+  }
+  ExecutionPlan checked = out.plan;
+  checked.disjoint.insert(checked.disjoint.end(), options.search.disjoint.begin(), options.search.disjoint.end());
+  validate_plan(graph, cluster, checked, options.mode == "file" ? options.file : "plan");
+  out.plan.assignments = checked.assignments;
+  out.score = evaluator.evaluate(out.plan);
+  out.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace realign

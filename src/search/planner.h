@@ -1,0 +1,43 @@
+// The planning pipeline shared by `realign plan`, `realign train` and the benchmarks: evaluate every preset,
+// then (in search mode) run the MCMC search from the best of them; or take a preset or a plan file as given.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/candidates.h"
+#include "search/mcmc.h"
+
+namespace realign {
+
+struct PlanOptions {
+  std::string mode = "search";  // search | co-located | heuristic | interleaving | disaggregated | file
+  std::string file;             // the plan file, for mode "file"
+  SearchOptions search;
+  CandidateOptions candidates;
+};
+
+// The config's `plan` section: {mode, file, seed, time_budget_s, max_steps, strategies_per_mesh_size,
+// disjoint}. Errors name the field.
+PlanOptions plan_options_from_json(const Json& section, const std::string& path);
+
+struct PresetOutcome {
+  std::string name;
+  std::optional<ExecutionPlan> plan;  // empty when the preset cannot be formed on this cluster
+  PlanScore score;
+};
+
+struct PlannerOutput {
+  ExecutionPlan plan;
+  PlanScore score;
+  std::vector<PresetOutcome> presets;
+  std::optional<SearchResult> search;  // set in search mode
+  double planning_seconds = 0;         // wall time of the whole pipeline
+};
+
+// The chosen plan is validated against graph and cluster (a plan file with errors throws realign::Error).
+PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster, PlanEvaluator& evaluator,
+                             const PlanOptions& options);
+
+}  // namespace realign
