@@ -30,7 +30,8 @@ struct Context {
   double gemm_rate, attn_rate, mem_rate;
 };
 
-// FLOPs of one transformer layer for `tokens` tokens (matmuls; attention over `context` tokens), and of the head.
+// FLOPs of one transformer layer for `tokens` tokens (matmuls; attention over `context` tokens), and of the
+// head.
 double layer_matmul_flops(const ModelSpec& m, double tokens) {
   const double head = 2.0 * tokens * double(m.vocab) * double(m.hidden);
   return (m.forward_flops(tokens, 0) - head) / double(m.n_layers);
@@ -43,13 +44,16 @@ double head_flops(const ModelRole& r, double tokens) {
   return 2.0 * tokens * out * double(r.spec.hidden);
 }
 
-// Forward of `tokens` tokens (context `context`) through stage `stage`, `head_tokens` of them through the head.
+// Forward of `tokens` tokens (context `context`) through stage `stage`, `head_tokens` of them through the
+// head.
 StageCost stage_forward(const Context& c, int stage, double tokens, double context, double head_tokens) {
   const ModelSpec& m = c.model.spec;
   const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
   StageCost out;
-  out.compute = layers * (layer_matmul_flops(m, tokens) / c.gemm_rate +
-                          layer_attention_flops(m, tokens, context) / c.attn_rate) / c.s.tp;
+  out.compute = layers *
+                (layer_matmul_flops(m, tokens) / c.gemm_rate +
+                 layer_attention_flops(m, tokens, context) / c.attn_rate) /
+                c.s.tp;
   if (stage == c.s.pp - 1) out.compute += head_flops(c.model, head_tokens) / c.gemm_rate / c.s.tp;
   // Megatron's f/g: one all-reduce after attention, one after the MLP.
   out.comm = layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link);
@@ -78,7 +82,8 @@ void add(CallEstimate& e, const StageCost& sc, double times) {
 }
 
 // A pipelined forward pass over micro-batches: (micro_batches + pp - 1) slots of the slowest stage.
-void pipelined_forward(const Context& c, CallEstimate& e, double mb_tokens, double context, double head_tokens) {
+void pipelined_forward(const Context& c, CallEstimate& e, double mb_tokens, double context,
+                       double head_tokens) {
   const double slots = double(c.s.micro_batches + c.s.pp - 1);
   add(e, slowest_stage(c, mb_tokens, context, head_tokens), slots);
   e.comm_s += slots * pp_handoff_s(c, mb_tokens);
@@ -113,10 +118,11 @@ void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   pipelined_forward(c, e, mb_seqs * double(mfc.prompt_len), double(mfc.prompt_len) / 2.0, mb_seqs);
   if (mfc.gen_len <= 0) return;
   // Decode: per token, each stage reads its weight shard and its KV cache for every micro-batch
-  // (memory-bound), or is bound by its FLOPs when the batch is large; a token crosses all pp stages, so a step
-  // takes max(micro_batches, pp) stage slots.
+  // (memory-bound), or is bound by its FLOPs when the batch is large; a token crosses all pp stages, so a
+  // step takes max(micro_batches, pp) stage slots.
   const double context = double(mfc.prompt_len) + double(mfc.gen_len) / 2.0;
-  const double kv_per_token_layer = 2.0 * double(m.n_kv_heads / c.s.tp) * double(m.head_dim) * kActivationBytes;
+  const double kv_per_token_layer =
+      2.0 * double(m.n_kv_heads / c.s.tp) * double(m.head_dim) * kActivationBytes;
   StageCost worst;
   for (int stage = 0; stage < c.s.pp; ++stage) {
     const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
@@ -157,8 +163,9 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   switch (mfc.kind) {
     case MfcKind::kGenerate:
       generate_time(c, mfc, e);
-      e.flops = model.spec.forward_flops(double(mfc.n_seqs) * mfc.prompt_len, mfc.prompt_len / 2.0) +
-                model.spec.forward_flops(double(mfc.n_seqs) * mfc.gen_len, mfc.prompt_len + mfc.gen_len / 2.0);
+      e.flops =
+          model.spec.forward_flops(double(mfc.n_seqs) * mfc.prompt_len, mfc.prompt_len / 2.0) +
+          model.spec.forward_flops(double(mfc.n_seqs) * mfc.gen_len, mfc.prompt_len + mfc.gen_len / 2.0);
       e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
       break;
     case MfcKind::kInference: {

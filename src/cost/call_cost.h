@@ -12,9 +12,10 @@ namespace realign {
 struct CallEstimate {
   double time_s = 0;
   // Parts of time_s on the critical path (they add up to time_s).
-  double compute_s = 0;   // matmuls, attention, memory-bound decode and optimizer kernels, incl. pipeline bubble
-  double comm_s = 0;      // TP all-reduces, PP hand-offs, DP gradient all-reduce
-  double overhead_s = 0;  // kernel launches
+  double compute_s =
+      0;              // matmuls, attention, memory-bound decode and optimizer kernels, incl. pipeline bubble
+  double comm_s = 0;  // TP all-reduces, PP hand-offs, DP gradient all-reduce
+  double overhead_s = 0;       // kernel launches
   double bubble_fraction = 0;  // 1F1B / pipeline-fill idle share, (pp-1)/(micro_batches+pp-1)
   double flops = 0;            // all FLOPs of the call, all devices
   MemoryBreakdown memory;      // the worst device

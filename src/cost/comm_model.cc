@@ -1,5 +1,7 @@
 #include "cost/comm_model.h"
 
+#include <cmath>
+
 namespace realign {
 
 Link intra_node_link(const HardwareProfile& p) {
@@ -12,8 +14,8 @@ Link inter_node_link(const HardwareProfile& p) {
 
 double ring_allreduce_s(double bytes, int n, const Link& link) {
   if (n <= 1 || bytes <= 0) return 0;
-  const double steps = 2.0 * (n - 1);
-  return steps * (link.latency_s + bytes / n / link.bandwidth);
+  const double hops = std::ceil(std::log2(double(n)));
+  return hops * link.latency_s + 2.0 * (n - 1) / n * bytes / link.bandwidth;
 }
 
 double p2p_s(double bytes, const Link& link) {

@@ -14,7 +14,9 @@ struct Link {
 Link intra_node_link(const HardwareProfile& p);
 Link inter_node_link(const HardwareProfile& p);
 
-// Ring all-reduce of `bytes` over n ranks: 2(n-1) steps of bytes/n each; 0 for one rank.
+// All-reduce of `bytes` over n ranks: the ring's bandwidth term 2(n-1)/n x bytes / bandwidth plus
+// ceil(log2 n) latencies (NCCL switches to tree/low-latency protocols for small messages, so a small
+// all-reduce costs a few latencies, not 2(n-1) of them); 0 for one rank.
 double ring_allreduce_s(double bytes, int n, const Link& link);
 // One message of `bytes` between two devices; 0 for no bytes.
 double p2p_s(double bytes, const Link& link);

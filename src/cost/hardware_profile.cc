@@ -80,8 +80,9 @@ Json to_json(const HardwareProfile& p) {
 HardwareProfile hardware_profile_from_json(const Json& j, const std::string& path) {
   if (!j.is_object()) throw Error(path, "a hardware profile must be a JSON object, got " + json_type_name(j));
   ObjectReader r(j, path);
-  if (!r.has("version")) throw Error(r.path_of("version"), "missing; this build reads profile version " +
-                                                               std::to_string(HardwareProfile::kVersion));
+  if (!r.has("version"))
+    throw Error(r.path_of("version"),
+                "missing; this build reads profile version " + std::to_string(HardwareProfile::kVersion));
   const int64_t version = r.get_int("version");
   if (version != HardwareProfile::kVersion)
     throw Error(r.path_of("version"), "profile version " + std::to_string(version) + " is not the version " +
@@ -99,8 +100,8 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
       throw Error(cr.path_of("value"), "must be a positive number");
   }
   r.finish();
-  for (const char* fraction : {"gemm_efficiency", "attention_efficiency", "decode_bandwidth_efficiency",
-                               "usable_memory_fraction"})
+  for (const char* fraction :
+       {"gemm_efficiency", "attention_efficiency", "decode_bandwidth_efficiency", "usable_memory_fraction"})
     for (const auto& [name, c] : p.coefficients())
       if (std::string(name) == fraction && c->value > 1.0)
         throw Error(join_path(join_path(path, name), "value"), "a fraction must be at most 1");

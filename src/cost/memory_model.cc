@@ -69,7 +69,8 @@ double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp) {
   return tokens * double(spec.hidden) * (10.0 + 24.0 / tp);
 }
 
-MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s, const ShardSizes& shards) {
+MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
+                            const ShardSizes& shards) {
   REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp);
   const ModelSpec& spec = model.spec;
   const double seq_len = double(mfc.seq_len());

@@ -58,6 +58,7 @@ double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp);
 // state; activations (train: 1F1B keeps min(pp - stage, micro_batches) micro-batches in flight on a stage;
 // inference/generate: one layer's activations at a time); KV cache for generate:
 // 2 x layers_per_stage x kv_heads/tp x head_dim x 2 bytes x seqs_per_dp x seq_len; chunked fp32 logits.
-MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s, const ShardSizes& shards);
+MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
+                            const ShardSizes& shards);
 
 }  // namespace realign

@@ -53,7 +53,8 @@ Timeline timeline_from_json(const Json& j, const std::string& path) {
     if (e.first_device < 0 || e.first_device + e.n_devices > t.n_devices)
       throw Error(er.path_of("first_device"), "devices " + std::to_string(e.first_device) + ".." +
                                                   std::to_string(e.first_device + e.n_devices - 1) +
-                                                  " are outside the timeline's " + std::to_string(t.n_devices));
+                                                  " are outside the timeline's " +
+                                                  std::to_string(t.n_devices));
     e.start_s = er.get_double("start_s");
     e.end_s = er.get_double("end_s");
     if (e.end_s < e.start_s) throw Error(er.path_of("end_s"), "ends before it starts");

@@ -135,7 +135,8 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
   r.timeline.n_devices = nd;
   r.timeline.events.reserve(mfcs.size() * 3);
   r.calls.resize(mfcs.size());
-  Timelines tl{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0), &r.timeline.events};
+  Timelines tl{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0),
+               &r.timeline.events};
 
   // Persistent state, per device.
   std::vector<Layout> home(nm);
@@ -161,7 +162,8 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
   std::vector<bool> copy(mfcs.size(), false);
   for (size_t i = 0; i < mfcs.size(); ++i) {
     const MfcAssignment& a = plan.assignments[i];
-    REALIGN_CHECK(a.mfc == mfcs[i].name) << "assignment " << i << " is " << a.mfc << ", expected " << mfcs[i].name;
+    REALIGN_CHECK(a.mfc == mfcs[i].name)
+        << "assignment " << i << " is " << a.mfc << ", expected " << mfcs[i].name;
     const int m = call_model_[i];
     const Layout dst = a.layout();
     const CallEstimate& est = call_estimate(int(i), a);
@@ -175,7 +177,8 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
       const TransferCost& rc = realloc(m, src, dst);
       if (rc.bytes > 0) {
         // Senders take part too: the event covers the destination block and the source devices outside it.
-        const double start = std::max({t, tl.start_on(src.first_device, src.size()), params_ready[size_t(m)]});
+        const double start =
+            std::max({t, tl.start_on(src.first_device, src.size()), params_ready[size_t(m)]});
         const double end = start + rc.time_s;
         tl.occupy(cr.name, "realloc", dst.first_device, dst.size(), start, end, rc.bytes);
         const int s0 = src.first_device, s1 = src.first_device + src.size();
@@ -229,7 +232,8 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
   for (int d = 0; d < nd; ++d) {
     const double peak = persistent[size_t(d)] + transient[size_t(d)];
     r.device_peak_mem_bytes[size_t(d)] = peak;
-    if (r.iteration_time_s > 0) r.device_idle_fraction[size_t(d)] = 1.0 - tl.busy[size_t(d)] / r.iteration_time_s;
+    if (r.iteration_time_s > 0)
+      r.device_idle_fraction[size_t(d)] = 1.0 - tl.busy[size_t(d)] / r.iteration_time_s;
     if (peak > limit && (worst < 0 || peak > r.device_peak_mem_bytes[size_t(worst)])) worst = d;
   }
   if (worst >= 0) {
@@ -240,8 +244,9 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
   return r;
 }
 
-std::string Simulator::oom_report(int device, int call, const ExecutionPlan& plan, const std::vector<Layout>& home,
-                                  const std::vector<bool>& copy, double peak, double limit) {
+std::string Simulator::oom_report(int device, int call, const ExecutionPlan& plan,
+                                  const std::vector<Layout>& home, const std::vector<bool>& copy, double peak,
+                                  double limit) {
   std::string parts;
   auto add = [&](const std::string& what, double bytes) {
     if (bytes > 0) parts += (parts.empty() ? "" : ", ") + what + " " + format_bytes(bytes);
@@ -268,8 +273,8 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     add(during + " KV cache", mem.kv_cache);
     add(during + " logits", mem.logits);
   }
-  return "device " + std::to_string(device) + " needs " + format_bytes(peak) + " during " + during + " (limit " +
-         format_bytes(limit) + "): " + parts;
+  return "device " + std::to_string(device) + " needs " + format_bytes(peak) + " during " + during +
+         " (limit " + format_bytes(limit) + "): " + parts;
 }
 
 }  // namespace realign

@@ -17,11 +17,20 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -63,7 +72,8 @@ double span_of(const Timeline& t) {
 }
 
 // Draws one timeline's rows starting at y0; returns the height used.
-double draw(std::string& svg, const Timeline& t, double y0, double span, Palette& pal, const std::string& label) {
+double draw(std::string& svg, const Timeline& t, double y0, double span, Palette& pal,
+            const std::string& label) {
   const double scale = kWidth / (span > 0 ? span : 1.0);
   if (!label.empty())
     svg += "<text x=\"" + num(kLeft) + "\" y=\"" + num(y0 - 6) + "\" font-weight=\"bold\">" + escape(label) +
@@ -72,8 +82,8 @@ double draw(std::string& svg, const Timeline& t, double y0, double span, Palette
     const double y = y0 + d * kRow;
     svg += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(y + kRow * 0.7) +
            "\" text-anchor=\"end\">device " + std::to_string(d) + "</text>\n";
-    svg += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(y + kRow) + "\" x2=\"" + num(kLeft + kWidth) + "\" y2=\"" +
-           num(y + kRow) + "\" stroke=\"#eee\"/>\n";
+    svg += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(y + kRow) + "\" x2=\"" + num(kLeft + kWidth) +
+           "\" y2=\"" + num(y + kRow) + "\" stroke=\"#eee\"/>\n";
   }
   for (const auto& e : t.events) {
     const std::string& colour = pal.of(e.name);
@@ -82,9 +92,9 @@ double draw(std::string& svg, const Timeline& t, double y0, double span, Palette
     std::string style = "fill=\"" + colour + "\"";
     if (e.kind == "realloc") style = "fill=\"" + colour + "\" fill-opacity=\"0.45\"";
     if (e.kind == "data") style = "fill=\"" + colour + "\" fill-opacity=\"0.7\"";
-    svg += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) + "\" " +
-           style + " stroke=\"#333\" stroke-width=\"0.5\"><title>" + escape(e.name) + " " + e.kind + " " +
-           format_seconds(e.start_s) + " - " + format_seconds(e.end_s) +
+    svg += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
+           "\" " + style + " stroke=\"#333\" stroke-width=\"0.5\"><title>" + escape(e.name) + " " + e.kind +
+           " " + format_seconds(e.start_s) + " - " + format_seconds(e.end_s) +
            (e.bytes > 0 ? ", " + format_bytes(e.bytes) : std::string()) + "</title></rect>\n";
     if (e.kind == "realloc")
       svg += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
@@ -95,17 +105,18 @@ double draw(std::string& svg, const Timeline& t, double y0, double span, Palette
 
 void axis(std::string& svg, double y, double span) {
   const double scale = kWidth / (span > 0 ? span : 1.0), step = tick_step(span);
-  svg += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(y) + "\" x2=\"" + num(kLeft + kWidth) + "\" y2=\"" + num(y) +
-         "\" stroke=\"#333\"/>\n";
+  svg += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(y) + "\" x2=\"" + num(kLeft + kWidth) + "\" y2=\"" +
+         num(y) + "\" stroke=\"#333\"/>\n";
   for (double v = 0; v <= span * (1 + 1e-9); v += step) {
     const double x = kLeft + v * scale;
     svg += "<line x1=\"" + num(x) + "\" y1=\"" + num(y) + "\" x2=\"" + num(x) + "\" y2=\"" + num(y + 4) +
-           "\" stroke=\"#333\"/>\n<text x=\"" + num(x) + "\" y=\"" + num(y + 16) + "\" text-anchor=\"middle\">" +
-           format_seconds(v) + "</text>\n";
+           "\" stroke=\"#333\"/>\n<text x=\"" + num(x) + "\" y=\"" + num(y + 16) +
+           "\" text-anchor=\"middle\">" + format_seconds(v) + "</text>\n";
   }
 }
 
-std::string render(const std::vector<std::pair<const Timeline*, std::string>>& parts, const std::string& title) {
+std::string render(const std::vector<std::pair<const Timeline*, std::string>>& parts,
+                   const std::string& title) {
   double span = 0;
   for (const auto& p : parts) span = std::max(span, span_of(*p.first));
   Palette pal;
@@ -120,8 +131,9 @@ std::string render(const std::vector<std::pair<const Timeline*, std::string>>& p
   // Legend: calls, then kinds.
   double x = kLeft;
   for (const auto& name : pal.order) {
-    body += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"12\" height=\"12\" fill=\"" + pal.colour[name] +
-            "\"/><text x=\"" + num(x + 16) + "\" y=\"" + num(y + 10) + "\">" + escape(name) + "</text>\n";
+    body += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"12\" height=\"12\" fill=\"" +
+            pal.colour[name] + "\"/><text x=\"" + num(x + 16) + "\" y=\"" + num(y + 10) + "\">" +
+            escape(name) + "</text>\n";
     x += 30 + 7.0 * double(name.size());
   }
   body += "<text x=\"" + num(x) + "\" y=\"" + num(y + 10) +
@@ -129,9 +141,10 @@ std::string render(const std::vector<std::pair<const Timeline*, std::string>>& p
   y += 24;
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(kLeft + kWidth + kRight) +
                     "\" height=\"" + num(y) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  svg += "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
-         "patternTransform=\"rotate(45)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#333\" "
-         "stroke-width=\"1\"/></pattern></defs>\n";
+  svg +=
+      "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+      "patternTransform=\"rotate(45)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#333\" "
+      "stroke-width=\"1\"/></pattern></defs>\n";
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   if (!title.empty())
     svg += "<text x=\"" + num(kLeft) + "\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" + escape(title) +
@@ -145,7 +158,8 @@ std::string timeline_svg(const Timeline& timeline, const std::string& title) {
   return render({{&timeline, ""}}, title);
 }
 
-std::string timeline_comparison_svg(const Timeline& estimated, const Timeline& measured, const std::string& title) {
+std::string timeline_comparison_svg(const Timeline& estimated, const Timeline& measured,
+                                    const std::string& title) {
   return render({{&estimated, "estimated"}, {&measured, "measured"}}, title);
 }
 

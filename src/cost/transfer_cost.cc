@@ -38,8 +38,8 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
     const Layout::Coord sc = in_src ? src.coord_of(d) : Layout::Coord{};
     for (const auto& p : params) {
       if (!stage_holds(p, dc.pp, dst.pp, n_layers)) continue;
-      const double row_bytes = double(p.numel() / p.shape[p.split_dim < 0 ? 0 : p.split_dim]) *
-                               kWeightBytesPerParam;
+      const double row_bytes =
+          double(p.numel() / p.shape[p.split_dim < 0 ? 0 : p.split_dim]) * kWeightBytesPerParam;
       const Range need = held_range(p, dc.tp, dst.tp);
       Range have{0, 0};
       if (in_src && stage_holds(p, sc.pp, src.pp, n_layers)) have = held_range(p, sc.tp, src.tp);
@@ -78,7 +78,8 @@ double link_time(const Load& l, const Link& intra, const Link& inter) {
 std::vector<double> realloc_inbound_bytes(const std::vector<ParamInfo>& params, int64_t n_layers,
                                           const Layout& src, const Layout& dst) {
   std::vector<double> in(size_t(dst.size()), 0.0);
-  for_each_transfer(params, n_layers, src, dst, [&](int r, int, int, double bytes) { in[size_t(r)] += bytes; });
+  for_each_transfer(params, n_layers, src, dst,
+                    [&](int r, int, int, double bytes) { in[size_t(r)] += bytes; });
   return in;
 }
 
@@ -108,8 +109,8 @@ TransferCost realloc_cost(const std::vector<ParamInfo>& params, int64_t n_layers
   return c;
 }
 
-TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& producer, const Layout& consumer,
-                            const Cluster& cluster, const HardwareProfile& profile) {
+TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& producer,
+                            const Layout& consumer, const Cluster& cluster, const HardwareProfile& profile) {
   TransferCost c;
   if (producer == consumer || n_seqs <= 0 || bytes_per_seq <= 0) return c;
   for (int r = 0; r < consumer.size(); ++r) {
@@ -123,7 +124,8 @@ TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& 
   }
   if (c.bytes <= 0) return c;
   const int lo = std::min(producer.first_device, consumer.first_device);
-  const int hi = std::max(producer.first_device + producer.size(), consumer.first_device + consumer.size()) - 1;
+  const int hi =
+      std::max(producer.first_device + producer.size(), consumer.first_device + consumer.size()) - 1;
   c.crosses_nodes = cluster.node_of(lo) != cluster.node_of(hi);
   const Link link = c.crosses_nodes ? inter_node_link(profile) : intra_node_link(profile);
   c.max_outbound = c.bytes / producer.size();

@@ -36,7 +36,7 @@ std::vector<double> realloc_inbound_bytes(const std::vector<ParamInfo>& params, 
 // consumer device receives the sequences of its share that it does not already hold. Senders are assumed
 // spread evenly over the producer's devices; the link is inter-node when the two layouts together span
 // nodes. Zero when both hold the same samples on the same devices.
-TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& producer, const Layout& consumer,
-                            const Cluster& cluster, const HardwareProfile& profile);
+TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& producer,
+                            const Layout& consumer, const Cluster& cluster, const HardwareProfile& profile);
 
 }  // namespace realign

@@ -107,7 +107,8 @@ TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {
   const int train = g.mfc_index("actor_train");
   // dp 2 x tp 8: the dp group crosses the node boundary in the first case only.
   const CallEstimate across = estimate_call(g, c, p, train, assign("actor_train", 0, 2, 8, 1));
-  const CallEstimate within = estimate_call(g, make_cluster(1, 16), p, train, assign("actor_train", 0, 2, 8, 1));
+  const CallEstimate within =
+      estimate_call(g, make_cluster(1, 16), p, train, assign("actor_train", 0, 2, 8, 1));
   EXPECT_GT(across.comm_s, within.comm_s);
   EXPECT_EQ(across.compute_s, within.compute_s);
 }

@@ -29,7 +29,8 @@ inline Cluster make_cluster(int nodes, int per_node, const std::string& device =
   return c;
 }
 
-inline MfcAssignment assign(const std::string& mfc, int first, int dp, int tp, int pp, int micro_batches = 1) {
+inline MfcAssignment assign(const std::string& mfc, int first, int dp, int tp, int pp,
+                            int micro_batches = 1) {
   MfcAssignment a;
   a.mfc = mfc;
   a.mesh = DeviceMesh{first, dp * tp * pp};

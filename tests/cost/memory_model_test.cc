@@ -75,7 +75,8 @@ TEST(MemoryModel, MoreTensorParallelismReducesPerDeviceWeights) {
   const Mfc& train = g.mfcs[size_t(g.mfc_index("actor_train"))];
   double previous_weights = 1e300, previous_total = 1e300;
   for (int tp : {1, 2, 4, 8}) {
-    const MemoryBreakdown m = call_memory(actor, train, Strategy{1, tp, 1, 1}, shard_sizes(params, kL, tp, 1));
+    const MemoryBreakdown m =
+        call_memory(actor, train, Strategy{1, tp, 1, 1}, shard_sizes(params, kL, tp, 1));
     EXPECT_LT(m.weights, previous_weights) << "tp " << tp;
     EXPECT_LT(m.total(), previous_total) << "tp " << tp;
     previous_weights = m.weights;

@@ -30,8 +30,8 @@ ExecutionPlan colocated() {
 ExecutionPlan disaggregated() {
   ExecutionPlan p;
   p.name = "disaggregated";
-  p.assignments = {assign("actor_gen", 0, 2, 4, 1),    assign("ref_inf", 8, 1, 4, 1),
-                   assign("reward_inf", 12, 1, 4, 1),  assign("critic_inf", 8, 2, 4, 1),
+  p.assignments = {assign("actor_gen", 0, 2, 4, 1),      assign("ref_inf", 8, 1, 4, 1),
+                   assign("reward_inf", 12, 1, 4, 1),    assign("critic_inf", 8, 2, 4, 1),
                    assign("actor_train", 8, 2, 4, 1, 4), assign("critic_train", 8, 2, 4, 1, 4)};
   return p;
 }
@@ -42,7 +42,8 @@ void expect_no_overlap(const Timeline& t) {
     for (size_t j = i + 1; j < t.events.size(); ++j) {
       const auto& a = t.events[i];
       const auto& b = t.events[j];
-      const bool share = a.first_device < b.first_device + b.n_devices && b.first_device < a.first_device + a.n_devices;
+      const bool share =
+          a.first_device < b.first_device + b.n_devices && b.first_device < a.first_device + a.n_devices;
       if (!share) continue;
       EXPECT_TRUE(a.end_s <= b.start_s + 1e-12 || b.end_s <= a.start_s + 1e-12)
           << a.name << "/" << a.kind << " and " << b.name << "/" << b.kind;

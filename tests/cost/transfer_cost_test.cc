@@ -114,14 +114,18 @@ TEST(ReallocCost, CrossNodeMovesAreSlower) {
 
 TEST(DataMoveCost, SameSamplesOnSameDevicesAreFree) {
   const Tiny t;
-  EXPECT_EQ(data_move_cost(64, 1000, parse_layout("d2t1p1"), parse_layout("d2t1p1"), t.cluster, t.profile).bytes, 0);
+  EXPECT_EQ(
+      data_move_cost(64, 1000, parse_layout("d2t1p1"), parse_layout("d2t1p1"), t.cluster, t.profile).bytes,
+      0);
   // Different tp/pp but the same dp split over the same devices' dp groups still holds the same samples:
   // d2t2p1 puts samples 0-31 on devices 0,1 and 32-63 on devices 2,3; d2t1p2 puts 0-31 on 0,2 and 32-63 on
   // 1,3, so devices 1 and 2 each lack their 32 sequences.
-  const TransferCost c = data_move_cost(64, 1000, parse_layout("d2t2p1"), parse_layout("d2t1p2"), t.cluster, t.profile);
+  const TransferCost c =
+      data_move_cost(64, 1000, parse_layout("d2t2p1"), parse_layout("d2t1p2"), t.cluster, t.profile);
   EXPECT_EQ(c.bytes, 2 * 32 * 1000);
   // Disjoint devices: every consumer device receives its dp rank's share.
-  const TransferCost d = data_move_cost(64, 1000, parse_layout("d2t1p1"), parse_layout("d1t1p1@4"), t.cluster, t.profile);
+  const TransferCost d =
+      data_move_cost(64, 1000, parse_layout("d2t1p1"), parse_layout("d1t1p1@4"), t.cluster, t.profile);
   EXPECT_EQ(d.bytes, 64 * 1000);
   EXPECT_TRUE(d.crosses_nodes);
   EXPECT_GT(d.time_s, 0);
