@@ -1,0 +1,78 @@
+// bench_simulator: how long Simulator::run takes on a warm cache (the search calls it thousands of times),
+// for PPO on LLaMA-2-7B over 2 nodes x 8 H100 with a few plans; prints the machine, settings and figures.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "cost/simulator.h"
+#include "graph/algorithms.h"
+
+using namespace realign;
+
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+MfcAssignment assign(const std::string& mfc, int first, int dp, int tp, int pp, int mb) {
+  return MfcAssignment{mfc, DeviceMesh{first, dp * tp * pp}, Strategy{dp, tp, pp, mb}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int runs = argc > 1 ? std::stoi(argv[1]) : 200000;
+  AlgorithmConfig config;
+  config.algorithm = "ppo";
+  for (const char* role : {"actor", "critic", "ref", "reward"})
+    config.models[role] = builtin_model("llama2-7b");
+  config.batch.prompts = 512;
+  config.batch.prompt_len = 1024;
+  config.batch.gen_len = 1024;
+  config.batch.mini_batches = 4;
+  const DataflowGraph graph = build_graph(config);
+  Cluster cluster;
+  cluster.n_nodes = 2;
+  cluster.devices_per_node = 8;
+  cluster.device = builtin_device("h100-sxm", "device");
+  Simulator sim(graph, cluster, default_profile(cluster.device));
+
+  ExecutionPlan colocated, disaggregated;
+  for (const char* m : {"actor_gen", "ref_inf", "reward_inf", "critic_inf", "actor_train", "critic_train"})
+    colocated.assignments.push_back(assign(m, 0, 2, 8, 1, 4));
+  disaggregated.assignments = {assign("actor_gen", 0, 2, 4, 1, 1),   assign("ref_inf", 8, 1, 4, 1, 2),
+                               assign("reward_inf", 12, 1, 4, 1, 2), assign("critic_inf", 8, 2, 4, 1, 2),
+                               assign("actor_train", 8, 2, 4, 1, 8), assign("critic_train", 8, 2, 4, 1, 8)};
+  const ExecutionPlan* plans[] = {&colocated, &disaggregated};
+
+  std::printf("machine: %s, %u hardware threads (shared), single-threaded run\n", cpu_model().c_str(),
+              std::thread::hardware_concurrency());
+  std::printf(
+      "settings: PPO, llama2-7b x 4 roles, 512 prompts x (1024 + 1024) tokens, 4 mini-batches; "
+      "2 nodes x 8 h100-sxm; default profile; 2 plans alternated; %d warm runs\n",
+      runs);
+  for (const ExecutionPlan* p : plans) {
+    const SimulationResult r = sim.run(*p);
+    std::printf("plan %s: iteration %.2f s, realloc %.1f GiB, fits %s %s\n",
+                p == &colocated ? "co-located" : "disaggregated", r.iteration_time_s,
+                r.realloc_bytes / (1024.0 * 1024 * 1024), r.fits ? "yes" : "no", r.oom_report.c_str());
+    for (const auto& c : r.calls)
+      std::printf("  %-13s start %8.2f s  end %8.2f s  realloc %6.3f s  data %6.4f s  peak %5.1f GiB\n",
+                  c.name.c_str(), c.start_s, c.end_s, c.realloc_s, c.data_s,
+                  c.peak_mem_bytes / (1024.0 * 1024 * 1024));
+  }
+  double checksum = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) checksum += sim.run(*plans[i & 1]).iteration_time_s;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("warm Simulator::run: %.2f us per run (%d runs in %.3f s; checksum %.6g)\n", s / runs * 1e6,
+              runs, s, checksum);
+  return 0;
+}

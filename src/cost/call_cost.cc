@@ -1,0 +1,200 @@
+#include "cost/call_cost.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+#include "cost/comm_model.h"
+
+namespace realign {
+
+bool mesh_spans_nodes(const DeviceMesh& mesh, const Cluster& cluster) {
+  return cluster.node_of(mesh.first) != cluster.node_of(mesh.end() - 1);
+}
+
+namespace {
+
+// Time of one stage processing one micro-batch once through its layers (forward), split into parts.
+struct StageCost {
+  double compute = 0;
+  double comm = 0;
+  double overhead = 0;
+  double total() const { return compute + comm + overhead; }
+};
+
+struct Context {
+  const ModelRole& model;
+  const Strategy& s;
+  const HardwareProfile& p;
+  const ShardSizes& shards;
+  Link tp_link, pp_link, dp_link;
+  double gemm_rate, attn_rate, mem_rate;
+};
+
+// FLOPs of one transformer layer for `tokens` tokens (matmuls; attention over `context` tokens), and of the
+// head.
+double layer_matmul_flops(const ModelSpec& m, double tokens) {
+  const double head = 2.0 * tokens * double(m.vocab) * double(m.hidden);
+  return (m.forward_flops(tokens, 0) - head) / double(m.n_layers);
+}
+double layer_attention_flops(const ModelSpec& m, double tokens, double context) {
+  return (m.forward_flops(tokens, context) - m.forward_flops(tokens, 0)) / double(m.n_layers);
+}
+double head_flops(const ModelRole& r, double tokens) {
+  const double out = r.head == HeadKind::kValue ? 1.0 : double(r.spec.vocab);
+  return 2.0 * tokens * out * double(r.spec.hidden);
+}
+
+// Forward of `tokens` tokens (context `context`) through stage `stage`, `head_tokens` of them through the
+// head.
+StageCost stage_forward(const Context& c, int stage, double tokens, double context, double head_tokens) {
+  const ModelSpec& m = c.model.spec;
+  const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
+  StageCost out;
+  out.compute = layers *
+                (layer_matmul_flops(m, tokens) / c.gemm_rate +
+                 layer_attention_flops(m, tokens, context) / c.attn_rate) /
+                c.s.tp;
+  if (stage == c.s.pp - 1) out.compute += head_flops(c.model, head_tokens) / c.gemm_rate / c.s.tp;
+  // Megatron's f/g: one all-reduce after attention, one after the MLP.
+  out.comm = layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link);
+  out.overhead = layers * c.p.layer_launch_overhead_s.value;
+  return out;
+}
+
+double pp_handoff_s(const Context& c, double tokens) {
+  return c.s.pp > 1 ? p2p_s(tokens * double(c.model.spec.hidden) * kActivationBytes, c.pp_link) : 0.0;
+}
+
+// The slowest stage's forward of one micro-batch.
+StageCost slowest_stage(const Context& c, double tokens, double context, double head_tokens) {
+  StageCost worst;
+  for (int stage = 0; stage < c.s.pp; ++stage) {
+    const StageCost sc = stage_forward(c, stage, tokens, context, head_tokens);
+    if (sc.total() > worst.total()) worst = sc;
+  }
+  return worst;
+}
+
+void add(CallEstimate& e, const StageCost& sc, double times) {
+  e.compute_s += sc.compute * times;
+  e.comm_s += sc.comm * times;
+  e.overhead_s += sc.overhead * times;
+}
+
+// A pipelined forward pass over micro-batches: (micro_batches + pp - 1) slots of the slowest stage.
+void pipelined_forward(const Context& c, CallEstimate& e, double mb_tokens, double context,
+                       double head_tokens) {
+  const double slots = double(c.s.micro_batches + c.s.pp - 1);
+  add(e, slowest_stage(c, mb_tokens, context, head_tokens), slots);
+  e.comm_s += slots * pp_handoff_s(c, mb_tokens);
+}
+
+void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
+  const double mb_tokens = double(seqs_per_micro_batch(mfc, c.s)) * double(mfc.seq_len());
+  const double context = double(mfc.seq_len()) / 2.0;  // causal attention
+  // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and the
+  // activation (forward) and its gradient (backward) crossing each stage boundary.
+  const StageCost fwd = slowest_stage(c, mb_tokens, context, mb_tokens);
+  StageCost slot;
+  slot.compute = 3.0 * fwd.compute;
+  slot.comm = 2.0 * fwd.comm + 2.0 * pp_handoff_s(c, mb_tokens);
+  slot.overhead = 3.0 * fwd.overhead;
+  const double slots = double(c.s.micro_batches + c.s.pp - 1);
+  // The gradient all-reduce over dp (bf16 gradients of the largest shard) and the memory-bound Adam step:
+  // read the bf16 gradient (2), read+write fp32 master, m and v (24), write the bf16 weight (2) = 28 bytes.
+  const double shard = double(c.shards.max());
+  const double dp_comm = ring_allreduce_s(shard * kGradBytesPerParam, c.s.dp, c.dp_link);
+  const double optimizer = shard * 28.0 / c.mem_rate;
+  const double steps = double(mfc.train_steps);
+  add(e, slot, steps * slots);
+  e.comm_s += steps * dp_comm;
+  e.compute_s += steps * optimizer;
+}
+
+void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
+  const ModelSpec& m = c.model.spec;
+  const double mb_seqs = double(seqs_per_micro_batch(mfc, c.s));
+  // Prefill: compute-bound forward of the prompts; the head runs on each prompt's last position only.
+  pipelined_forward(c, e, mb_seqs * double(mfc.prompt_len), double(mfc.prompt_len) / 2.0, mb_seqs);
+  if (mfc.gen_len <= 0) return;
+  // Decode: per token, each stage reads its weight shard and its KV cache for every micro-batch
+  // (memory-bound), or is bound by its FLOPs when the batch is large; a token crosses all pp stages, so a
+  // step takes max(micro_batches, pp) stage slots.
+  const double context = double(mfc.prompt_len) + double(mfc.gen_len) / 2.0;
+  const double kv_per_token_layer =
+      2.0 * double(m.n_kv_heads / c.s.tp) * double(m.head_dim) * kActivationBytes;
+  StageCost worst;
+  for (int stage = 0; stage < c.s.pp; ++stage) {
+    const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
+    StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs);
+    const double bytes = double(c.shards.stage_max(stage)) * kWeightBytesPerParam +
+                         layers * kv_per_token_layer * mb_seqs * context;
+    sc.compute = std::max(sc.compute, bytes / c.mem_rate);
+    if (sc.total() > worst.total()) worst = sc;
+  }
+  const double slots = double(std::max(c.s.micro_batches, c.s.pp));
+  const double steps = double(mfc.gen_len);
+  add(e, worst, steps * slots);
+  e.comm_s += steps * slots * pp_handoff_s(c, mb_seqs);
+}
+
+}  // namespace
+
+CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strategy& s, bool spans_nodes,
+                           int devices_per_node, const HardwareProfile& p, const ShardSizes& shards) {
+  REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp);
+  const Link intra = intra_node_link(p), inter = inter_node_link(p);
+  // tp groups stay within a node (strategy_problem). A dp group is dp*tp adjacent devices; the pipeline's
+  // neighbours are dp*tp devices apart: each crosses nodes when dp*tp exceeds a node.
+  const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
+  const bool pp_crosses = spans_nodes && s.dp * s.tp >= devices_per_node;
+  Context c{model,
+            s,
+            p,
+            shards,
+            intra,
+            pp_crosses ? inter : intra,
+            wide ? inter : intra,
+            p.peak_flops.value * p.gemm_efficiency.value,
+            p.peak_flops.value * p.attention_efficiency.value,
+            p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value};
+  CallEstimate e;
+  const double seq_len = double(mfc.seq_len());
+  switch (mfc.kind) {
+    case MfcKind::kGenerate:
+      generate_time(c, mfc, e);
+      e.flops =
+          model.spec.forward_flops(double(mfc.n_seqs) * mfc.prompt_len, mfc.prompt_len / 2.0) +
+          model.spec.forward_flops(double(mfc.n_seqs) * mfc.gen_len, mfc.prompt_len + mfc.gen_len / 2.0);
+      e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
+      break;
+    case MfcKind::kInference: {
+      const double mb_tokens = double(seqs_per_micro_batch(mfc, s)) * seq_len;
+      pipelined_forward(c, e, mb_tokens, seq_len / 2.0, mb_tokens);
+      e.flops = model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
+      e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
+      break;
+    }
+    case MfcKind::kTrain:
+      train_time(c, mfc, e);
+      e.flops = 3.0 * model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
+      e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
+      break;
+  }
+  e.time_s = e.compute_s + e.comm_s + e.overhead_s;
+  e.memory = call_memory(model, mfc, s, shards);
+  return e;
+}
+
+CallEstimate estimate_call(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& profile,
+                           int mfc_index, const MfcAssignment& a) {
+  REALIGN_CHECK(mfc_index >= 0 && mfc_index < int(graph.mfcs.size())) << mfc_index;
+  const Mfc& mfc = graph.mfcs[mfc_index];
+  const ModelRole& model = graph.model(mfc.model);
+  const ShardSizes shards =
+      shard_sizes(model_params(model.spec, model.head), model.spec.n_layers, a.strategy.tp, a.strategy.pp);
+  return estimate_call(model, mfc, a.strategy, mesh_spans_nodes(a.mesh, cluster), cluster.devices_per_node,
+                       profile, shards);
+}
+
+}  // namespace realign

@@ -1,0 +1,26 @@
+#include "cost/comm_model.h"
+
+#include <cmath>
+
+namespace realign {
+
+Link intra_node_link(const HardwareProfile& p) {
+  return Link{p.intra_node_latency_s.value, p.intra_node_bandwidth.value};
+}
+
+Link inter_node_link(const HardwareProfile& p) {
+  return Link{p.inter_node_latency_s.value, p.inter_node_bandwidth.value};
+}
+
+double ring_allreduce_s(double bytes, int n, const Link& link) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const double hops = std::ceil(std::log2(double(n)));
+  return hops * link.latency_s + 2.0 * (n - 1) / n * bytes / link.bandwidth;
+}
+
+double p2p_s(double bytes, const Link& link) {
+  if (bytes <= 0) return 0;
+  return link.latency_s + bytes / link.bandwidth;
+}
+
+}  // namespace realign

@@ -1,0 +1,63 @@
+#include "cost/explain.h"
+
+#include <cstdio>
+#include <map>
+
+#include "cost/memory_model.h"
+
+namespace realign {
+
+std::vector<ExplainLine> explain(const HardwareProfile& p) {
+  static const std::map<std::string, std::string> units = {
+      {"peak_flops", "FLOP/s"},
+      {"memory_bandwidth", "bytes/s"},
+      {"memory_bytes", "bytes"},
+      {"gemm_efficiency", "fraction of peak_flops"},
+      {"attention_efficiency", "fraction of peak_flops"},
+      {"decode_bandwidth_efficiency", "fraction of memory_bandwidth (decode, optimizer step)"},
+      {"usable_memory_fraction", "fraction of memory_bytes"},
+      {"layer_launch_overhead_s", "seconds per layer forward"},
+      {"intra_node_latency_s", "seconds per message"},
+      {"intra_node_bandwidth", "bytes/s per device"},
+      {"inter_node_latency_s", "seconds per message"},
+      {"inter_node_bandwidth", "bytes/s per device"},
+      {"host_device_bandwidth", "bytes/s"}};
+  std::vector<ExplainLine> out;
+  for (const auto& [name, c] : p.coefficients())
+    out.push_back(
+        ExplainLine{name, c->value, units.at(name), c->source, std::string(name) != "host_device_bandwidth"});
+  const std::string mp = "memory model: mixed-precision Adam (bf16 weights and gradients, fp32 master, m, v)";
+  out.push_back({"weight_bytes_per_param", kWeightBytesPerParam, "bytes", mp, true});
+  out.push_back({"gradient_bytes_per_param", kGradBytesPerParam, "bytes", mp, true});
+  out.push_back({"optimizer_bytes_per_param", kOptimizerBytesPerParam, "bytes", mp, true});
+  out.push_back(
+      {"optimizer_traffic_per_param", 28, "bytes",
+       "time model: Adam step reads the bf16 gradient, reads and writes fp32 master, m, v, writes the "
+       "bf16 weight",
+       true});
+  out.push_back(
+      {"activation_bytes_per_token_hidden", 10, "bytes + 24/tp",
+       "memory model: Megatron per-layer activations s*b*h*(10 + 24/t) (Korthikanti et al. 2022), "
+       "FlashAttention (no s^2 term), no recompute, 1F1B keeps min(pp - stage, micro_batches) in flight",
+       true});
+  out.push_back({"logit_chunk_tokens", double(kLogitChunkTokens), "tokens",
+                 "memory model: fp32 logits computed in chunks of this many tokens", true});
+  out.push_back(
+      {"backward_flops_factor", 2, "x forward",
+       "time model: backward = 2x forward FLOPs (train = 3x forward), 2 TP all-reduces per layer each way",
+       true});
+  return out;
+}
+
+std::string format_explain(const std::vector<ExplainLine>& lines) {
+  std::string out;
+  for (const auto& l : lines) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.6g", l.value);
+    out += l.name + " = " + value + " (" + l.unit + ")" + (l.used ? "" : " [not used yet]") + " -- " +
+           l.source + "\n";
+  }
+  return out;
+}
+
+}  // namespace realign

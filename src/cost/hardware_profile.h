@@ -1,0 +1,60 @@
+// HardwareProfile: the calibratable coefficients of the cost model (achieved fractions of peak, launch
+// overheads, alpha-beta link figures), each with the source it came from. `realign profile` measures them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "plan/cluster.h"
+
+namespace realign {
+
+struct Coefficient {
+  double value = 0;
+  std::string source;  // "default: ..." or "measured by realign profile on ..." or a paper
+  bool operator==(const Coefficient& o) const { return value == o.value && source == o.source; }
+};
+
+struct HardwareProfile {
+  static constexpr int kVersion = 1;
+  std::string device;  // the DeviceSpec name it describes
+
+  // Device peaks (copied from the DeviceSpec so a profile stands alone).
+  Coefficient peak_flops;        // FLOP/s, dense bf16
+  Coefficient memory_bandwidth;  // bytes/s
+  Coefficient memory_bytes;      // bytes per device
+
+  // Achieved fractions.
+  Coefficient gemm_efficiency;              // of peak_flops, dense matmuls
+  Coefficient attention_efficiency;         // of peak_flops, attention scores and values
+  Coefficient decode_bandwidth_efficiency;  // of memory_bandwidth, memory-bound kernels (decode, optimizer)
+  Coefficient usable_memory_fraction;       // of memory_bytes (allocator fragmentation, CUDA context)
+
+  // Fixed costs.
+  Coefficient layer_launch_overhead_s;  // kernel launches of one transformer layer's forward, seconds
+
+  // Links: alpha (seconds per message) and beta (bytes/s per device, one direction).
+  Coefficient intra_node_latency_s;
+  Coefficient intra_node_bandwidth;
+  Coefficient inter_node_latency_s;
+  Coefficient inter_node_bandwidth;
+  Coefficient host_device_bandwidth;  // bytes/s (offload; not yet used by the simulator)
+
+  // Every coefficient with its JSON name, in a fixed order (JSON I/O and `explain` iterate over this).
+  std::vector<std::pair<const char*, const Coefficient*>> coefficients() const;
+  std::vector<std::pair<const char*, Coefficient*>> coefficients();
+
+  bool operator==(const HardwareProfile& o) const;
+};
+
+// Derives a profile from a device spec with stated default efficiencies.
+HardwareProfile default_profile(const DeviceSpec& device);
+
+// {"version": 1, "device": "...", "<coefficient>": {"value": x, "source": "..."}, ...}
+Json to_json(const HardwareProfile& profile);
+// Throws Error naming the field: a different version, a missing or unknown coefficient, a bad value.
+HardwareProfile hardware_profile_from_json(const Json& j, const std::string& path);
+HardwareProfile load_hardware_profile(const std::string& file);
+
+}  // namespace realign

@@ -1,0 +1,110 @@
+#include "cost/memory_model.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+#include "core/units.h"
+
+namespace realign {
+
+int64_t ShardSizes::max() const { return *std::max_element(numel.begin(), numel.end()); }
+
+int64_t ShardSizes::stage_max(int stage) const {
+  int64_t m = 0;
+  for (int t = 0; t < tp; ++t) m = std::max(m, at(stage, t));
+  return m;
+}
+
+ShardSizes shard_sizes(const std::vector<ParamInfo>& params, int64_t n_layers, int tp, int pp) {
+  ShardSizes s;
+  s.tp = tp;
+  s.pp = pp;
+  s.numel.assign(size_t(tp) * pp, 0);
+  for (const auto& p : params) {
+    const int64_t numel = p.numel();
+    for (int stage = 0; stage < pp; ++stage) {
+      if (!stage_holds(p, stage, pp, n_layers)) continue;
+      for (int t = 0; t < tp; ++t) {
+        if (p.split_dim < 0) {
+          s.numel[size_t(stage) * tp + t] += numel;
+        } else {
+          const int64_t extent = p.shape[p.split_dim];
+          s.numel[size_t(stage) * tp + t] += numel / extent * tp_shard_range(p, t, tp).size();
+        }
+      }
+    }
+  }
+  return s;
+}
+
+std::string MemoryBreakdown::describe() const {
+  std::string out;
+  auto add = [&](const char* name, double v) {
+    if (v <= 0) return;
+    out += (out.empty() ? "" : ", ") + std::string(name) + " " + format_bytes(v);
+  };
+  add("weights", weights);
+  add("gradients", gradients);
+  add("optimizer state", optimizer);
+  add("activations", activations);
+  add("KV cache", kv_cache);
+  add("logits", logits);
+  return out;
+}
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+int64_t seqs_per_dp_rank(const Mfc& mfc, int dp) {
+  const int64_t n = mfc.kind == MfcKind::kTrain ? ceil_div(mfc.n_seqs, mfc.train_steps) : mfc.n_seqs;
+  return ceil_div(n, dp);
+}
+
+int64_t seqs_per_micro_batch(const Mfc& mfc, const Strategy& s) {
+  return ceil_div(seqs_per_dp_rank(mfc, s.dp), s.micro_batches);
+}
+
+double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp) {
+  return tokens * double(spec.hidden) * (10.0 + 24.0 / tp);
+}
+
+MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
+                            const ShardSizes& shards) {
+  REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp);
+  const ModelSpec& spec = model.spec;
+  const double seq_len = double(mfc.seq_len());
+  const double mb_seqs = double(seqs_per_micro_batch(mfc, s));
+  const double mb_tokens = mb_seqs * seq_len;
+  const double vocab_shard = model.head == HeadKind::kValue ? 1.0 : double(spec.vocab) / s.tp;
+  MemoryBreakdown worst;
+  for (int stage = 0; stage < s.pp; ++stage) {
+    MemoryBreakdown m;
+    const double params = double(shards.stage_max(stage));
+    const double layers = double(stage_layers(spec.n_layers, stage, s.pp).size());
+    const bool last = stage == s.pp - 1;
+    m.weights = params * kWeightBytesPerParam;
+    if (mfc.kind == MfcKind::kTrain) {
+      m.gradients = params * kGradBytesPerParam;
+      m.optimizer = params * kOptimizerBytesPerParam;
+      const double in_flight = double(std::min(s.pp - stage, s.micro_batches));
+      m.activations = in_flight * layers * layer_activation_bytes(spec, mb_tokens, s.tp);
+      // Logits and their gradient, one chunk at a time.
+      if (last) m.logits = 2.0 * std::min<double>(mb_tokens, kLogitChunkTokens) * vocab_shard * kLogitBytes;
+    } else if (mfc.kind == MfcKind::kInference) {
+      m.activations = layer_activation_bytes(spec, mb_tokens, s.tp);
+      if (last) m.logits = std::min<double>(mb_tokens, kLogitChunkTokens) * vocab_shard * kLogitBytes;
+    } else {
+      const double prefill_tokens = mb_seqs * double(mfc.prompt_len);
+      m.activations = layer_activation_bytes(spec, prefill_tokens, s.tp);
+      const double dp_seqs = double(seqs_per_dp_rank(mfc, s.dp));
+      m.kv_cache = 2.0 * layers * double(spec.n_kv_heads / s.tp) * double(spec.head_dim) * kActivationBytes *
+                   dp_seqs * seq_len;
+      if (last) m.logits = mb_seqs * vocab_shard * kLogitBytes;  // one position per sequence and step
+    }
+    if (m.total() > worst.total()) worst = m;
+  }
+  return worst;
+}
+
+}  // namespace realign

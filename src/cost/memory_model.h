@@ -1,0 +1,64 @@
+// The per-device memory model: exact parameter shard sizes from graph/param_layout.h, the training state of
+// mixed-precision Adam, activations under 1F1B, the KV cache of generation and chunked logits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/dataflow_graph.h"
+#include "plan/execution_plan.h"
+
+namespace realign {
+
+// Bytes per parameter. Mixed-precision Adam (Megatron/DeepSpeed style): bf16 weights, bf16 gradients, and an
+// fp32 master copy plus fp32 Adam m and v: 2 + 2 + 12 = 16 bytes per trained parameter.
+constexpr double kWeightBytesPerParam = 2.0;
+constexpr double kGradBytesPerParam = 2.0;
+constexpr double kOptimizerBytesPerParam = 12.0;
+constexpr double kActivationBytes = 2.0;  // bf16 activations, KV cache
+constexpr double kLogitBytes = 4.0;       // fp32 logits for the loss / log-probabilities
+// Logits are computed this many tokens at a time (chunked LM head + loss), bounding their memory.
+constexpr int64_t kLogitChunkTokens = 4096;
+
+// Parameter elements held by each (pipeline stage, tensor-parallel rank) of a (tp, pp) cut of a model.
+struct ShardSizes {
+  int tp = 1;
+  int pp = 1;
+  std::vector<int64_t> numel;  // (pp * tp), index stage * tp + tp_rank
+  int64_t at(int stage, int tp_rank) const { return numel[size_t(stage) * tp + tp_rank]; }
+  int64_t max() const;
+  int64_t stage_max(int stage) const;  // the largest tp shard of a stage
+};
+ShardSizes shard_sizes(const std::vector<ParamInfo>& params, int64_t n_layers, int tp, int pp);
+
+// What one device holds during a call, in bytes (the worst device of the call's mesh).
+struct MemoryBreakdown {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double kv_cache = 0;
+  double logits = 0;
+  double total() const { return weights + gradients + optimizer + activations + kv_cache + logits; }
+  double transient() const { return activations + kv_cache + logits; }  // freed after the call
+  std::string describe() const;  // "weights 13.5 GiB, gradients 13.5 GiB, ..." (non-zero parts)
+};
+
+// Sequences one data-parallel rank handles: per call (generate, inference) or per optimizer step (train).
+int64_t seqs_per_dp_rank(const Mfc& mfc, int dp);
+int64_t seqs_per_micro_batch(const Mfc& mfc, const Strategy& s);
+
+// Megatron's activation bytes of one transformer layer for `tokens` tokens (Korthikanti et al. 2022, eq. for
+// no recompute, no sequence parallelism): tokens * hidden * (10 + 24/tp); with FlashAttention the 5as/h
+// attention-score term is not stored. Used as is for SwiGLU MLPs.
+double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp);
+
+// Worst-device memory of a call: weights of the call's layout; for a train call also gradients and optimizer
+// state; activations (train: 1F1B keeps min(pp - stage, micro_batches) micro-batches in flight on a stage;
+// inference/generate: one layer's activations at a time); KV cache for generate:
+// 2 x layers_per_stage x kv_heads/tp x head_dim x 2 bytes x seqs_per_dp x seq_len; chunked fp32 logits.
+MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
+                            const ShardSizes& shards);
+
+}  // namespace realign

@@ -1,0 +1,62 @@
+// SimulationResult and Timeline: what one iteration of a plan does on the cluster, estimated by the simulator
+// or measured by the runtime (both record timelines in the same JSON schema).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+
+namespace realign {
+
+// One bar of the Gantt chart: a call, the reallocation before it, or the data move before it, on a contiguous
+// block of devices.
+struct TimelineEvent {
+  std::string name;  // the call's name ("actor_gen"); its realloc and data events carry the same name
+  std::string kind;  // "call", "realloc" or "data"
+  int first_device = 0;
+  int n_devices = 1;
+  double start_s = 0;
+  double end_s = 0;
+  double bytes = 0;  // realloc/data: bytes moved (received by this block); call: 0
+  bool operator==(const TimelineEvent& o) const;
+};
+
+struct Timeline {
+  static constexpr int kVersion = 1;
+  int n_devices = 0;
+  std::vector<TimelineEvent> events;
+  bool operator==(const Timeline& o) const { return n_devices == o.n_devices && events == o.events; }
+};
+
+struct CallResult {
+  std::string name;
+  double start_s = 0;  // the call itself, after its reallocation and data moves
+  double end_s = 0;
+  double realloc_s = 0;
+  double data_s = 0;
+  double peak_mem_bytes = 0;  // max over its devices, persistent state included
+  bool operator==(const CallResult& o) const;
+};
+
+struct SimulationResult {
+  double iteration_time_s = 0;
+  std::vector<CallResult> calls;  // in the graph's call order
+  Timeline timeline;
+  std::vector<double> device_peak_mem_bytes;
+  std::vector<double> device_idle_fraction;  // of the iteration time
+  double realloc_bytes = 0;                  // all reallocations of the iteration
+  bool fits = true;
+  std::string oom_report;  // empty when fits: "device 3 needs 91.2 GiB during actor_train (limit ...): ..."
+  bool operator==(const SimulationResult& o) const;
+};
+
+// {"version": 1, "n_devices": N, "events": [{"name", "kind", "first_device", "n_devices", "start_s", "end_s",
+// "bytes"}, ...]}
+Json to_json(const Timeline& t);
+Timeline timeline_from_json(const Json& j, const std::string& path);
+
+Json to_json(const SimulationResult& r);
+SimulationResult simulation_result_from_json(const Json& j, const std::string& path);
+
+}  // namespace realign

@@ -1,0 +1,280 @@
+#include "cost/simulator.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+#include "core/units.h"
+
+namespace realign {
+
+size_t Simulator::KeyHash::operator()(const Key& k) const {
+  // splitmix64-style mixing of the three words.
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (int64_t w : {k.a, k.b, k.c}) {
+    h ^= uint64_t(w) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+  }
+  return size_t(h);
+}
+
+int64_t Simulator::pack(const Layout& l) {
+  return int64_t(l.first_device) | (int64_t(l.dp) << 20) | (int64_t(l.tp) << 36) | (int64_t(l.pp) << 46);
+}
+
+Simulator::Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profile)
+    : graph_(std::move(graph)), cluster_(std::move(cluster)), profile_(std::move(profile)) {
+  const size_t nm = graph_.models.size();
+  home_call_.assign(nm, -1);
+  for (const auto& m : graph_.models) params_.push_back(model_params(m.spec, m.head));
+  auto model_index = [&](const std::string& name) {
+    for (size_t m = 0; m < nm; ++m)
+      if (graph_.models[m].name == name) return int(m);
+    REALIGN_CHECK(false) << "no model " << name;
+    return -1;
+  };
+  auto data_index = [&](const std::string& name) {
+    for (size_t d = 0; d < graph_.data.size(); ++d)
+      if (graph_.data[d].name == name) return int(d);
+    REALIGN_CHECK(false) << "no data " << name;
+    return -1;
+  };
+  for (size_t i = 0; i < graph_.mfcs.size(); ++i) {
+    const Mfc& mfc = graph_.mfcs[i];
+    const int m = model_index(mfc.model);
+    call_model_.push_back(m);
+    if (home_call_[m] < 0) home_call_[m] = int(i);
+    std::vector<std::pair<int, int>> ins;
+    for (const auto& in : mfc.inputs) {
+      int producer = -1;
+      for (size_t j = 0; j < i; ++j) {
+        const auto& outs = graph_.mfcs[j].outputs;
+        if (std::find(outs.begin(), outs.end(), in) != outs.end()) producer = int(j);
+      }
+      ins.emplace_back(data_index(in), producer);
+    }
+    inputs_.push_back(std::move(ins));
+  }
+  for (size_t m = 0; m < nm; ++m)
+    if (graph_.models[m].trained) {
+      const int t = graph_.train_call(graph_.models[m].name);
+      if (t >= 0) home_call_[m] = t;
+    }
+}
+
+const ShardSizes& Simulator::shards(int model, int tp, int pp) {
+  const Key key{model, tp, pp};
+  auto it = shards_.find(key);
+  if (it != shards_.end()) return it->second;
+  return shards_
+      .emplace(key, shard_sizes(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, tp, pp))
+      .first->second;
+}
+
+const CallEstimate& Simulator::call_estimate(int i, const MfcAssignment& a) {
+  const bool spans = mesh_spans_nodes(a.mesh, cluster_);
+  const Strategy& s = a.strategy;
+  const Key key{int64_t(i) | (int64_t(spans) << 32), int64_t(a.mesh.size) | (int64_t(s.dp) << 32),
+                int64_t(s.tp) | (int64_t(s.pp) << 16) | (int64_t(s.micro_batches) << 32)};
+  auto it = calls_.find(key);
+  if (it != calls_.end()) return it->second;
+  const int m = call_model_[size_t(i)];
+  const CallEstimate e = estimate_call(graph_.models[size_t(m)], graph_.mfcs[size_t(i)], s, spans,
+                                       cluster_.devices_per_node, profile_, shards(m, s.tp, s.pp));
+  return calls_.emplace(key, e).first->second;
+}
+
+const TransferCost& Simulator::realloc(int model, const Layout& src, const Layout& dst) {
+  const Key key{model, pack(src), pack(dst)};
+  auto it = reallocs_.find(key);
+  if (it != reallocs_.end()) return it->second;
+  const TransferCost c = realloc_cost(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, src,
+                                      dst, cluster_, profile_);
+  return reallocs_.emplace(key, c).first->second;
+}
+
+const TransferCost& Simulator::data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst) {
+  const Key key{int64_t(data) | (n_seqs << 16), pack(src), pack(dst)};
+  auto it = data_.find(key);
+  if (it != data_.end()) return it->second;
+  const TransferCost c =
+      data_move_cost(n_seqs, graph_.data[size_t(data)].bytes_per_seq, src, dst, cluster_, profile_);
+  return data_.emplace(key, c).first->second;
+}
+
+namespace {
+
+// Per-device timelines of one run.
+struct Timelines {
+  std::vector<double> free, busy;
+  std::vector<TimelineEvent>* events;
+  double start_on(int first, int n) const {
+    double t = 0;
+    for (int d = first; d < first + n; ++d) t = std::max(t, free[size_t(d)]);
+    return t;
+  }
+  void occupy(const std::string& name, const char* kind, int first, int n, double start, double end,
+              double bytes) {
+    for (int d = first; d < first + n; ++d) {
+      free[size_t(d)] = end;
+      busy[size_t(d)] += end - start;
+    }
+    events->push_back(TimelineEvent{name, kind, first, n, start, end, bytes});
+  }
+};
+
+}  // namespace
+
+SimulationResult Simulator::run(const ExecutionPlan& plan) {
+  const auto& mfcs = graph_.mfcs;
+  REALIGN_CHECK(plan.assignments.size() == mfcs.size()) << plan.assignments.size() << " assignments";
+  const int nd = cluster_.n_devices();
+  const size_t nm = graph_.models.size();
+  SimulationResult r;
+  r.timeline.n_devices = nd;
+  r.timeline.events.reserve(mfcs.size() * 3);
+  r.calls.resize(mfcs.size());
+  Timelines tl{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0),
+               &r.timeline.events};
+
+  // Persistent state, per device.
+  std::vector<Layout> home(nm);
+  std::vector<double>& persistent = r.device_peak_mem_bytes;
+  persistent.assign(size_t(nd), 0.0);
+  for (size_t m = 0; m < nm; ++m) {
+    if (home_call_[m] < 0) continue;
+    home[m] = plan.assignments[size_t(home_call_[m])].layout();
+    const Layout& l = home[m];
+    const ShardSizes& sh = shards(int(m), l.tp, l.pp);
+    const double per_param = graph_.models[m].trained
+                                 ? kWeightBytesPerParam + kGradBytesPerParam + kOptimizerBytesPerParam
+                                 : kWeightBytesPerParam;
+    for (int rank = 0; rank < l.size(); ++rank) {
+      const int stage = rank / (l.dp * l.tp), tp_rank = rank % l.tp;
+      persistent[size_t(l.first_device + rank)] += double(sh.at(stage, tp_rank)) * per_param;
+    }
+  }
+
+  std::vector<double> transient(size_t(nd), 0.0);
+  std::vector<int> transient_call(size_t(nd), -1);
+  std::vector<double> call_end(mfcs.size(), 0.0), params_ready(nm, 0.0);
+  std::vector<bool> copy(mfcs.size(), false);
+  for (size_t i = 0; i < mfcs.size(); ++i) {
+    const MfcAssignment& a = plan.assignments[i];
+    REALIGN_CHECK(a.mfc == mfcs[i].name)
+        << "assignment " << i << " is " << a.mfc << ", expected " << mfcs[i].name;
+    const int m = call_model_[i];
+    const Layout dst = a.layout();
+    const CallEstimate& est = call_estimate(int(i), a);
+    CallResult& cr = r.calls[i];
+    cr.name = mfcs[i].name;
+    double t = tl.start_on(dst.first_device, dst.size());
+
+    copy[i] = dst != home[size_t(m)];
+    if (copy[i]) {
+      const Layout& src = home[size_t(m)];
+      const TransferCost& rc = realloc(m, src, dst);
+      if (rc.bytes > 0) {
+        // Senders take part too: the event covers the destination block and the source devices outside it.
+        const double start =
+            std::max({t, tl.start_on(src.first_device, src.size()), params_ready[size_t(m)]});
+        const double end = start + rc.time_s;
+        tl.occupy(cr.name, "realloc", dst.first_device, dst.size(), start, end, rc.bytes);
+        const int s0 = src.first_device, s1 = src.first_device + src.size();
+        const int d0 = dst.first_device, d1 = dst.first_device + dst.size();
+        if (s0 < d0) tl.occupy(cr.name, "realloc", s0, std::min(s1, d0) - s0, start, end, 0.0);
+        if (s1 > d1) tl.occupy(cr.name, "realloc", std::max(s0, d1), s1 - std::max(s0, d1), start, end, 0.0);
+        r.realloc_bytes += rc.bytes;
+        cr.realloc_s = rc.time_s;
+        t = end;
+      }
+    }
+
+    double ready = 0, data_s = 0, data_bytes = 0;
+    for (const auto& [data, producer] : inputs_[i]) {
+      if (producer < 0) continue;  // read from the dataset by the call itself
+      ready = std::max(ready, call_end[size_t(producer)]);
+      const TransferCost& dc =
+          data_move(data, mfcs[i].n_seqs, plan.assignments[size_t(producer)].layout(), dst);
+      data_s += dc.time_s;
+      data_bytes += dc.bytes;
+    }
+    t = std::max(t, ready);
+    if (data_s > 0) {
+      tl.occupy(cr.name, "data", dst.first_device, dst.size(), t, t + data_s, data_bytes);
+      t += data_s;
+    }
+    cr.data_s = data_s;
+
+    cr.start_s = t;
+    cr.end_s = t + est.time_s;
+    tl.occupy(cr.name, "call", dst.first_device, dst.size(), cr.start_s, cr.end_s, 0.0);
+    call_end[i] = cr.end_s;
+    if (mfcs[i].kind == MfcKind::kTrain) params_ready[size_t(m)] = cr.end_s;
+
+    const double trans = est.memory.transient() + (copy[i] ? est.memory.weights : 0.0);
+    double peak = 0;
+    for (int d = dst.first_device; d < dst.first_device + dst.size(); ++d) {
+      peak = std::max(peak, persistent[size_t(d)] + trans);
+      if (trans > transient[size_t(d)]) {
+        transient[size_t(d)] = trans;
+        transient_call[size_t(d)] = int(i);
+      }
+    }
+    cr.peak_mem_bytes = peak;
+  }
+
+  for (const auto& e : r.timeline.events) r.iteration_time_s = std::max(r.iteration_time_s, e.end_s);
+  const double limit = profile_.memory_bytes.value * profile_.usable_memory_fraction.value;
+  r.device_idle_fraction.assign(size_t(nd), 1.0);
+  int worst = -1;
+  for (int d = 0; d < nd; ++d) {
+    const double peak = persistent[size_t(d)] + transient[size_t(d)];
+    r.device_peak_mem_bytes[size_t(d)] = peak;
+    if (r.iteration_time_s > 0)
+      r.device_idle_fraction[size_t(d)] = 1.0 - tl.busy[size_t(d)] / r.iteration_time_s;
+    if (peak > limit && (worst < 0 || peak > r.device_peak_mem_bytes[size_t(worst)])) worst = d;
+  }
+  if (worst >= 0) {
+    r.fits = false;
+    r.oom_report = oom_report(worst, transient_call[size_t(worst)], plan, home, copy,
+                              r.device_peak_mem_bytes[size_t(worst)], limit);
+  }
+  return r;
+}
+
+std::string Simulator::oom_report(int device, int call, const ExecutionPlan& plan,
+                                  const std::vector<Layout>& home, const std::vector<bool>& copy, double peak,
+                                  double limit) {
+  std::string parts;
+  auto add = [&](const std::string& what, double bytes) {
+    if (bytes > 0) parts += (parts.empty() ? "" : ", ") + what + " " + format_bytes(bytes);
+  };
+  for (size_t m = 0; m < graph_.models.size(); ++m) {
+    if (home_call_[m] < 0 || !home[m].contains(device)) continue;
+    const Layout& l = home[m];
+    const Layout::Coord c = l.coord_of(device);
+    const double n = double(shards(int(m), l.tp, l.pp).at(c.pp, c.tp));
+    const std::string& name = graph_.models[m].name;
+    add(name + " weights", n * kWeightBytesPerParam);
+    if (graph_.models[m].trained) {
+      add(name + " gradients", n * kGradBytesPerParam);
+      add(name + " optimizer state", n * kOptimizerBytesPerParam);
+    }
+  }
+  std::string during = "its persistent state";
+  if (call >= 0) {
+    const MfcAssignment& a = plan.assignments[size_t(call)];
+    const MemoryBreakdown& mem = call_estimate(call, a).memory;
+    during = graph_.mfcs[size_t(call)].name;
+    if (copy[size_t(call)]) add(during + " reallocated weights", mem.weights);
+    add(during + " activations", mem.activations);
+    add(during + " KV cache", mem.kv_cache);
+    add(during + " logits", mem.logits);
+  }
+  return "device " + std::to_string(device) + " needs " + format_bytes(peak) + " during " + during +
+         " (limit " + format_bytes(limit) + "): " + parts;
+}
+
+}  // namespace realign

@@ -1,0 +1,69 @@
+// Simulator: the discrete-event simulation of one iteration of the augmented dataflow graph (calls plus their
+// parameter reallocations and data moves) on per-device timelines, with per-device memory.
+// Rules: calls run in the graph's order; a call's reallocation starts when the source and destination devices
+// are free (both take part); its data move starts when the producers are done and its devices are free; the
+// call starts after both. Calls on disjoint meshes overlap.
+// Memory: a trained model keeps weights + gradients + Adam state on its train call's devices all iteration; a
+// model never trained keeps its weights on its first call's devices (its home layout); a call on another
+// layout adds a reallocated weight copy that lives only during the call.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "cost/call_cost.h"
+#include "cost/hardware_profile.h"
+#include "cost/simulation_result.h"
+#include "cost/transfer_cost.h"
+
+namespace realign {
+
+class Simulator {
+ public:
+  Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profile);
+
+  // The plan's assignments must be in the graph's call order (validate_plan orders them).
+  SimulationResult run(const ExecutionPlan& plan);
+
+  // Cached per-call estimate (the same as estimate_call()).
+  const CallEstimate& call_estimate(int mfc_index, const MfcAssignment& a);
+  // Cached reallocation cost of `model` (an index into graph().models) between two layouts.
+  const TransferCost& realloc(int model, const Layout& src, const Layout& dst);
+
+  const DataflowGraph& graph() const { return graph_; }
+  const Cluster& cluster() const { return cluster_; }
+  const HardwareProfile& profile() const { return profile_; }
+  size_t cache_size() const { return calls_.size() + reallocs_.size() + data_.size() + shards_.size(); }
+
+ private:
+  struct Key {
+    int64_t a = 0, b = 0, c = 0;
+    bool operator==(const Key& o) const { return a == o.a && b == o.b && c == o.c; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  static int64_t pack(const Layout& l);
+
+  const ShardSizes& shards(int model, int tp, int pp);
+  const TransferCost& data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst);
+  std::string oom_report(int device, int call, const ExecutionPlan& plan, const std::vector<Layout>& home,
+                         const std::vector<bool>& copy, double peak, double limit);
+
+  DataflowGraph graph_;
+  Cluster cluster_;
+  HardwareProfile profile_;
+  // Per call: its model's index, and per input (data index, producer call index or -1 for the dataset).
+  std::vector<int> call_model_;
+  std::vector<std::vector<std::pair<int, int>>> inputs_;
+  std::vector<int> home_call_;  // per model: the call whose layout is its home (train call or first call)
+  std::vector<std::vector<ParamInfo>> params_;
+
+  std::unordered_map<Key, CallEstimate, KeyHash> calls_;
+  std::unordered_map<Key, TransferCost, KeyHash> reallocs_;
+  std::unordered_map<Key, TransferCost, KeyHash> data_;
+  std::unordered_map<Key, ShardSizes, KeyHash> shards_;
+};
+
+}  // namespace realign

@@ -1,0 +1,136 @@
+#include "cost/transfer_cost.h"
+
+#include <algorithm>
+
+#include "cost/comm_model.h"
+#include "cost/memory_model.h"
+
+namespace realign {
+namespace {
+
+struct Load {
+  double intra = 0, inter = 0;
+};
+
+Range intersect(const Range& a, const Range& b) {
+  Range r{std::max(a.begin, b.begin), std::min(a.end, b.end)};
+  if (r.end < r.begin) r.end = r.begin;
+  return r;
+}
+
+// The slice of `p` (elements along its split dim, or dim 0 when replicated) a rank holds.
+Range held_range(const ParamInfo& p, int tp_rank, int tp) { return tp_shard_range(p, tp_rank, tp); }
+
+int holding_stage(const ParamInfo& p, int pp, int64_t n_layers) {
+  for (int s = 0; s < pp; ++s)
+    if (stage_holds(p, s, pp, n_layers)) return s;
+  return -1;
+}
+
+// Walks every missing piece: fn(dst_rank, dst_device, src_device, bytes).
+template <class Fn>
+void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& src,
+                       const Layout& dst, Fn&& fn) {
+  for (int r = 0; r < dst.size(); ++r) {
+    const int d = dst.first_device + r;
+    const Layout::Coord dc = dst.coord_of(d);
+    const bool in_src = src.contains(d);
+    const Layout::Coord sc = in_src ? src.coord_of(d) : Layout::Coord{};
+    for (const auto& p : params) {
+      if (!stage_holds(p, dc.pp, dst.pp, n_layers)) continue;
+      const double row_bytes =
+          double(p.numel() / p.shape[p.split_dim < 0 ? 0 : p.split_dim]) * kWeightBytesPerParam;
+      const Range need = held_range(p, dc.tp, dst.tp);
+      Range have{0, 0};
+      if (in_src && stage_holds(p, sc.pp, src.pp, n_layers)) have = held_range(p, sc.tp, src.tp);
+      // need minus have: up to two pieces.
+      Range pieces[2] = {need, {0, 0}};
+      const Range common = intersect(need, have);
+      if (common.size() > 0) {
+        pieces[0] = Range{need.begin, common.begin};
+        pieces[1] = Range{common.end, need.end};
+      }
+      const int stage = holding_stage(p, src.pp, n_layers);
+      const int replica = dc.dp % src.dp;
+      for (const Range& piece : pieces) {
+        if (piece.size() <= 0) continue;
+        if (p.split_dim < 0 || src.tp == 1) {
+          // Replicated (or unsplit at the source): the source tp rank matching ours sends it.
+          const int t = p.split_dim < 0 ? dc.tp % src.tp : 0;
+          fn(r, d, src.device_of({replica, t, stage}), double(piece.size()) * row_bytes);
+          continue;
+        }
+        for (int t = 0; t < src.tp; ++t) {
+          const Range part = intersect(piece, held_range(p, t, src.tp));
+          if (part.size() > 0) fn(r, d, src.device_of({replica, t, stage}), double(part.size()) * row_bytes);
+        }
+      }
+    }
+  }
+}
+
+double link_time(const Load& l, const Link& intra, const Link& inter) {
+  return l.intra / intra.bandwidth + l.inter / inter.bandwidth;
+}
+
+}  // namespace
+
+std::vector<double> realloc_inbound_bytes(const std::vector<ParamInfo>& params, int64_t n_layers,
+                                          const Layout& src, const Layout& dst) {
+  std::vector<double> in(size_t(dst.size()), 0.0);
+  for_each_transfer(params, n_layers, src, dst,
+                    [&](int r, int, int, double bytes) { in[size_t(r)] += bytes; });
+  return in;
+}
+
+TransferCost realloc_cost(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& src,
+                          const Layout& dst, const Cluster& cluster, const HardwareProfile& profile) {
+  TransferCost c;
+  if (src == dst) return c;
+  const int lo = std::min(src.first_device, dst.first_device);
+  const int hi = std::max(src.first_device + src.size(), dst.first_device + dst.size());
+  std::vector<Load> in(size_t(hi - lo)), out(size_t(hi - lo));
+  for_each_transfer(params, n_layers, src, dst, [&](int, int d, int s, double bytes) {
+    const bool inter = cluster.node_of(d) != cluster.node_of(s);
+    c.crosses_nodes |= inter;
+    (inter ? in[size_t(d - lo)].inter : in[size_t(d - lo)].intra) += bytes;
+    (inter ? out[size_t(s - lo)].inter : out[size_t(s - lo)].intra) += bytes;
+    c.bytes += bytes;
+  });
+  if (c.bytes <= 0) return c;
+  const Link intra = intra_node_link(profile), inter = inter_node_link(profile);
+  double worst = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    c.max_inbound = std::max(c.max_inbound, in[i].intra + in[i].inter);
+    c.max_outbound = std::max(c.max_outbound, out[i].intra + out[i].inter);
+    worst = std::max({worst, link_time(in[i], intra, inter), link_time(out[i], intra, inter)});
+  }
+  c.time_s = worst + (c.crosses_nodes ? inter.latency_s : intra.latency_s);
+  return c;
+}
+
+TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& producer,
+                            const Layout& consumer, const Cluster& cluster, const HardwareProfile& profile) {
+  TransferCost c;
+  if (producer == consumer || n_seqs <= 0 || bytes_per_seq <= 0) return c;
+  for (int r = 0; r < consumer.size(); ++r) {
+    const int d = consumer.first_device + r;
+    const Range need = balanced_part(n_seqs, consumer.coord_of(d).dp, consumer.dp);
+    Range have{0, 0};
+    if (producer.contains(d)) have = balanced_part(n_seqs, producer.coord_of(d).dp, producer.dp);
+    const double bytes = double(need.size() - intersect(need, have).size()) * bytes_per_seq;
+    c.bytes += bytes;
+    c.max_inbound = std::max(c.max_inbound, bytes);
+  }
+  if (c.bytes <= 0) return c;
+  const int lo = std::min(producer.first_device, consumer.first_device);
+  const int hi =
+      std::max(producer.first_device + producer.size(), consumer.first_device + consumer.size()) - 1;
+  c.crosses_nodes = cluster.node_of(lo) != cluster.node_of(hi);
+  const Link link = c.crosses_nodes ? inter_node_link(profile) : intra_node_link(profile);
+  c.max_outbound = c.bytes / producer.size();
+  c.time_s = link.latency_s + std::max(c.max_inbound, c.max_outbound) / link.bandwidth;
+  return c;
+}
+
+}  // namespace realign

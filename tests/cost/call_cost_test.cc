@@ -1,0 +1,117 @@
+#include "cost/call_cost.h"
+
+#include <gtest/gtest.h>
+
+#include "cost/fixtures.h"
+
+namespace realign {
+namespace {
+
+using testing::assign;
+using testing::make_cluster;
+using testing::make_graph;
+
+TEST(CallCost, Llama7bForwardFlopsMatchHandComputation) {
+  const ModelSpec m = builtin_model("llama2-7b");
+  const double h = 4096, L = 32, I = 11008, V = 32000, T = 1000, ctx = 512;
+  // Matmuls: 2 FLOPs per multiply-add over every weight matrix except the embedding lookup.
+  const double matmul = 2 * T * (L * (4 * h * h + 3 * h * I) + V * h);
+  const double attention = 2 * T * L * (2 * h * ctx);  // QK^T and AV
+  EXPECT_DOUBLE_EQ(m.forward_flops(T, ctx), matmul + attention);
+  // ~2 N tokens: N counts the embedding (no FLOPs) and norms; the difference is under 2%.
+  const double two_n_t = 2.0 * double(m.total_params()) * T;
+  EXPECT_NEAR(m.forward_flops(T, 0) / two_n_t, 1.0, 0.02);
+
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 16, 256, 256);
+  const Cluster c = make_cluster(1, 8);
+  const HardwareProfile p = default_profile(c.device);
+  const int train = g.mfc_index("actor_train");
+  const CallEstimate e = estimate_call(g, c, p, train, assign("actor_train", 0, 2, 4, 1));
+  EXPECT_DOUBLE_EQ(e.flops, 3.0 * m.forward_flops(16.0 * 512, 256));
+}
+
+TEST(CallCost, TrainTimeIsBoundedBelowByFlopsAtAchievedRate) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 512, 512);
+  const Cluster c = make_cluster(1, 8);
+  const HardwareProfile p = default_profile(c.device);
+  const int train = g.mfc_index("actor_train");
+  const CallEstimate e = estimate_call(g, c, p, train, assign("actor_train", 0, 2, 4, 1, 4));
+  const double ideal = e.flops / (8 * p.peak_flops.value * p.gemm_efficiency.value);
+  EXPECT_GT(e.time_s, ideal);
+  EXPECT_LT(e.time_s, 3 * ideal);  // attention at lower efficiency, comm and launches: not wildly more
+  EXPECT_GT(e.comm_s, 0);          // tp and dp communication are charged
+  EXPECT_NEAR(e.compute_s + e.comm_s + e.overhead_s, e.time_s, 1e-12 * e.time_s);
+}
+
+TEST(CallCost, MoreMicroBatchesShrinkThePipelineBubble) {
+  const DataflowGraph g = make_graph("sft", "llama2-7b", 256, 1024, 0);
+  const Cluster c = make_cluster(1, 8);
+  const HardwareProfile p = default_profile(c.device);
+  double previous_bubble = 1, previous_time = 1e300;
+  for (int mb : {1, 2, 4, 8, 16}) {
+    const CallEstimate e = estimate_call(g, c, p, 0, assign("actor_train", 0, 1, 2, 4, mb));
+    EXPECT_NEAR(e.bubble_fraction, 3.0 / (mb + 3.0), 1e-12);
+    EXPECT_LT(e.bubble_fraction, previous_bubble);
+    EXPECT_LT(e.time_s, previous_time) << mb << " micro-batches";
+    previous_bubble = e.bubble_fraction;
+    previous_time = e.time_s;
+  }
+}
+
+TEST(CallCost, DecodeIsSlowerWithLongerContext) {
+  const Cluster c = make_cluster(1, 8);
+  const HardwareProfile p = default_profile(c.device);
+  auto decode_time = [&](int64_t prompt_len) {
+    // Decode alone: the generate call minus the same call generating nothing (its prefill).
+    const DataflowGraph with = make_graph("ppo", "llama2-7b", 32, prompt_len, 256);
+    DataflowGraph without = with;
+    without.mfcs[0].gen_len = 0;
+    const MfcAssignment a = assign("actor_gen", 0, 1, 2, 1, 1);
+    return estimate_call(with, c, p, 0, a).time_s - estimate_call(without, c, p, 0, a).time_s;
+  };
+  const double short_ctx = decode_time(128), long_ctx = decode_time(2048);
+  EXPECT_GT(short_ctx, 0);
+  EXPECT_GT(long_ctx, short_ctx);
+  // Memory-bound: a step reads at least the weight shard.
+  const double shard_bytes = 2.0 * double(builtin_model("llama2-7b").total_params()) / 2;
+  EXPECT_GT(short_ctx, 256 * shard_bytes / (p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value));
+}
+
+TEST(CallCost, HalfTheGemmEfficiencyNeverMakesTrainingFaster) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 512, 512, 4);
+  const Cluster c = make_cluster(2, 8);
+  const HardwareProfile full = default_profile(c.device);
+  HardwareProfile half = full;
+  half.gemm_efficiency.value /= 2;
+  const int train = g.mfc_index("actor_train");
+  int checked = 0;
+  for (int first : {0, 8})
+    for (int dp : {1, 2, 4})
+      for (int tp : {1, 2, 4})
+        for (int pp : {1, 2})
+          for (int mb : {1, 2, 4}) {
+            if (first + dp * tp * pp > 16) continue;
+            const MfcAssignment a = assign("actor_train", first, dp, tp, pp, mb);
+            const double t_full = estimate_call(g, c, full, train, a).time_s;
+            const double t_half = estimate_call(g, c, half, train, a).time_s;
+            EXPECT_GT(t_half, t_full) << to_string(a.strategy);
+            ++checked;
+          }
+  EXPECT_EQ(checked, 93);  // 17 meshes of up to 16 devices from device 0, 14 of up to 8 from device 8, x 3
+}
+
+TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 512, 512);
+  const Cluster c = make_cluster(2, 8);
+  const HardwareProfile p = default_profile(c.device);
+  const int train = g.mfc_index("actor_train");
+  // dp 2 x tp 8: the dp group crosses the node boundary in the first case only.
+  const CallEstimate across = estimate_call(g, c, p, train, assign("actor_train", 0, 2, 8, 1));
+  const CallEstimate within =
+      estimate_call(g, make_cluster(1, 16), p, train, assign("actor_train", 0, 2, 8, 1));
+  EXPECT_GT(across.comm_s, within.comm_s);
+  EXPECT_EQ(across.compute_s, within.compute_s);
+}
+
+}  // namespace
+}  // namespace realign

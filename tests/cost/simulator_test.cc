@@ -1,0 +1,165 @@
+#include "cost/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "cost/fixtures.h"
+
+namespace realign {
+namespace {
+
+using testing::assign;
+using testing::make_cluster;
+using testing::make_graph;
+
+// PPO on LLaMA-2-7B (all four models), 2 nodes x 8 H100.
+struct Ppo {
+  DataflowGraph graph = make_graph("ppo", "llama2-7b", 128, 256, 256, 4);
+  Cluster cluster = make_cluster(2, 8);
+  HardwareProfile profile = default_profile(cluster.device);
+};
+
+ExecutionPlan colocated() {
+  ExecutionPlan p;
+  p.name = "co-located";
+  for (const char* m : {"actor_gen", "ref_inf", "reward_inf", "critic_inf", "actor_train", "critic_train"})
+    p.assignments.push_back(assign(m, 0, 2, 8, 1, 2));
+  return p;
+}
+
+// Generation on node 0, everything else on node 1 (ref and reward side by side).
+ExecutionPlan disaggregated() {
+  ExecutionPlan p;
+  p.name = "disaggregated";
+  p.assignments = {assign("actor_gen", 0, 2, 4, 1),      assign("ref_inf", 8, 1, 4, 1),
+                   assign("reward_inf", 12, 1, 4, 1),    assign("critic_inf", 8, 2, 4, 1),
+                   assign("actor_train", 8, 2, 4, 1, 4), assign("critic_train", 8, 2, 4, 1, 4)};
+  return p;
+}
+
+// No device runs two events at once.
+void expect_no_overlap(const Timeline& t) {
+  for (size_t i = 0; i < t.events.size(); ++i)
+    for (size_t j = i + 1; j < t.events.size(); ++j) {
+      const auto& a = t.events[i];
+      const auto& b = t.events[j];
+      const bool share =
+          a.first_device < b.first_device + b.n_devices && b.first_device < a.first_device + a.n_devices;
+      if (!share) continue;
+      EXPECT_TRUE(a.end_s <= b.start_s + 1e-12 || b.end_s <= a.start_s + 1e-12)
+          << a.name << "/" << a.kind << " and " << b.name << "/" << b.kind;
+    }
+}
+
+TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {
+  Ppo s;
+  Simulator sim(s.graph, s.cluster, s.profile);
+  const ExecutionPlan plan = colocated();
+  const SimulationResult r = sim.run(plan);
+  ASSERT_EQ(r.calls.size(), 6u);
+  // Same layout everywhere: no reallocation, no data moves; calls follow each other on all 16 devices.
+  EXPECT_EQ(r.realloc_bytes, 0);
+  double t = 0;
+  for (size_t i = 0; i < r.calls.size(); ++i) {
+    EXPECT_EQ(r.calls[i].name, s.graph.mfcs[i].name);
+    EXPECT_EQ(r.calls[i].realloc_s, 0);
+    EXPECT_EQ(r.calls[i].data_s, 0);
+    EXPECT_DOUBLE_EQ(r.calls[i].start_s, t);
+    const double time = estimate_call(s.graph, s.cluster, s.profile, int(i), plan.assignments[i]).time_s;
+    EXPECT_NEAR(r.calls[i].end_s - r.calls[i].start_s, time, 1e-12 * time);
+    t = r.calls[i].end_s;
+  }
+  EXPECT_DOUBLE_EQ(r.iteration_time_s, t);
+  EXPECT_EQ(r.timeline.events.size(), 6u);
+  for (double idle : r.device_idle_fraction) EXPECT_NEAR(idle, 0.0, 1e-12);
+  EXPECT_TRUE(r.fits) << r.oom_report;
+  EXPECT_TRUE(r.oom_report.empty());
+  expect_no_overlap(r.timeline);
+}
+
+TEST(Simulator, DisaggregatedPlanReallocatesOverlapsAndMovesData) {
+  Ppo s;
+  Simulator sim(s.graph, s.cluster, s.profile);
+  const SimulationResult r = sim.run(disaggregated());
+  expect_no_overlap(r.timeline);
+  const auto& gen = r.calls[0];
+  // The actor's parameters live on its train layout (d2t4p1@8): generation needs a copy on d2t4p1@0.
+  const auto& actor = s.graph.model("actor");
+  const double full = 2.0 * double(actor.spec.total_params());
+  EXPECT_GT(gen.realloc_s, 0);
+  // Two replicas of 4 tp shards, nothing held on node 0; each tp rank needs its own copy of the replicated
+  // norms (2 per layer + the final one).
+  const double norms = 2.0 * double(actor.spec.n_layers * 2 * actor.spec.hidden + actor.spec.hidden);
+  EXPECT_DOUBLE_EQ(r.realloc_bytes, 2 * (full + 3 * norms));
+  // ref and reward run side by side on disjoint halves of node 1 once the sequences arrive.
+  const auto& ref = r.calls[1];
+  const auto& reward = r.calls[2];
+  EXPECT_GT(ref.data_s, 0);
+  EXPECT_DOUBLE_EQ(ref.start_s, reward.start_s);
+  EXPECT_GE(ref.start_s, gen.end_s);
+  // critic_inf uses the critic's train layout: no copy; actor_train waits for every input.
+  EXPECT_EQ(r.calls[3].realloc_s, 0);
+  for (size_t i = 0; i < 4; ++i) EXPECT_GE(r.calls[4].start_s, r.calls[i].end_s);
+  // Node 0 idles while node 1 trains.
+  EXPECT_GT(r.device_idle_fraction[0], 0.1);
+  for (double f : r.device_idle_fraction) {
+    EXPECT_GE(f, 0.0);
+    EXPECT_LE(f, 1.0);
+  }
+  // Generation's devices hold only the temporary copy and the KV cache: less than the training devices.
+  EXPECT_LT(r.device_peak_mem_bytes[0], r.device_peak_mem_bytes[8]);
+  EXPECT_GT(r.calls[0].peak_mem_bytes, full / 4);  // its tp = 4 weight shard at least
+}
+
+TEST(Simulator, RepeatedRunsAreIdenticalAndUseTheCache) {
+  Ppo s;
+  Simulator sim(s.graph, s.cluster, s.profile);
+  const SimulationResult a = sim.run(disaggregated());
+  const size_t cached = sim.cache_size();
+  EXPECT_GT(cached, 0u);
+  const SimulationResult b = sim.run(disaggregated());
+  EXPECT_EQ(sim.cache_size(), cached);
+  EXPECT_EQ(a, b);
+  EXPECT_FALSE(a == sim.run(colocated()));
+}
+
+TEST(Simulator, ReportsTheDeviceAndCallThatDoNotFit) {
+  // SFT of LLaMA-2-7B on one 80 GB device: 16 bytes/param of Adam state alone is 108 GB.
+  const DataflowGraph g = make_graph("sft", "llama2-7b", 8, 512, 0);
+  const Cluster c = make_cluster(1, 8);
+  Simulator sim(g, c, default_profile(c.device));
+  ExecutionPlan plan;
+  plan.assignments = {assign("actor_train", 3, 1, 1, 1)};
+  const SimulationResult r = sim.run(plan);
+  EXPECT_FALSE(r.fits);
+  EXPECT_NE(r.oom_report.find("device 3 needs"), std::string::npos) << r.oom_report;
+  EXPECT_NE(r.oom_report.find("during actor_train"), std::string::npos) << r.oom_report;
+  EXPECT_NE(r.oom_report.find("limit 67.1 GiB"), std::string::npos) << r.oom_report;  // 0.9 x 80 GB
+  EXPECT_NE(r.oom_report.find("actor optimizer state 75.3 GiB"), std::string::npos) << r.oom_report;
+  EXPECT_NE(r.oom_report.find("actor_train activations"), std::string::npos) << r.oom_report;
+  EXPECT_GT(r.device_peak_mem_bytes[3], 16.0 * 6738415616);
+  EXPECT_EQ(r.device_peak_mem_bytes[0], 0);
+  // Spread over 8 devices with tp 8 it fits.
+  plan.assignments = {assign("actor_train", 0, 1, 8, 1, 2)};
+  const SimulationResult ok = sim.run(plan);
+  EXPECT_TRUE(ok.fits) << ok.oom_report;
+}
+
+TEST(Simulator, ResultAndTimelineJsonRoundTrip) {
+  Ppo s;
+  Simulator sim(s.graph, s.cluster, s.profile);
+  const SimulationResult r = sim.run(disaggregated());
+  const Json j = to_json(r);
+  EXPECT_EQ(simulation_result_from_json(Json::parse(j.dump()), "result"), r);
+  EXPECT_EQ(timeline_from_json(to_json(r.timeline), "timeline"), r.timeline);
+  Json bad = to_json(r.timeline);
+  bad["events"][1]["kind"] = "compute";
+  try {
+    timeline_from_json(bad, "timeline");
+    FAIL() << "accepted a bad kind";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("timeline.events[1].kind"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace realign
