@@ -15,5 +15,7 @@ using Action = std::function<int()>;
 void on_run(CLI::App* sub, Action action);
 
 void add_models_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
 
 }  // namespace realign::apps

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   CLI::App app{"realign: RLHF training that plans its own layout over the cluster"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every subcommand");
+  add_plan_command(app);
+  add_simulate_command(app);
   add_models_command(app);
   try {
     app.parse(argc, argv);

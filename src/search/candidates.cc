@@ -24,6 +24,36 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
   return out;
 }
 
+namespace {
+
+struct Ranked {
+  PlanScore score;
+  MfcAssignment a;
+};
+
+// The time/memory Pareto front: strategies sorted by time, each needing less memory than every faster one.
+// When some fit on their own, only those count. At most `cap`, evenly spread from the fastest to the leanest.
+std::vector<Ranked> pareto_front(std::vector<Ranked> ranked, int cap) {
+  const bool any_fits = std::any_of(ranked.begin(), ranked.end(), [](const Ranked& r) { return r.score.fits(); });
+  if (any_fits)
+    ranked.erase(std::remove_if(ranked.begin(), ranked.end(), [](const Ranked& r) { return !r.score.fits(); }),
+                 ranked.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& x, const Ranked& y) {
+    if (x.score.time_s != y.score.time_s) return x.score.time_s < y.score.time_s;
+    return x.score.memory_bytes < y.score.memory_bytes;
+  });
+  std::vector<Ranked> front;
+  for (const auto& r : ranked)
+    if (front.empty() || r.score.memory_bytes < front.back().score.memory_bytes) front.push_back(r);
+  if (int(front.size()) <= cap) return front;
+  if (cap <= 1) return {front.front()};
+  std::vector<Ranked> picked;
+  for (int k = 0; k < cap; ++k) picked.push_back(front[size_t(k) * (front.size() - 1) / size_t(cap - 1)]);
+  return picked;
+}
+
+}  // namespace
+
 std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& graph, const Cluster& cluster,
                                                          PlanEvaluator& evaluator, const CandidateOptions& options) {
   const std::vector<DeviceMesh> meshes = enumerate_meshes(cluster, options.all_node_runs);
@@ -34,10 +64,6 @@ std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& gr
   for (size_t i = 0; i < graph.mfcs.size(); ++i) {
     const Mfc& mfc = graph.mfcs[i];
     const ModelSpec& spec = graph.model(mfc.model).spec;
-    struct Ranked {
-      PlanScore score;
-      MfcAssignment a;
-    };
     std::map<int, std::vector<Ranked>> best_by_size;
     for (const auto& [size, mesh] : first_of_size) {
       std::vector<Ranked> ranked;
@@ -45,14 +71,7 @@ std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& gr
         MfcAssignment a{mfc.name, mesh, s};
         ranked.push_back({evaluator.evaluate_call(int(i), a), a});
       }
-      auto better = [](const Ranked& x, const Ranked& y) {
-        if (x.score.fits() != y.score.fits()) return x.score.fits();
-        if (!x.score.fits()) return x.score.overflow_bytes < y.score.overflow_bytes;
-        return x.score.time_s < y.score.time_s;
-      };
-      std::sort(ranked.begin(), ranked.end(), better);
-      if (int(ranked.size()) > options.strategies_per_mesh_size) ranked.resize(options.strategies_per_mesh_size);
-      best_by_size[size] = std::move(ranked);
+      best_by_size[size] = pareto_front(std::move(ranked), options.strategies_per_mesh_size);
     }
     std::vector<std::pair<PlanScore, MfcAssignment>> all;
     for (const auto& m : meshes)

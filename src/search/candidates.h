@@ -13,13 +13,16 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
                                            int mesh_size, int max_micro_batches = 16);
 
 struct CandidateOptions {
-  // Per call and mesh size, keep this many of the fastest strategies that fit on their own.
-  int strategies_per_mesh_size = 3;
+  // Per call and mesh size, keep at most this many strategies from the time/memory Pareto front (strategies
+  // that no other strategy beats on both time and memory): the fastest, the leanest and some between. Memory
+  // matters beyond the call itself, since other models' state shares the devices.
+  int strategies_per_mesh_size = 4;
   bool all_node_runs = false;  // see enumerate_meshes
 };
 
 // candidates[i] lists call i's assignments, fastest standalone first. A call with no candidate that fits on its
-// own keeps its least-overflowing ones, so the search can still report the best it can do.
+// own keeps its least-overflowing ones, so the search can still report the best it can do. The evaluator's
+// standalone memory is its overflow plus the limit; only the order of overflows matters here.
 std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& graph, const Cluster& cluster,
                                                          PlanEvaluator& evaluator, const CandidateOptions& options);
 

@@ -11,6 +11,7 @@ namespace realign {
 struct PlanScore {
   double time_s = 0;           // estimated iteration (or call) time
   double overflow_bytes = 0;   // memory needed beyond the limit on the worst device; 0 = fits
+  double memory_bytes = 0;     // memory needed on the worst device
   bool fits() const { return overflow_bytes <= 0; }
 };
 

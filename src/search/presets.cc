@@ -42,32 +42,41 @@ namespace {
 
 bool better(const PlanScore& a, const PlanScore& b) { return search_objective(a) < search_objective(b); }
 
-// The best standalone strategy of call `i` on `mesh`; empty when none is valid.
-std::optional<MfcAssignment> best_on_mesh(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev, int i,
-                                          const DeviceMesh& mesh) {
-  const Mfc& mfc = g.mfcs[i];
-  std::optional<MfcAssignment> best;
-  PlanScore best_score;
-  for (const Strategy& s : enumerate_strategies(mfc, g.model(mfc.model).spec, c, mesh.size)) {
-    MfcAssignment a{mfc.name, mesh, s};
-    const PlanScore score = ev.evaluate_call(i, a);
-    if (!best || better(score, best_score)) {
-      best = a;
-      best_score = score;
-    }
-  }
-  return best;
-}
-
-// Every call on its given mesh with its own best strategy.
+// Every call on its given mesh with its own strategy, chosen by coordinate descent on the whole plan: start from
+// each call's least-memory strategy (most model parallelism), then let each call in turn take the strategy that
+// makes the whole plan fastest (plans that fit first), for two rounds. Whole-plan scores see the memory that
+// other models keep on the same devices, which a call's standalone estimate cannot.
 std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
                                            const std::vector<DeviceMesh>& meshes) {
+  std::vector<std::vector<Strategy>> options(g.mfcs.size());
   ExecutionPlan plan;
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
-    auto a = best_on_mesh(g, c, ev, int(i), meshes[i]);
-    if (!a) return std::nullopt;
-    plan.assignments.push_back(*a);
+    const Mfc& mfc = g.mfcs[i];
+    options[i] = enumerate_strategies(mfc, g.model(mfc.model).spec, c, meshes[i].size);
+    if (options[i].empty()) return std::nullopt;
+    Strategy least = options[i][0];
+    PlanScore least_score = ev.evaluate_call(int(i), MfcAssignment{mfc.name, meshes[i], least});
+    for (const Strategy& s : options[i]) {
+      const PlanScore score = ev.evaluate_call(int(i), MfcAssignment{mfc.name, meshes[i], s});
+      if (score.overflow_bytes < least_score.overflow_bytes ||
+          (score.overflow_bytes == least_score.overflow_bytes && s.tp * s.pp > least.tp * least.pp)) {
+        least = s;
+        least_score = score;
+      }
+    }
+    plan.assignments.push_back(MfcAssignment{mfc.name, meshes[i], least});
   }
+  PlanScore best = ev.evaluate(plan);
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < g.mfcs.size(); ++i)
+      for (const Strategy& s : options[i]) {
+        const Strategy previous = plan.assignments[i].strategy;
+        if (s == previous) continue;
+        plan.assignments[i].strategy = s;
+        const PlanScore score = ev.evaluate(plan);
+        if (better(score, best)) best = score;
+        else plan.assignments[i].strategy = previous;
+      }
   return plan;
 }
 

@@ -23,7 +23,8 @@ class FakeEvaluator : public PlanEvaluator {
     PlanScore score;
     score.time_s = work_.at(graph_.mfcs[mfc].name) / a.mesh.size * (1 + 0.15 * (s.tp - 1)) * (1 + bubble) +
                    0.01 * s.micro_batches + 0.02 * s.dp;
-    score.overflow_bytes = std::max(0.0, memory_.at(graph_.mfcs[mfc].name) / (s.tp * s.pp) - limit_);
+    score.memory_bytes = memory_.at(graph_.mfcs[mfc].name) / (s.tp * s.pp);
+    score.overflow_bytes = std::max(0.0, score.memory_bytes - limit_);
     return score;
   }
 
@@ -47,6 +48,7 @@ class FakeEvaluator : public PlanEvaluator {
       last_layout[model] = &a;
       total.time_s = std::max(total.time_s, end[i]);
       total.overflow_bytes = std::max(total.overflow_bytes, call.overflow_bytes);
+      total.memory_bytes = std::max(total.memory_bytes, call.memory_bytes);
     }
     ++evaluations;
     return total;

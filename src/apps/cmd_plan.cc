@@ -1,0 +1,41 @@
+// `realign plan CONFIG [key=value ...]`: search an execution plan and compare it with every preset.
+#include <cstdio>
+#include <fstream>
+
+#include "apps/commands.h"
+#include "apps/plan_report.h"
+
+namespace realign::apps {
+
+void add_plan_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("plan", "Search an execution plan for a config and compare it with the presets");
+  struct Args {
+    std::string config;
+    std::vector<std::string> overrides;
+    std::string out;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  sub->add_option("config", args->config, "Config file (YAML or JSON), e.g. examples/ppo_llama2_7b_16xh100.yaml")
+      ->required();
+  sub->add_option("overrides", args->overrides, "key=value overrides, e.g. plan.seed=3 cluster.nodes=4");
+  sub->add_option("--out", args->out, "Save the chosen plan as JSON (load it with `simulate --plan` or plan.mode=file)");
+  sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
+  sub->footer(
+      "The config's plan section: mode (search | co-located | heuristic | interleaving | disaggregated | file),\n"
+      "file, seed, time_budget_s, max_steps, strategies_per_mesh_size, disjoint (lists of calls kept apart).");
+  on_run(sub, [args] {
+    const RunConfig config = load_run_config(args->config, args->overrides);
+    const PlanReport report = make_plan_report(config, "");
+    if (!args->out.empty()) save_plan_file(report.planner.plan, args->out);
+    if (args->json) {
+      std::printf("%s\n", plan_report_json(report).dump().c_str());
+    } else {
+      std::printf("%s", format_plan_table(report).c_str());
+      if (!args->out.empty()) std::printf("\nplan saved to %s\n", args->out.c_str());
+    }
+    return report.simulation.fits ? 0 : 2;
+  });
+}
+
+}  // namespace realign::apps

@@ -1,0 +1,55 @@
+// `realign simulate CONFIG --plan PLAN.json`: estimate a given plan the way `plan` does, draw its timeline.
+#include <cstdio>
+#include <fstream>
+
+#include "apps/commands.h"
+#include "apps/plan_report.h"
+#include "cost/explain.h"
+#include "cost/hardware_profile.h"
+#include "cost/timeline_svg.h"
+
+namespace realign::apps {
+
+void add_simulate_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("simulate", "Estimate one iteration of a given plan (time, memory, timeline)");
+  struct Args {
+    std::string config;
+    std::vector<std::string> overrides;
+    std::string plan;
+    std::string svg;
+    bool json = false;
+    bool explain = false;
+  };
+  auto args = std::make_shared<Args>();
+  sub->add_option("config", args->config, "Config file (YAML or JSON)")->required();
+  sub->add_option("overrides", args->overrides, "key=value overrides");
+  sub->add_option("--plan", args->plan, "Plan file (JSON, as `realign plan --out` writes it)")->required();
+  sub->add_option("--svg", args->svg, "Write the estimated timeline as an SVG Gantt chart");
+  sub->add_flag("--json", args->json, "Print one JSON object (with the timeline) instead of the table");
+  sub->add_flag("--explain", args->explain, "List every cost-model coefficient used, with its value and source");
+  on_run(sub, [args] {
+    const RunConfig config = load_run_config(args->config, args->overrides);
+    const PlanReport report = make_plan_report(config, args->plan);
+    if (!args->svg.empty()) {
+      std::ofstream out(args->svg);
+      out << timeline_svg(report.simulation.timeline, config.graph.algorithm + ": " + args->plan);
+      if (!out) throw Error(args->svg, "cannot write the SVG file");
+    }
+    if (args->json) {
+      Json j = plan_report_json(report);
+      j["timeline"] = to_json(report.simulation.timeline);
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      std::printf("%s", format_plan_table(report).c_str());
+      if (!args->svg.empty()) std::printf("\ntimeline written to %s\n", args->svg.c_str());
+    }
+    if (args->explain) {
+      const HardwareProfile profile = config.profile_path.empty() ? default_profile(config.cluster.device)
+                                                                  : load_hardware_profile(config.profile_path);
+      std::printf("\ncost model coefficients:\n%s", format_explain(explain(profile)).c_str());
+    }
+    return report.simulation.fits ? 0 : 2;
+  });
+}
+
+}  // namespace realign::apps

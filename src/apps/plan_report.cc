@@ -1,0 +1,136 @@
+#include "apps/plan_report.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "core/units.h"
+#include "cost/hardware_profile.h"
+#include "cost/simulator.h"
+#include "search/simulator_evaluator.h"
+
+namespace realign::apps {
+
+PlanReport make_plan_report(const RunConfig& config, const std::string& plan_file) {
+  PlanReport report;
+  report.config = &config;
+  HardwareProfile profile = config.profile_path.empty() ? default_profile(config.cluster.device)
+                                                        : load_hardware_profile(config.profile_path);
+  report.profile_name = config.profile_path.empty() ? "defaults for " + config.cluster.device.name
+                                                    : config.profile_path;
+  Simulator simulator(config.graph, config.cluster, profile);
+  SimulatorEvaluator evaluator(simulator);
+  PlanOptions options = config.plan;
+  if (!plan_file.empty()) {
+    options.mode = "file";
+    options.file = plan_file;
+  }
+  report.planner = plan_iteration(config.graph, config.cluster, evaluator, options);
+  report.simulation = simulator.run(report.planner.plan);
+  for (const auto& p : report.planner.presets)
+    report.preset_simulations.push_back(p.plan ? simulator.run(*p.plan) : SimulationResult{});
+  return report;
+}
+
+namespace {
+
+std::string line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string line(const char* fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return std::string(buf) + "\n";
+}
+
+}  // namespace
+
+std::string format_plan_table(const PlanReport& r) {
+  const RunConfig& c = *r.config;
+  const DataflowGraph& g = c.graph;
+  std::string out;
+  out += line("%s on %d x %d %s (%d devices); profile: %s", g.algorithm.c_str(), c.cluster.n_nodes,
+              c.cluster.devices_per_node, c.cluster.device.name.c_str(), c.cluster.n_devices(),
+              r.profile_name.c_str());
+  if (r.planner.search)
+    out += line("plan: searched in %s (%lld steps, %lld evaluations, seed %llu)",
+                format_seconds(r.planner.planning_seconds).c_str(), (long long)r.planner.search->steps,
+                (long long)r.planner.search->evaluations, (unsigned long long)c.plan.search.seed);
+  else
+    out += line("plan: %s", r.planner.plan.name.c_str());
+  out += "\n";
+  out += line("%-18s %-7s %-9s %-7s %3s %3s %3s %4s %9s %9s %9s %10s", "call", "model", "kind", "mesh", "dp", "tp",
+              "pp", "mb", "start", "end", "realloc", "peak mem");
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    const Mfc& m = g.mfcs[i];
+    const MfcAssignment& a = r.planner.plan.assignments[i];
+    const CallResult& cr = r.simulation.calls[i];
+    out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d %9s %9s %9s %10s", m.name.c_str(), m.model.c_str(),
+                to_string(m.kind).c_str(), to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp, a.strategy.pp,
+                a.strategy.micro_batches, format_seconds(cr.start_s).c_str(), format_seconds(cr.end_s).c_str(),
+                format_seconds(cr.realloc_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
+  }
+  out += "\n";
+  out += line("iteration time: %s%s; reallocated %s per iteration", format_seconds(r.simulation.iteration_time_s).c_str(),
+              r.simulation.fits ? " (fits in memory)" : " (DOES NOT FIT)", format_bytes(r.simulation.realloc_bytes).c_str());
+  if (!r.simulation.fits) out += line("  %s", r.simulation.oom_report.c_str());
+  out += "\npresets (estimated iteration time):\n";
+  for (size_t i = 0; i < r.planner.presets.size(); ++i) {
+    const PresetOutcome& p = r.planner.presets[i];
+    const SimulationResult& s = r.preset_simulations[i];
+    if (!p.plan) {
+      out += line("  %-14s cannot be formed for this graph and cluster", p.name.c_str());
+    } else if (!s.fits) {
+      out += line("  %-14s does not fit: %s", p.name.c_str(), s.oom_report.c_str());
+    } else {
+      out += line("  %-14s %10s   (this plan is %.2fx %s)", p.name.c_str(), format_seconds(s.iteration_time_s).c_str(),
+                  s.iteration_time_s / r.simulation.iteration_time_s,
+                  s.iteration_time_s >= r.simulation.iteration_time_s ? "faster" : "slower");
+    }
+  }
+  return out;
+}
+
+Json plan_report_json(const PlanReport& r) {
+  const DataflowGraph& g = r.config->graph;
+  Json j;
+  j["algorithm"] = g.algorithm;
+  j["devices"] = r.config->cluster.n_devices();
+  j["iteration_time_s"] = r.simulation.iteration_time_s;
+  j["search_time_s"] = r.planner.planning_seconds;
+  j["fits"] = r.simulation.fits;
+  if (!r.simulation.fits) j["oom_report"] = r.simulation.oom_report;
+  j["realloc_bytes"] = r.simulation.realloc_bytes;
+  Json presets = Json::object();
+  for (size_t i = 0; i < r.planner.presets.size(); ++i) {
+    const bool usable = r.planner.presets[i].plan && r.preset_simulations[i].fits;
+    presets[r.planner.presets[i].name] = usable ? Json(r.preset_simulations[i].iteration_time_s) : Json(nullptr);
+  }
+  j["presets"] = presets;
+  j["mfcs"] = Json::array();
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    const MfcAssignment& a = r.planner.plan.assignments[i];
+    const CallResult& cr = r.simulation.calls[i];
+    j["mfcs"].push_back({{"name", g.mfcs[i].name},
+                         {"model", g.mfcs[i].model},
+                         {"kind", to_string(g.mfcs[i].kind)},
+                         {"mesh", to_string(a.mesh)},
+                         {"dp", a.strategy.dp},
+                         {"tp", a.strategy.tp},
+                         {"pp", a.strategy.pp},
+                         {"micro_batches", a.strategy.micro_batches},
+                         {"start_s", cr.start_s},
+                         {"end_s", cr.end_s},
+                         {"realloc_s", cr.realloc_s},
+                         {"peak_mem_bytes", cr.peak_mem_bytes}});
+  }
+  if (r.planner.search)
+    j["search"] = {{"steps", r.planner.search->steps},
+                   {"accepted", r.planner.search->accepted},
+                   {"evaluations", r.planner.search->evaluations},
+                   {"seed", r.config->plan.search.seed}};
+  j["plan"] = to_json(r.planner.plan);
+  return j;
+}
+
+}  // namespace realign::apps

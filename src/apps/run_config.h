@@ -1,0 +1,26 @@
+// A run's config: the file (YAML/JSON) plus key=value overrides, read into the pieces the planner needs.
+// Every top-level key is checked; a typo anywhere is an error naming the key.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/algorithms.h"
+#include "plan/cluster.h"
+#include "search/planner.h"
+
+namespace realign::apps {
+
+struct RunConfig {
+  Json raw;  // the merged config, as it was read (saved next to a run's outputs)
+  AlgorithmConfig algorithm;
+  DataflowGraph graph;
+  Cluster cluster;
+  PlanOptions plan;
+  std::string profile_path;  // a hardware profile from `realign profile`; empty = derived from the device spec
+};
+
+RunConfig load_run_config(const std::string& file, const std::vector<std::string>& overrides);
+RunConfig run_config_from_json(Json raw);
+
+}  // namespace realign::apps
