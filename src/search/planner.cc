@@ -1,5 +1,6 @@
 #include "search/planner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "plan/execution_plan.h"
@@ -54,7 +55,11 @@ PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster,
 
   if (options.mode == "search") {
     const auto candidates = build_candidates(graph, cluster, evaluator, options.candidates);
-    out.search = mcmc_search(graph, candidates, evaluator, starts, options.search);
+    // The time budget covers the whole pipeline: the chain gets what the presets and candidates left over.
+    SearchOptions chain = options.search;
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    chain.time_budget_s = std::max(0.0, options.search.time_budget_s - spent);
+    out.search = mcmc_search(graph, candidates, evaluator, starts, chain);
     out.plan = out.search->plan;
   } else if (options.mode == "file") {
     out.plan = load_plan_file(options.file);

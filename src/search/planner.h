@@ -14,7 +14,7 @@ namespace realign {
 struct PlanOptions {
   std::string mode = "search";  // search | co-located | heuristic | interleaving | disaggregated | file
   std::string file;             // the plan file, for mode "file"
-  SearchOptions search;
+  SearchOptions search;         // its time budget covers the whole pipeline, presets and candidates included
   CandidateOptions candidates;
 };
 
