@@ -171,11 +171,13 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
     cr.name = mfcs[i].name;
     double t = tl.start_on(dst.first_device, dst.size());
 
-    copy[i] = dst != home[size_t(m)];
-    if (copy[i]) {
+    // When every destination device already holds what it needs (e.g. fewer dp replicas on the same
+    // devices) the call uses the resident weights in place: no transfer, no copy.
+    if (dst != home[size_t(m)]) {
       const Layout& src = home[size_t(m)];
       const TransferCost& rc = realloc(m, src, dst);
-      if (rc.bytes > 0) {
+      copy[i] = rc.bytes > 0;
+      if (copy[i]) {
         // Senders take part too: the event covers the destination block and the source devices outside it.
         const double start =
             std::max({t, tl.start_on(src.first_device, src.size()), params_ready[size_t(m)]});
