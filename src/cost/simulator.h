@@ -20,6 +20,7 @@
 
 namespace realign {
 
+// Not thread-safe: run() fills the caches. Give each search thread its own Simulator.
 class Simulator {
  public:
   Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profile);
