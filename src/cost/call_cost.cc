@@ -183,7 +183,9 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
       break;
   }
   e.time_s = e.compute_s + e.comm_s + e.overhead_s;
-  e.memory = call_memory(model, mfc, s, shards);
+  e.stages = stage_memory(model, mfc, s, shards);
+  for (const MemoryBreakdown& m : e.stages)
+    if (m.total() > e.memory.total()) e.memory = m;
   return e;
 }
 

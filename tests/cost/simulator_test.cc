@@ -168,8 +168,8 @@ TEST(Simulator, ModelsNeverTrainedStayOnTheirFirstCallsLayout) {
   const Cluster c = make_cluster(1, 8);
   Simulator sim(g, c, default_profile(c.device));
   ExecutionPlan plan;
-  plan.assignments = {assign("actor_gen", 0, 4, 1, 1),        assign("actor_greedy_gen", 4, 4, 1, 1),
-                      assign("ref_inf", 0, 2, 1, 1),          assign("reward_inf", 2, 2, 1, 1),
+  plan.assignments = {assign("actor_gen", 0, 4, 1, 1),         assign("actor_greedy_gen", 4, 4, 1, 1),
+                      assign("ref_inf", 0, 2, 1, 1),           assign("reward_inf", 2, 2, 1, 1),
                       assign("reward_greedy_inf", 4, 2, 1, 1), assign("actor_train", 0, 8, 1, 1)};
   const SimulationResult r = sim.run(plan);
   const auto index = [&](const char* name) { return size_t(g.mfc_index(name)); };
@@ -183,8 +183,8 @@ TEST(Simulator, ModelsNeverTrainedStayOnTheirFirstCallsLayout) {
   const ModelRole& actor = g.model("actor");
   const CallEstimate gen = estimate_call(g, c, sim.profile(), int(index("actor_gen")), plan.assignments[0]);
   EXPECT_DOUBLE_EQ(r.calls[index("actor_gen")].peak_mem_bytes,
-                   16.0 * double(actor.spec.total_params()) + 2.0 * double(g.model("ref").spec.total_params()) +
-                       gen.memory.transient());
+                   16.0 * double(actor.spec.total_params()) +
+                       2.0 * double(g.model("ref").spec.total_params()) + gen.memory.transient());
   const double reward_bytes = 2.0 * double(g.model("reward").spec.total_params());
   // reward_greedy_inf on devices 4, 5 (dp 2): two full replicas of the reward model (value head).
   const ModelRole& reward = g.model("reward");
@@ -192,9 +192,35 @@ TEST(Simulator, ModelsNeverTrainedStayOnTheirFirstCallsLayout) {
   for (const auto& p : model_params(reward.spec, reward.head)) value_model += 2.0 * double(p.numel());
   EXPECT_LT(value_model, reward_bytes);  // no LM head
   EXPECT_DOUBLE_EQ(r.realloc_bytes, 2 * value_model);
-  // The greedy generation starts with its own sequences once devices 4-7 are free; the two generations overlap.
+  // The greedy generation starts with its own sequences once devices 4-7 are free; the two generations
+  // overlap.
   EXPECT_LT(r.calls[index("actor_greedy_gen")].start_s, r.calls[index("actor_gen")].end_s);
   EXPECT_TRUE(r.fits) << r.oom_report;
+}
+
+TEST(Simulator, PerDeviceMemoryFollowsEachDevicesPipelineStage) {
+  const DataflowGraph g = make_graph("sft", "llama2-7b", 16, 512, 0);
+  const Cluster c = make_cluster(1, 8);
+  Simulator sim(g, c, default_profile(c.device));
+  ExecutionPlan plan;
+  plan.assignments = {assign("actor_train", 4, 2, 1, 2, 4)};  // d2t1p2 on devices 4-7
+  const SimulationResult r = sim.run(plan);
+  const ModelRole& actor = g.model("actor");
+  const ShardSizes shards = shard_sizes(model_params(actor.spec, actor.head), actor.spec.n_layers, 1, 2);
+  const CallEstimate e = estimate_call(g, c, sim.profile(), 0, plan.assignments[0]);
+  ASSERT_EQ(e.stages.size(), 2u);
+  // Stage 0 (devices 4, 5) keeps 2 micro-batches in flight, stage 1 (devices 6, 7) one plus the logits.
+  EXPECT_EQ(e.stages[0].activations, 2 * e.stages[1].activations);
+  EXPECT_GT(e.stages[1].logits, 0);
+  for (int d : {4, 5})
+    EXPECT_DOUBLE_EQ(r.device_peak_mem_bytes[size_t(d)],
+                     16.0 * double(shards.at(0, 0)) + e.stages[0].transient());
+  for (int d : {6, 7})
+    EXPECT_DOUBLE_EQ(r.device_peak_mem_bytes[size_t(d)],
+                     16.0 * double(shards.at(1, 0)) + e.stages[1].transient());
+  EXPECT_EQ(r.device_peak_mem_bytes[0], 0);
+  EXPECT_DOUBLE_EQ(r.calls[0].peak_mem_bytes,
+                   std::max(r.device_peak_mem_bytes[4], r.device_peak_mem_bytes[6]));
 }
 
 }  // namespace
