@@ -61,7 +61,10 @@ int main(int argc, char** argv) {
       "2 nodes x 8 h100-sxm; default profile; 2 plans alternated; %d warm runs\n",
       runs);
   for (const ExecutionPlan* p : plans) {
+    const auto c0 = std::chrono::steady_clock::now();
     const SimulationResult r = sim.run(*p);
+    const double cold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    std::printf("cold run (empty caches): %.0f us\n", cold_s * 1e6);
     std::printf("plan %s: iteration %.2f s, realloc %.1f GiB, fits %s %s\n",
                 p == &colocated ? "co-located" : "disaggregated", r.iteration_time_s,
                 r.realloc_bytes / (1024.0 * 1024 * 1024), r.fits ? "yes" : "no", r.oom_report.c_str());
