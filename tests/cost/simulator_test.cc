@@ -50,6 +50,12 @@ void expect_no_overlap(const Timeline& t) {
     }
 }
 
+TEST(Simulator, TestPlansAreValid) {
+  Ppo s;
+  for (ExecutionPlan plan : {colocated(), disaggregated()})
+    EXPECT_NO_THROW(validate_plan(s.graph, s.cluster, plan));
+}
+
 TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {
   Ppo s;
   Simulator sim(s.graph, s.cluster, s.profile);
@@ -129,6 +135,7 @@ TEST(Simulator, ReportsTheDeviceAndCallThatDoNotFit) {
   Simulator sim(g, c, default_profile(c.device));
   ExecutionPlan plan;
   plan.assignments = {assign("actor_train", 3, 1, 1, 1)};
+  validate_plan(g, c, plan);  // the plan module accepts it
   const SimulationResult r = sim.run(plan);
   EXPECT_FALSE(r.fits);
   EXPECT_NE(r.oom_report.find("device 3 needs"), std::string::npos) << r.oom_report;
@@ -171,6 +178,7 @@ TEST(Simulator, ModelsNeverTrainedStayOnTheirFirstCallsLayout) {
   plan.assignments = {assign("actor_gen", 0, 4, 1, 1),         assign("actor_greedy_gen", 4, 4, 1, 1),
                       assign("ref_inf", 0, 2, 1, 1),           assign("reward_inf", 2, 2, 1, 1),
                       assign("reward_greedy_inf", 4, 2, 1, 1), assign("actor_train", 0, 8, 1, 1)};
+  validate_plan(g, c, plan);  // the plan module accepts it
   const SimulationResult r = sim.run(plan);
   const auto index = [&](const char* name) { return size_t(g.mfc_index(name)); };
   EXPECT_EQ(r.calls[index("reward_inf")].realloc_s, 0);
@@ -204,6 +212,7 @@ TEST(Simulator, PerDeviceMemoryFollowsEachDevicesPipelineStage) {
   Simulator sim(g, c, default_profile(c.device));
   ExecutionPlan plan;
   plan.assignments = {assign("actor_train", 4, 2, 1, 2, 4)};  // d2t1p2 on devices 4-7
+  validate_plan(g, c, plan);                                  // the plan module accepts it
   const SimulationResult r = sim.run(plan);
   const ModelRole& actor = g.model("actor");
   const ShardSizes shards = shard_sizes(model_params(actor.spec, actor.head), actor.spec.n_layers, 1, 2);
