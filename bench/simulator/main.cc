@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cost/simulator.h"
+#include "cost/timeline_svg.h"
 #include "graph/algorithms.h"
 
 using namespace realign;
@@ -28,6 +29,7 @@ MfcAssignment assign(const std::string& mfc, int first, int dp, int tp, int pp, 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // bench_simulator [runs] [file.svg]: the second argument writes the disaggregated plan's timeline.
   const int runs = argc > 1 ? std::stoi(argv[1]) : 200000;
   AlgorithmConfig config;
   config.algorithm = "ppo";
@@ -59,7 +61,10 @@ int main(int argc, char** argv) {
       "2 nodes x 8 h100-sxm; default profile; 2 plans alternated; %d warm runs\n",
       runs);
   for (const ExecutionPlan* p : plans) {
+    const auto c0 = std::chrono::steady_clock::now();
     const SimulationResult r = sim.run(*p);
+    const double cold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    std::printf("cold run (empty caches): %.0f us\n", cold_s * 1e6);
     std::printf("plan %s: iteration %.2f s, realloc %.1f GiB, fits %s %s\n",
                 p == &colocated ? "co-located" : "disaggregated", r.iteration_time_s,
                 r.realloc_bytes / (1024.0 * 1024 * 1024), r.fits ? "yes" : "no", r.oom_report.c_str());
@@ -67,6 +72,10 @@ int main(int argc, char** argv) {
       std::printf("  %-13s start %8.2f s  end %8.2f s  realloc %6.3f s  data %6.4f s  peak %5.1f GiB\n",
                   c.name.c_str(), c.start_s, c.end_s, c.realloc_s, c.data_s,
                   c.peak_mem_bytes / (1024.0 * 1024 * 1024));
+  }
+  if (argc > 2) {
+    std::ofstream(argv[2]) << timeline_svg(sim.run(disaggregated).timeline, "PPO llama2-7b, disaggregated");
+    std::printf("wrote %s\n", argv[2]);
   }
   double checksum = 0;
   const auto t0 = std::chrono::steady_clock::now();

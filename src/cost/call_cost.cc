@@ -144,10 +144,11 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
                            int devices_per_node, const HardwareProfile& p, const ShardSizes& shards) {
   REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp);
   const Link intra = intra_node_link(p), inter = inter_node_link(p);
-  // tp groups stay within a node (strategy_problem). A dp group is dp*tp adjacent devices; the pipeline's
-  // neighbours are dp*tp devices apart: each crosses nodes when dp*tp exceeds a node.
+  // tp groups stay within a node (strategy_problem). A dp group lies in a block of dp*tp adjacent devices:
+  // it crosses nodes when that block exceeds a node. Pipeline stages are such blocks in a row, so on a mesh
+  // spanning nodes some stage boundary is a node boundary, and the slowest hand-off paces the pipeline.
   const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
-  const bool pp_crosses = spans_nodes && s.dp * s.tp >= devices_per_node;
+  const bool pp_crosses = spans_nodes;
   Context c{model,
             s,
             p,
@@ -182,7 +183,9 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
       break;
   }
   e.time_s = e.compute_s + e.comm_s + e.overhead_s;
-  e.memory = call_memory(model, mfc, s, shards);
+  e.stages = stage_memory(model, mfc, s, shards);
+  for (const MemoryBreakdown& m : e.stages)
+    if (m.total() > e.memory.total()) e.memory = m;
   return e;
 }
 

@@ -15,10 +15,11 @@ struct CallEstimate {
   double compute_s =
       0;              // matmuls, attention, memory-bound decode and optimizer kernels, incl. pipeline bubble
   double comm_s = 0;  // TP all-reduces, PP hand-offs, DP gradient all-reduce
-  double overhead_s = 0;       // kernel launches
-  double bubble_fraction = 0;  // 1F1B / pipeline-fill idle share, (pp-1)/(micro_batches+pp-1)
-  double flops = 0;            // all FLOPs of the call, all devices
-  MemoryBreakdown memory;      // the worst device
+  double overhead_s = 0;                // kernel launches
+  double bubble_fraction = 0;           // 1F1B / pipeline-fill idle share, (pp-1)/(micro_batches+pp-1)
+  double flops = 0;                     // all FLOPs of the call, all devices
+  MemoryBreakdown memory;               // the worst device
+  std::vector<MemoryBreakdown> stages;  // (pp) a device of each pipeline stage
 };
 
 // Whether a mesh crosses a node boundary.

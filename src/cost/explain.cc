@@ -36,7 +36,7 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
        "bf16 weight",
        true});
   out.push_back(
-      {"activation_bytes_per_token_hidden", 10, "bytes + 24/tp",
+      {"activation_bytes_per_token_hidden", 10, "bytes per token and hidden unit, + 24/tp",
        "memory model: Megatron per-layer activations s*b*h*(10 + 24/t) (Korthikanti et al. 2022), "
        "FlashAttention (no s^2 term), no recompute, 1F1B keeps min(pp - stage, micro_batches) in flight",
        true});

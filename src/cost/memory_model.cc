@@ -69,15 +69,15 @@ double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp) {
   return tokens * double(spec.hidden) * (10.0 + 24.0 / tp);
 }
 
-MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
-                            const ShardSizes& shards) {
+std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
+                                          const ShardSizes& shards) {
   REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp);
   const ModelSpec& spec = model.spec;
   const double seq_len = double(mfc.seq_len());
   const double mb_seqs = double(seqs_per_micro_batch(mfc, s));
   const double mb_tokens = mb_seqs * seq_len;
   const double vocab_shard = model.head == HeadKind::kValue ? 1.0 : double(spec.vocab) / s.tp;
-  MemoryBreakdown worst;
+  std::vector<MemoryBreakdown> out;
   for (int stage = 0; stage < s.pp; ++stage) {
     MemoryBreakdown m;
     const double params = double(shards.stage_max(stage));
@@ -102,8 +102,16 @@ MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strate
                    dp_seqs * seq_len;
       if (last) m.logits = mb_seqs * vocab_shard * kLogitBytes;  // one position per sequence and step
     }
-    if (m.total() > worst.total()) worst = m;
+    out.push_back(m);
   }
+  return out;
+}
+
+MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
+                            const ShardSizes& shards) {
+  MemoryBreakdown worst;
+  for (const MemoryBreakdown& m : stage_memory(model, mfc, s, shards))
+    if (m.total() > worst.total()) worst = m;
   return worst;
 }
 

@@ -54,10 +54,13 @@ int64_t seqs_per_micro_batch(const Mfc& mfc, const Strategy& s);
 // attention-score term is not stored. Used as is for SwiGLU MLPs.
 double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp);
 
-// Worst-device memory of a call: weights of the call's layout; for a train call also gradients and optimizer
-// state; activations (train: 1F1B keeps min(pp - stage, micro_batches) micro-batches in flight on a stage;
-// inference/generate: one layer's activations at a time); KV cache for generate:
-// 2 x layers_per_stage x kv_heads/tp x head_dim x 2 bytes x seqs_per_dp x seq_len; chunked fp32 logits.
+// Memory of a device of each pipeline stage (its largest tp shard) during a call, and the worst of them:
+// weights of the call's layout; for a train call also gradients and optimizer state; activations (train: 1F1B
+// keeps min(pp - stage, micro_batches) micro-batches in flight on a stage; inference/generate: one layer's
+// activations at a time); KV cache for generate: 2 x layers_per_stage x kv_heads/tp x head_dim x 2 bytes x
+// seqs_per_dp x seq_len; chunked fp32 logits.
+std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
+                                          const ShardSizes& shards);
 MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
                             const ShardSizes& shards);
 

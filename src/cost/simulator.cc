@@ -171,11 +171,13 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
     cr.name = mfcs[i].name;
     double t = tl.start_on(dst.first_device, dst.size());
 
-    copy[i] = dst != home[size_t(m)];
-    if (copy[i]) {
+    // When every destination device already holds what it needs (e.g. fewer dp replicas on the same
+    // devices) the call uses the resident weights in place: no transfer, no copy.
+    if (dst != home[size_t(m)]) {
       const Layout& src = home[size_t(m)];
       const TransferCost& rc = realloc(m, src, dst);
-      if (rc.bytes > 0) {
+      copy[i] = rc.bytes > 0;
+      if (copy[i]) {
         // Senders take part too: the event covers the destination block and the source devices outside it.
         const double start =
             std::max({t, tl.start_on(src.first_device, src.size()), params_ready[size_t(m)]});
@@ -213,9 +215,12 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
     call_end[i] = cr.end_s;
     if (mfcs[i].kind == MfcKind::kTrain) params_ready[size_t(m)] = cr.end_s;
 
-    const double trans = est.memory.transient() + (copy[i] ? est.memory.weights : 0.0);
+    // Per device: its stage's activations, KV cache and logits, plus its weight copy when reallocated.
     double peak = 0;
+    const int stage_size = dst.dp * dst.tp;
     for (int d = dst.first_device; d < dst.first_device + dst.size(); ++d) {
+      const MemoryBreakdown& sm = est.stages[size_t((d - dst.first_device) / stage_size)];
+      const double trans = sm.transient() + (copy[i] ? sm.weights : 0.0);
       peak = std::max(peak, persistent[size_t(d)] + trans);
       if (trans > transient[size_t(d)]) {
         transient[size_t(d)] = trans;
@@ -266,7 +271,9 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
   std::string during = "its persistent state";
   if (call >= 0) {
     const MfcAssignment& a = plan.assignments[size_t(call)];
-    const MemoryBreakdown& mem = call_estimate(call, a).memory;
+    const Layout l = a.layout();
+    const MemoryBreakdown& mem =
+        call_estimate(call, a).stages[size_t((device - l.first_device) / (l.dp * l.tp))];
     during = graph_.mfcs[size_t(call)].name;
     if (copy[size_t(call)]) add(during + " reallocated weights", mem.weights);
     add(during + " activations", mem.activations);

@@ -5,7 +5,8 @@
 // call starts after both. Calls on disjoint meshes overlap.
 // Memory: a trained model keeps weights + gradients + Adam state on its train call's devices all iteration; a
 // model never trained keeps its weights on its first call's devices (its home layout); a call on another
-// layout adds a reallocated weight copy that lives only during the call.
+// layout adds a reallocated weight copy that lives only during the call (none when its devices already hold
+// every slice they need, which the call then uses in place).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 
 namespace realign {
 
+// Not thread-safe: run() fills the caches. Give each search thread its own Simulator.
 class Simulator {
  public:
   Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profile);

@@ -113,5 +113,21 @@ TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {
   EXPECT_EQ(across.compute_s, within.compute_s);
 }
 
+TEST(CallCost, PipelineHandOffsAcrossNodesCostMore) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 512, 512);
+  const HardwareProfile p = default_profile(builtin_device("h100-sxm", "device"));
+  const int train = g.mfc_index("actor_train");
+  // d1t4p4 on 16 devices: stages 1 and 2 meet at the node boundary of a 2 x 8 cluster.
+  const MfcAssignment a = assign("actor_train", 0, 1, 4, 4, 4);
+  const CallEstimate across = estimate_call(g, make_cluster(2, 8), p, train, a);
+  const CallEstimate within = estimate_call(g, make_cluster(1, 16), p, train, a);
+  EXPECT_GT(across.comm_s, within.comm_s);
+  EXPECT_EQ(across.compute_s, within.compute_s);
+  // Without pipeline parallelism (and a dp group inside a node) the same mesh costs the same either way.
+  const MfcAssignment b = assign("actor_train", 0, 2, 4, 1, 4);
+  EXPECT_EQ(estimate_call(g, make_cluster(1, 8), p, train, b).time_s,
+            estimate_call(g, make_cluster(1, 16), p, train, b).time_s);
+}
+
 }  // namespace
 }  // namespace realign

@@ -50,6 +50,12 @@ void expect_no_overlap(const Timeline& t) {
     }
 }
 
+TEST(Simulator, TestPlansAreValid) {
+  Ppo s;
+  for (ExecutionPlan plan : {colocated(), disaggregated()})
+    EXPECT_NO_THROW(validate_plan(s.graph, s.cluster, plan));
+}
+
 TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {
   Ppo s;
   Simulator sim(s.graph, s.cluster, s.profile);
@@ -129,6 +135,7 @@ TEST(Simulator, ReportsTheDeviceAndCallThatDoNotFit) {
   Simulator sim(g, c, default_profile(c.device));
   ExecutionPlan plan;
   plan.assignments = {assign("actor_train", 3, 1, 1, 1)};
+  validate_plan(g, c, plan);  // the plan module accepts it
   const SimulationResult r = sim.run(plan);
   EXPECT_FALSE(r.fits);
   EXPECT_NE(r.oom_report.find("device 3 needs"), std::string::npos) << r.oom_report;
@@ -159,6 +166,70 @@ TEST(Simulator, ResultAndTimelineJsonRoundTrip) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("timeline.events[1].kind"), std::string::npos) << e.what();
   }
+}
+
+TEST(Simulator, ModelsNeverTrainedStayOnTheirFirstCallsLayout) {
+  // ReMax: the reward model scores the sampled and the greedy sequences; its home is reward_inf's layout, so
+  // reward_greedy_inf on other devices gets a reallocated copy, and reward_inf's devices keep its weights.
+  const DataflowGraph g = make_graph("remax", "llama-small", 32, 64, 64);
+  const Cluster c = make_cluster(1, 8);
+  Simulator sim(g, c, default_profile(c.device));
+  ExecutionPlan plan;
+  plan.assignments = {assign("actor_gen", 0, 4, 1, 1),         assign("actor_greedy_gen", 4, 4, 1, 1),
+                      assign("ref_inf", 0, 2, 1, 1),           assign("reward_inf", 2, 2, 1, 1),
+                      assign("reward_greedy_inf", 4, 2, 1, 1), assign("actor_train", 0, 8, 1, 1)};
+  validate_plan(g, c, plan);  // the plan module accepts it
+  const SimulationResult r = sim.run(plan);
+  const auto index = [&](const char* name) { return size_t(g.mfc_index(name)); };
+  EXPECT_EQ(r.calls[index("reward_inf")].realloc_s, 0);
+  EXPECT_GT(r.calls[index("reward_greedy_inf")].realloc_s, 0);
+  EXPECT_EQ(r.calls[index("ref_inf")].realloc_s, 0);
+  // The actor trains with d8t1p1 on all 8 devices: each generation's d4t1p1 layout lies on devices that
+  // already hold full replicas, so they move nothing and use the resident weights (no extra copy in memory).
+  EXPECT_EQ(r.calls[index("actor_gen")].realloc_s, 0);
+  EXPECT_EQ(r.calls[index("actor_greedy_gen")].realloc_s, 0);
+  const ModelRole& actor = g.model("actor");
+  const CallEstimate gen = estimate_call(g, c, sim.profile(), int(index("actor_gen")), plan.assignments[0]);
+  EXPECT_DOUBLE_EQ(r.calls[index("actor_gen")].peak_mem_bytes,
+                   16.0 * double(actor.spec.total_params()) +
+                       2.0 * double(g.model("ref").spec.total_params()) + gen.memory.transient());
+  const double reward_bytes = 2.0 * double(g.model("reward").spec.total_params());
+  // reward_greedy_inf on devices 4, 5 (dp 2): two full replicas of the reward model (value head).
+  const ModelRole& reward = g.model("reward");
+  double value_model = 0;
+  for (const auto& p : model_params(reward.spec, reward.head)) value_model += 2.0 * double(p.numel());
+  EXPECT_LT(value_model, reward_bytes);  // no LM head
+  EXPECT_DOUBLE_EQ(r.realloc_bytes, 2 * value_model);
+  // The greedy generation starts with its own sequences once devices 4-7 are free; the two generations
+  // overlap.
+  EXPECT_LT(r.calls[index("actor_greedy_gen")].start_s, r.calls[index("actor_gen")].end_s);
+  EXPECT_TRUE(r.fits) << r.oom_report;
+}
+
+TEST(Simulator, PerDeviceMemoryFollowsEachDevicesPipelineStage) {
+  const DataflowGraph g = make_graph("sft", "llama2-7b", 16, 512, 0);
+  const Cluster c = make_cluster(1, 8);
+  Simulator sim(g, c, default_profile(c.device));
+  ExecutionPlan plan;
+  plan.assignments = {assign("actor_train", 4, 2, 1, 2, 4)};  // d2t1p2 on devices 4-7
+  validate_plan(g, c, plan);                                  // the plan module accepts it
+  const SimulationResult r = sim.run(plan);
+  const ModelRole& actor = g.model("actor");
+  const ShardSizes shards = shard_sizes(model_params(actor.spec, actor.head), actor.spec.n_layers, 1, 2);
+  const CallEstimate e = estimate_call(g, c, sim.profile(), 0, plan.assignments[0]);
+  ASSERT_EQ(e.stages.size(), 2u);
+  // Stage 0 (devices 4, 5) keeps 2 micro-batches in flight, stage 1 (devices 6, 7) one plus the logits.
+  EXPECT_EQ(e.stages[0].activations, 2 * e.stages[1].activations);
+  EXPECT_GT(e.stages[1].logits, 0);
+  for (int d : {4, 5})
+    EXPECT_DOUBLE_EQ(r.device_peak_mem_bytes[size_t(d)],
+                     16.0 * double(shards.at(0, 0)) + e.stages[0].transient());
+  for (int d : {6, 7})
+    EXPECT_DOUBLE_EQ(r.device_peak_mem_bytes[size_t(d)],
+                     16.0 * double(shards.at(1, 0)) + e.stages[1].transient());
+  EXPECT_EQ(r.device_peak_mem_bytes[0], 0);
+  EXPECT_DOUBLE_EQ(r.calls[0].peak_mem_bytes,
+                   std::max(r.device_peak_mem_bytes[4], r.device_peak_mem_bytes[6]));
 }
 
 }  // namespace
