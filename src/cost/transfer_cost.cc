@@ -1,6 +1,7 @@
 #include "cost/transfer_cost.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "cost/comm_model.h"
 #include "cost/memory_model.h"
@@ -21,51 +22,108 @@ Range intersect(const Range& a, const Range& b) {
 // The slice of `p` (elements along its split dim, or dim 0 when replicated) a rank holds.
 Range held_range(const ParamInfo& p, int tp_rank, int tp) { return tp_shard_range(p, tp_rank, tp); }
 
-int holding_stage(const ParamInfo& p, int pp, int64_t n_layers) {
-  for (int s = 0; s < pp; ++s)
-    if (stage_holds(p, s, pp, n_layers)) return s;
-  return -1;
+// The stage of every layer under `pp` stages (stage_layers, tabulated once per layout).
+std::vector<int> layer_stages(int64_t n_layers, int pp) {
+  std::vector<int> table(size_t(n_layers), 0);
+  for (int s = 0; s < pp; ++s) {
+    const Range r = stage_layers(n_layers, s, pp);
+    for (int64_t l = r.begin; l < r.end; ++l) table[size_t(l)] = s;
+  }
+  return table;
 }
 
-// Walks every missing piece: fn(dst_rank, dst_device, src_device, bytes).
+// The first stage holding `p` (a tied embedding is also on the last; its first holder sends it).
+int first_stage(const ParamInfo& p, int pp, const std::vector<int>& table) {
+  if (p.layer == ParamInfo::kEmbedding) return 0;
+  if (p.layer == ParamInfo::kHead) return pp - 1;
+  return table[size_t(p.layer)];
+}
+
+bool holds(const ParamInfo& p, int stage, int pp, const std::vector<int>& table) {
+  if (p.layer == ParamInfo::kEmbedding) return stage == 0 || (p.tied_to_head && stage == pp - 1);
+  if (p.layer == ParamInfo::kHead) return stage == pp - 1;
+  return table[size_t(p.layer)] == stage;
+}
+
+// Walks every missing piece, summed per sender: fn(dst_rank, dst_device, src_device, bytes). Devices with the
+// same (stage, tp rank) in both layouts lack the same pieces from the same senders up to the sender's
+// replica, so each pattern is computed once; this keeps 1,000-device layouts cheap.
 template <class Fn>
 void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& src,
                        const Layout& dst, Fn&& fn) {
+  const std::vector<int> src_table = layer_stages(n_layers, src.pp),
+                         dst_table = layer_stages(n_layers, dst.pp);
+  std::vector<std::vector<int>> by_dst_stage(size_t(dst.pp));
+  for (size_t i = 0; i < params.size(); ++i)
+    for (int s = 0; s < dst.pp; ++s)
+      if (holds(params[i], s, dst.pp, dst_table)) by_dst_stage[size_t(s)].push_back(int(i));
+
+  struct Piece {
+    int src_tp, src_stage;  // the sender, in the source replica dst_dp mod src.dp
+    double bytes;
+  };
+  // Pieces a device at `dc` lacks, given what it already holds (`have_coord` when it is in the source
+  // layout).
+  auto pieces_for = [&](const Layout::Coord& dc, const Layout::Coord* have_coord) {
+    std::vector<Piece> out;  // one entry per sender: a device has few senders, so a linear search is cheapest
+    auto add = [&](int t, int stage, double bytes) {
+      for (Piece& piece : out)
+        if (piece.src_tp == t && piece.src_stage == stage) {
+          piece.bytes += bytes;
+          return;
+        }
+      out.push_back({t, stage, bytes});
+    };
+    for (int i : by_dst_stage[size_t(dc.pp)]) {
+      const ParamInfo& p = params[size_t(i)];
+      const double row_bytes =
+          double(p.numel() / p.shape[p.split_dim < 0 ? 0 : p.split_dim]) * kWeightBytesPerParam;
+      const Range need = held_range(p, dc.tp, dst.tp);
+      Range have{0, 0};
+      if (have_coord && holds(p, have_coord->pp, src.pp, src_table))
+        have = held_range(p, have_coord->tp, src.tp);
+      // need minus have: up to two pieces.
+      Range parts[2] = {need, {0, 0}};
+      const Range common = intersect(need, have);
+      if (common.size() > 0) {
+        parts[0] = Range{need.begin, common.begin};
+        parts[1] = Range{common.end, need.end};
+      }
+      const int stage = first_stage(p, src.pp, src_table);
+      for (const Range& piece : parts) {
+        if (piece.size() <= 0) continue;
+        if (p.split_dim < 0 || src.tp == 1) {
+          // Replicated (or unsplit at the source): the source tp rank matching ours sends it.
+          const int t = p.split_dim < 0 ? dc.tp % src.tp : 0;
+          add(t, stage, double(piece.size()) * row_bytes);
+          continue;
+        }
+        for (int t = 0; t < src.tp; ++t) {
+          const Range part = intersect(piece, held_range(p, t, src.tp));
+          if (part.size() > 0) add(t, stage, double(part.size()) * row_bytes);
+        }
+      }
+    }
+    return out;
+  };
+
+  // Patterns by (dst stage, dst tp rank, and for devices in the source layout their source stage and tp rank;
+  // 0 means "not in the source layout"). The sender's replica (dst dp rank mod src.dp) is applied on
+  // emission.
+  std::unordered_map<uint64_t, std::vector<Piece>> patterns;
   for (int r = 0; r < dst.size(); ++r) {
     const int d = dst.first_device + r;
     const Layout::Coord dc = dst.coord_of(d);
     const bool in_src = src.contains(d);
     const Layout::Coord sc = in_src ? src.coord_of(d) : Layout::Coord{};
-    for (const auto& p : params) {
-      if (!stage_holds(p, dc.pp, dst.pp, n_layers)) continue;
-      const double row_bytes =
-          double(p.numel() / p.shape[p.split_dim < 0 ? 0 : p.split_dim]) * kWeightBytesPerParam;
-      const Range need = held_range(p, dc.tp, dst.tp);
-      Range have{0, 0};
-      if (in_src && stage_holds(p, sc.pp, src.pp, n_layers)) have = held_range(p, sc.tp, src.tp);
-      // need minus have: up to two pieces.
-      Range pieces[2] = {need, {0, 0}};
-      const Range common = intersect(need, have);
-      if (common.size() > 0) {
-        pieces[0] = Range{need.begin, common.begin};
-        pieces[1] = Range{common.end, need.end};
-      }
-      const int stage = holding_stage(p, src.pp, n_layers);
-      const int replica = dc.dp % src.dp;
-      for (const Range& piece : pieces) {
-        if (piece.size() <= 0) continue;
-        if (p.split_dim < 0 || src.tp == 1) {
-          // Replicated (or unsplit at the source): the source tp rank matching ours sends it.
-          const int t = p.split_dim < 0 ? dc.tp % src.tp : 0;
-          fn(r, d, src.device_of({replica, t, stage}), double(piece.size()) * row_bytes);
-          continue;
-        }
-        for (int t = 0; t < src.tp; ++t) {
-          const Range part = intersect(piece, held_range(p, t, src.tp));
-          if (part.size() > 0) fn(r, d, src.device_of({replica, t, stage}), double(part.size()) * row_bytes);
-        }
-      }
-    }
+    uint64_t key = uint64_t(dc.pp);
+    key = key * uint64_t(dst.tp) + uint64_t(dc.tp);
+    key = key * uint64_t(src.pp * src.tp + 1) + (in_src ? uint64_t(sc.pp * src.tp + sc.tp + 1) : 0);
+    auto it = patterns.find(key);
+    if (it == patterns.end()) it = patterns.emplace(key, pieces_for(dc, in_src ? &sc : nullptr)).first;
+    const int replica = dc.dp % src.dp;
+    for (const Piece& piece : it->second)
+      fn(r, d, src.device_of({replica, piece.src_tp, piece.src_stage}), piece.bytes);
   }
 }
 
