@@ -1,0 +1,101 @@
+// The realign binary as a user runs it: exit codes, stderr messages and the JSON contract of `plan --json`.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "core/json.h"
+
+namespace realign {
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out;
+};
+
+// Runs the binary with a shell command line; stderr is folded into stdout.
+CliRun realign(const std::string& args) {
+  const std::string cmd = std::string(REALIGN_BINARY_DIR) + "/src/apps/realign " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string example(const std::string& name) { return std::string(REALIGN_SOURCE_DIR) + "/examples/" + name; }
+
+TEST(Cli, PlanJsonHasTheDocumentedFields) {
+  const CliRun r = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " plan.time_budget_s=2 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  for (const char* key : {"iteration_time_s", "search_time_s", "presets", "mfcs"}) EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* preset : {"co-located", "heuristic", "interleaving", "disaggregated"})
+    EXPECT_TRUE(j["presets"].contains(preset)) << preset;
+  ASSERT_EQ(j["mfcs"].size(), 6u);
+  for (const auto& m : j["mfcs"])
+    for (const char* key : {"name", "model", "kind", "mesh", "dp", "tp", "pp", "micro_batches", "start_s", "end_s",
+                            "peak_mem_bytes"})
+      EXPECT_TRUE(m.contains(key)) << key;
+  // The searched plan is never slower than a preset that fits (the search starts from the best of them).
+  for (const auto& [name, t] : j["presets"].items())
+    if (!t.is_null()) {
+      EXPECT_LE(j["iteration_time_s"].get<double>(), t.get<double>() * (1 + 1e-12)) << name;
+    }
+}
+
+TEST(Cli, SavedPlanSimulatesToTheSameTimeWithSvg) {
+  const std::string plan = ::testing::TempDir() + "plan.json", svg = ::testing::TempDir() + "t.svg";
+  const CliRun planned = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") +
+                              " plan.max_steps=3000 --json --out " + plan);
+  ASSERT_EQ(planned.code, 0) << planned.out;
+  const CliRun simulated =
+      realign("simulate " + example("grpo_qwen2.5_7b_8xh100.yaml") + " --plan " + plan + " --json --svg " + svg);
+  ASSERT_EQ(simulated.code, 0) << simulated.out;
+  EXPECT_DOUBLE_EQ(Json::parse(planned.out)["iteration_time_s"].get<double>(),
+                   Json::parse(simulated.out)["iteration_time_s"].get<double>());
+  std::ifstream in(svg);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("actor_gen"), std::string::npos);
+}
+
+TEST(Cli, ExplainListsCoefficientsWithSources) {
+  const std::string plan = ::testing::TempDir() + "plan2.json";
+  ASSERT_EQ(realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " plan.mode=co-located --out " + plan).code, 0);
+  const CliRun r = realign("simulate " + example("grpo_qwen2.5_7b_8xh100.yaml") + " --plan " + plan + " --explain");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("gemm_efficiency"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadInputIsAClearErrorAndNonZeroExit) {
+  CliRun r = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " batch.promtps=3");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("batch.promtps: unknown key"), std::string::npos) << r.out;
+  r = realign("plan /nonexistent.yaml");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("/nonexistent.yaml"), std::string::npos) << r.out;
+  const std::string bad_plan = ::testing::TempDir() + "bad_plan.json";
+  std::ofstream(bad_plan) << R"({"mfcs": [{"name": "actor_gen", "mesh": "0-7", "dp": 2, "tp": 3, "pp": 1}]})";
+  r = realign("simulate " + example("grpo_qwen2.5_7b_8xh100.yaml") + " --plan " + bad_plan);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find(bad_plan + ".mfcs[0]"), std::string::npos) << r.out;
+  r = realign("plann");
+  EXPECT_NE(r.code, 0);
+}
+
+TEST(Cli, PlanThatCannotFitExitsWithTwoAndSaysWhere) {
+  // Four 70B models on one 8-GPU node cannot fit.
+  const CliRun r = realign("plan " + example("ppo_llama2_70b_128xh100.yaml") + " cluster.nodes=1 plan.mode=co-located");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("needs"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace realign

@@ -1,0 +1,49 @@
+#include "apps/run_config.h"
+
+#include <gtest/gtest.h>
+
+#include "core/config_file.h"
+
+namespace realign::apps {
+namespace {
+
+const char* kBase = R"(algorithm: ppo
+models: {actor: llama-tiny}
+batch: {prompts: 16, prompt_len: 32, gen_len: 32}
+cluster: {nodes: 1, devices_per_node: 4, device: cpu-gloo}
+)";
+
+std::string error_path(const std::string& extra, const std::vector<std::string>& overrides = {}) {
+  Json j = parse_yaml(std::string(kBase) + extra, "run.yaml");
+  apply_overrides(j, overrides);
+  try {
+    run_config_from_json(j);
+  } catch (const Error& e) {
+    return e.path();
+  }
+  return "<no error>";
+}
+
+TEST(RunConfig, ReadsEverySection) {
+  Json j = parse_yaml(std::string(kBase) + "plan: {mode: co-located, seed: 4}\n", "run.yaml");
+  const RunConfig c = run_config_from_json(j);
+  EXPECT_EQ(c.graph.mfcs.size(), 6u);
+  EXPECT_EQ(c.cluster.n_devices(), 4);
+  EXPECT_EQ(c.plan.mode, "co-located");
+  EXPECT_EQ(c.plan.search.seed, 4u);
+}
+
+TEST(RunConfig, UnknownKeysAndBadValuesNameTheField) {
+  EXPECT_EQ(error_path("planner: {mode: search}\n"), "planner");
+  EXPECT_EQ(error_path("plan: {mode: fast}\n"), "plan.mode");
+  EXPECT_EQ(error_path("plan: {seeds: 3}\n"), "plan.seeds");
+  EXPECT_EQ(error_path("plan: {mode: file}\n"), "plan.file");
+  EXPECT_EQ(error_path("plan: {time_budget_s: -1}\n"), "plan.time_budget_s");
+  EXPECT_EQ(error_path("plan: {disjoint: [actor_gen]}\n"), "plan.disjoint[0]");
+  EXPECT_EQ(error_path("", {"cluster.devices_per_node=0"}), "cluster.devices_per_node");
+  EXPECT_EQ(error_path("", {"cluster.gpus=8"}), "cluster.gpus");
+  EXPECT_EQ(error_path("", {"batch.prompts=x"}), "batch.prompts");
+}
+
+}  // namespace
+}  // namespace realign::apps

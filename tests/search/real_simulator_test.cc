@@ -1,0 +1,42 @@
+// The search against the real cost model on a small space: MCMC finds the exhaustive optimum.
+#include <gtest/gtest.h>
+
+#include "../plan/test_graphs.h"
+#include "cost/hardware_profile.h"
+#include "search/candidates.h"
+#include "search/exhaustive.h"
+#include "search/simulator_evaluator.h"
+
+namespace realign {
+namespace {
+
+TEST(SearchWithSimulator, McmcReachesTheExhaustiveOptimumOnEightDevices) {
+  const DataflowGraph g = testing::graph_from_yaml(R"(
+algorithm: grpo
+models: {actor: llama2-7b, reward: qwen2.5-1.5b}
+batch: {prompts: 32, prompt_len: 256, gen_len: 768, samples_per_prompt: 4, mini_batches: 2}
+)");
+  const Cluster c = testing::h100(1);
+  Simulator sim(g, c, default_profile(c.device));
+  SimulatorEvaluator ev(sim);
+  CandidateOptions options;
+  options.strategies_per_mesh_size = 2;
+  const auto candidates = build_candidates(g, c, ev, options);
+  const auto exact = exhaustive_search(g, candidates, ev);
+  ASSERT_TRUE(exact.has_value());
+  ASSERT_TRUE(exact->score.fits());
+  int hits = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SearchOptions so;
+    so.seed = seed;
+    so.max_steps = 5000;
+    so.time_budget_s = 120;
+    const auto r = mcmc_search(g, candidates, ev, {}, so);
+    EXPECT_GE(r.score.time_s, exact->score.time_s * (1 - 1e-12));
+    hits += r.score.fits() && r.score.time_s <= exact->score.time_s * (1 + 1e-12);
+  }
+  EXPECT_GE(hits, 19);
+}
+
+}  // namespace
+}  // namespace realign
