@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   add_plan_command(app);
   add_simulate_command(app);
   add_models_command(app);
+#ifdef REALIGN_WITH_TORCH
+  add_profile_command(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

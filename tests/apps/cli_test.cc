@@ -99,3 +99,31 @@ TEST(Cli, PlanThatCannotFitExitsWithTwoAndSaysWhere) {
 
 }  // namespace
 }  // namespace realign
+
+namespace realign {
+namespace {
+
+TEST(Cli, ProfileIsWrittenAndLoadedByPlan) {
+  const std::string profile = ::testing::TempDir() + "profile.json";
+  CliRun r = realign("profile --quick --threads 1 --out " + profile);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("gemm_efficiency"), std::string::npos);
+  r = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " plan.max_steps=500 profile=" + profile);
+  ASSERT_EQ(r.code == 0 || r.code == 2, true) << r.out;
+  EXPECT_NE(r.out.find("profile: " + profile), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadProfileNamesTheField) {
+  const std::string bad = ::testing::TempDir() + "bad_profile.json";
+  std::ofstream(bad) << R"({"version": 99, "device": "x"})";
+  CliRun r = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " profile=" + bad);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("version"), std::string::npos) << r.out;
+  std::ofstream(bad) << R"({"version": 1, "device": "x"})";
+  r = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " profile=" + bad);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("peak_flops"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace realign

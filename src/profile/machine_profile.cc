@@ -1,0 +1,139 @@
+#include "profile/machine_profile.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+#include <ATen/Parallel.h>
+
+#include "core/units.h"
+#include "profile/op_timer.h"
+
+namespace realign::profile {
+namespace {
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+std::string describe_device(const ProfileOptions& o) {
+  return std::string(o.device.is_cuda() ? "cuda" : "cpu") + ", " + std::string(c10::toString(o.dtype)) +
+         (o.device.is_cpu() ? ", " + std::to_string(at::get_num_threads()) + " threads" : "");
+}
+
+}  // namespace
+
+MachineProfile measure_machine(const DeviceSpec& device_spec, const ProfileOptions& o, const ProgressFn& progress) {
+  MachineProfile out;
+  out.profile = default_profile(device_spec);
+  const auto opts = at::TensorOptions().device(o.device).dtype(o.dtype);
+  const std::string where = "measured by `realign profile` (" + describe_device(o) + ")";
+  const OpTimer timer = o.timer ? o.timer : OpTimer([&](const std::string&, const std::function<void()>& op) {
+    return time_op(op, o.device);
+  });
+
+  struct Gemm {
+    int64_t m, k, n;
+  };
+  // Token-by-hidden products of a ~100M..1B model: QKV/out projections and the MLP, plus a square one.
+  const std::vector<Gemm> gemms = o.quick ? std::vector<Gemm>{{256, 512, 512}, {256, 512, 2048}, {256, 2048, 512}}
+                                          : std::vector<Gemm>{{1024, 1024, 1024}, {1024, 1024, 4096},
+                                                              {1024, 4096, 1024}, {2048, 2048, 2048}};
+  using Shape4 = std::array<int64_t, 4>;
+  using Shape2 = std::array<int64_t, 2>;
+  const std::vector<Shape4> attentions = o.quick ? std::vector<Shape4>{{1, 4, 128, 64}, {2, 8, 256, 64}}
+                                                 : std::vector<Shape4>{{2, 8, 512, 64}, {4, 16, 1024, 64}};  // b h s d
+  const std::vector<Shape2> decodes = o.quick ? std::vector<Shape2>{{1, 128}, {4, 256}, {8, 512}}
+                                              : std::vector<Shape2>{{1, 256}, {8, 512}, {32, 1024}};  // batch, context
+  const int total = int(gemms.size() + attentions.size() + decodes.size()) + 2;
+  int step = 0;
+  auto tick = [&](const std::string& what) {
+    if (progress) progress(step, total, what);
+    ++step;
+  };
+
+  std::vector<double> gemm_rates;
+  for (const auto& g : gemms) {
+    const std::string name = "gemm " + std::to_string(g.m) + "x" + std::to_string(g.k) + "x" + std::to_string(g.n);
+    tick(name);
+    const at::Tensor a = at::randn({g.m, g.k}, opts), b = at::randn({g.k, g.n}, opts);
+    at::Tensor c = at::empty({g.m, g.n}, opts);
+    const double t = timer(name, [&] { at::mm_out(c, a, b); });
+    const double rate = 2.0 * double(g.m * g.k * g.n) / t;
+    gemm_rates.push_back(rate);
+    out.measurements.push_back({name, t, rate, "FLOP/s"});
+  }
+
+  std::vector<double> attention_rates;
+  for (const auto& [b, h, len, d] : attentions) {
+    const std::string name = "attention b" + std::to_string(b) + " h" + std::to_string(h) + " s" +
+                             std::to_string(len) + " d" + std::to_string(d);
+    tick(name);
+    const at::Tensor q = at::randn({b, h, len, d}, opts), k = at::randn({b, h, len, d}, opts),
+                     v = at::randn({b, h, len, d}, opts);
+    const at::Tensor causal = at::ones({len, len}, at::TensorOptions().device(o.device).dtype(at::kBool)).triu(1);
+    const double t = timer(
+        name, [&] {
+          at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) * (1.0 / std::sqrt(double(d)));
+          scores.masked_fill_(causal, -std::numeric_limits<float>::infinity());
+          at::matmul(at::softmax(scores, -1), v);
+        });
+    // Causal attention does half the work of the full products; count what a fused kernel would.
+    const double rate = 2.0 * 2.0 * double(b * h * len * len * d) / 2.0 / t;
+    attention_rates.push_back(rate);
+    out.measurements.push_back({name, t, rate, "FLOP/s"});
+  }
+
+  const std::string copy_name = "memory bandwidth (copy)";
+  tick(copy_name);
+  const int64_t copy_elems = (o.quick ? 4 : 64) * (1 << 20) / int64_t(c10::elementSize(o.dtype)) * 4;
+  const at::Tensor src = at::randn({copy_elems}, opts);
+  at::Tensor dst = at::empty_like(src);
+  const double copy_t = timer(copy_name, [&] { dst.copy_(src); });
+  const double bandwidth = 2.0 * double(src.nbytes()) / copy_t;  // read + write
+  out.measurements.push_back({"copy " + format_bytes(double(src.nbytes())), copy_t, bandwidth, "B/s"});
+
+  // Decode: one token per sequence against a weight matrix and a KV cache: memory-bound.
+  std::vector<double> decode_fractions;
+  const int64_t hidden = o.quick ? 512 : 2048;
+  const at::Tensor w = at::randn({hidden, 4 * hidden}, opts);
+  for (const auto& [batch, context] : decodes) {
+    const std::string name = "decode batch " + std::to_string(batch) + " context " + std::to_string(context);
+    tick(name);
+    const int64_t heads = hidden / 64;
+    const at::Tensor x = at::randn({batch, hidden}, opts);
+    const at::Tensor kv = at::randn({batch, heads, context, 64}, opts);
+    const at::Tensor qh = at::randn({batch, heads, 1, 64}, opts);
+    const double t = timer(name, [&] {
+      at::mm(x, w);
+      at::matmul(at::softmax(at::matmul(qh, kv.transpose(-1, -2)), -1), kv);
+    });
+    const double bytes = double(w.nbytes()) + double(kv.nbytes());
+    decode_fractions.push_back(bytes / t / bandwidth);
+    out.measurements.push_back({name, t, bytes / t, "B/s"});
+  }
+
+  const std::string launch_name = "per-layer launch overhead";
+  tick(launch_name);
+  // A layer's worth of tiny kernels (norms, projections, activations): the time with almost no data.
+  const at::Tensor tiny = at::randn({1, 64}, opts), tiny_w = at::randn({64, 64}, opts);
+  const double launch_t = timer(launch_name, [&] {
+    at::Tensor h = tiny;
+    for (int i = 0; i < 12; ++i) h = at::silu(at::mm(h, tiny_w)) + h;
+  });
+  out.measurements.push_back({"12 tiny kernels x2 (one layer)", launch_t, 0, ""});
+
+  HardwareProfile& p = out.profile;
+  const double peak = p.peak_flops.value;
+  p.gemm_efficiency = {std::min(1.0, median(gemm_rates) / peak), where + ": median of transformer-shaped GEMMs"};
+  p.attention_efficiency = {std::min(1.0, median(attention_rates) / peak), where + ": causal attention, unfused"};
+  p.memory_bandwidth = {bandwidth, where + ": large tensor copy, read + write"};
+  p.decode_bandwidth_efficiency = {std::min(1.0, median(decode_fractions)),
+                                   where + ": decode steps (weights + KV cache) against the copy bandwidth"};
+  p.layer_launch_overhead_s = {launch_t, where + ": one layer's worth of tiny kernels"};
+  if (progress) progress(total, total, "done");
+  return out;
+}
+
+}  // namespace realign::profile
