@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,6 +81,13 @@ std::optional<int> rank_of_abort(const std::string& message) {
 
 }  // namespace
 
+std::string current_executable() {
+  std::vector<char> buf(4096);
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) throw Error("/proc/self/exe", std::string("readlink: ") + std::strerror(errno));
+  return std::string(buf.data(), static_cast<size_t>(n));
+}
+
 std::string describe_exit(const RankExit& e) {
   if (e.signal != 0) {
     const char* abbrev = sigabbrev_np(e.signal);
@@ -138,6 +146,8 @@ LaunchResult launch_local(const LaunchOptions& o) {
     const pid_t pid = ::fork();
     if (pid < 0) throw Error("launch", std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
+      // If the launcher dies (killed, crashed), its ranks must not live on unwatched.
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (piped) {
         ::dup2(out[1], 1);
         ::dup2(err[1], 2);

@@ -8,7 +8,8 @@
 // it
 // ("rank 1 died: signal 9 (SIGKILL)", "rank 2 exited with code 1: rank 2 failed: <cause>"), sends SIGTERM to
 // the others, SIGKILL after `grace`, and returns non-zero. A rank killed by a signal is reported before ranks
-// that exited because of it; otherwise the rank named in the store's abort key is.
+// that exited because of it; otherwise the rank named in the store's abort key is. Children get SIGTERM
+// when the launcher itself dies (PR_SET_PDEATHSIG; call launch_local from a thread that outlives the run).
 //
 // How a module's test starts N ranks (see tests/comm for a complete example):
 //   1. a helper executable (add_executable + target_link_libraries(... realign_comm)) whose main is
@@ -61,6 +62,9 @@ struct LaunchResult {
 
 // Blocks until every rank has exited. Throws realign::Error when the program cannot be started.
 LaunchResult launch_local(const LaunchOptions& options);
+
+// The running program's path (/proc/self/exe), to start N copies of oneself (`realign train`).
+std::string current_executable();
 
 // "rank 1 died: signal 9 (SIGKILL)" / "rank 2 exited with code 1".
 std::string describe_exit(const RankExit& exit);

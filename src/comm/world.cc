@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -131,6 +132,7 @@ struct World::Impl {
   std::map<std::vector<int>, std::shared_ptr<Group>> groups;
 
   std::atomic<bool> aborting{false};
+  std::atomic<bool> heartbeat_armed{false};
   std::mutex mu;
   std::condition_variable cv;
   bool stop = false;
@@ -155,7 +157,7 @@ struct World::Impl {
     std::vector<int64_t> last_beat(rv.world_size, -1);
     std::vector<std::chrono::steady_clock::time_point> last_change(rv.world_size,
                                                                    std::chrono::steady_clock::now());
-    auto last_scan = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point last_scan{};
     int store_failures = 0;
     std::unique_lock<std::mutex> lock(mu);
     while (!cv.wait_for(lock, interval, [&] { return stop; })) {
@@ -168,7 +170,11 @@ struct World::Impl {
         watchdog_store->add(keys::heartbeat(rv.rank), 1);
         const auto now = std::chrono::steady_clock::now();
         // Rank 0 watches everyone's heartbeat, about once a second (world_size store calls each time).
-        if (rv.rank == 0 && now - last_scan >= std::chrono::seconds(1)) {
+        // Armed once the global group exists: by then every rank has connected and its watchdog beats, so a
+        // slow start is not mistaken for a death.
+        if (rv.rank == 0 && heartbeat_armed && now - last_scan >= std::chrono::seconds(1)) {
+          if (last_scan == std::chrono::steady_clock::time_point{})
+            std::fill(last_change.begin(), last_change.end(), now);
           last_scan = now;
           for (int r = 1; r < rv.world_size; ++r) {
             const int64_t beat = watchdog_store->add(keys::heartbeat(r), 0);
@@ -217,11 +223,29 @@ World::World(const Rendezvous& rv, const WorldOptions& options) : impl_(std::mak
   std::vector<int> all(rv.world_size);
   for (int r = 0; r < rv.world_size; ++r) all[r] = r;
   m.global = rv.world_size == 1 ? single_rank_group() : m.build(all, rv.rank);
+  m.heartbeat_armed = true;
   m.groups[all] = m.global;
 }
 
 World::~World() {
   Impl& m = *impl_;
+  // Say "done" while the watchdog still runs: rank 0 stops expecting heartbeats from a done rank, and a rank
+  // still waiting below is still woken by an abort.
+  if (!m.aborting) {
+    try {
+      m.store->set(keys::done(m.rv.rank), bytes("1"));
+      m.store->add(keys::kDoneCount, 1);
+      // The rank hosting the store keeps it up until everyone is done with it.
+      if (m.rv.rank == 0 && !m.rv.external_store) {
+        const auto deadline = std::chrono::steady_clock::now() + m.options.timeout;
+        while (m.store->add(keys::kDoneCount, 0) < m.rv.world_size &&
+               std::chrono::steady_clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    } catch (const std::exception&) {
+      // Shutting down: a store already gone changes nothing.
+    }
+  }
   if (m.watchdog.joinable()) {
     {
       std::lock_guard<std::mutex> g(m.mu);
@@ -232,20 +256,6 @@ World::~World() {
   }
   m.groups.clear();
   m.global.reset();
-  if (m.aborting) return;
-  try {
-    m.store->set(keys::done(m.rv.rank), bytes("1"));
-    m.store->add(keys::kDoneCount, 1);
-    // The rank hosting the store keeps it up until everyone is done with it.
-    if (m.rv.rank == 0 && !m.rv.external_store) {
-      const auto deadline = std::chrono::steady_clock::now() + m.options.timeout;
-      while (m.store->add(keys::kDoneCount, 0) < m.rv.world_size &&
-             std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  } catch (const std::exception&) {
-    // Shutting down: a store already gone changes nothing.
-  }
 }
 
 int World::rank() const { return impl_->rv.rank; }

@@ -5,7 +5,8 @@
 // Contract: as comm/group.h (all members call collectives in the same order). Building a subgroup is itself
 // collective over its members: every member calls subgroup(ranks) (non-members need not; they get nullptr),
 // and members build their groups in the same order. A group for a given rank list is built once per process
-// and cached. Global ranks are device indices: rank r runs on device r of the cluster.
+// and cached. Global ranks are device indices: rank r runs on device r of the cluster. A World is used from
+// one thread (groups are built and used in program order).
 //
 // Failure handling (a run must never hang when one rank dies or throws):
 // - every collective has a timeout (WorldOptions::timeout; env REALIGN_COMM_TIMEOUT_S, default 300 s);

@@ -32,12 +32,10 @@ TEST(GlooSubgroups, OrderedRankListsCachedNonMembersGetNothing) {
   expect_all_ok(run(4, {"subgroups"}), "subgroups");
 }
 
-TEST(GlooAxisGroups, D2T2P1) { expect_all_ok(run(4, {"layout", "d2t2p1"}), "layout"); }
-
-TEST(GlooAxisGroups, D1T2P2) { expect_all_ok(run(4, {"layout", "d1t2p2"}), "layout"); }
-
-TEST(GlooAxisGroups, OffsetLayoutLeavesOtherRanksOut) {
-  expect_all_ok(run(4, {"layout", "d1t1p2@2"}), "layout");
+// One run, several layouts on the same 4 ranks (as a training run has): d1t2p2's groups are partly
+// d2t2p1's (cached), d1t1p2@2 leaves ranks 0 and 1 out.
+TEST(GlooAxisGroups, LayoutsOnFourRanks) {
+  expect_all_ok(run(4, {"layout", "d2t2p1", "d1t2p2", "d1t1p2@2", "d1t4p1", "d4t1p1"}), "layout");
 }
 
 }  // namespace

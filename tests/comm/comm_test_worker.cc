@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
     } else if (scenario == "subgroups") {
       subgroups(w);
     } else if (scenario == "layout") {
-      layout(w, argc > 2 ? argv[2] : "");
+      for (int i = 2; i < argc; ++i) layout(w, argv[i]);  // later layouts reuse cached groups
     } else if (scenario == "throw" || scenario == "kill") {
       // One rank fails while the others are inside (or about to enter) an all-reduce with it.
       w.global()->barrier();

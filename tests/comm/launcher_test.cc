@@ -92,6 +92,11 @@ TEST(Launcher, TimeoutKillsEveryone) {
   EXPECT_LT(r.wall.count(), 5'000);
 }
 
+TEST(Launcher, CurrentExecutableIsThisTestBinary) {
+  const std::string self = current_executable();
+  EXPECT_EQ(self.substr(self.rfind('/') + 1), "comm_tests");
+}
+
 TEST(Launcher, MissingProgramIsAnError) {
   LaunchOptions o;
   o.nprocs = 2;
