@@ -1,6 +1,16 @@
 // comm::Group: an ordered set of ranks that run collectives together.
-// Contract: every member calls the same collectives in the same order with matching shapes and dtypes.
-// A group of size 1 makes every collective the identity, so layers never test `size() > 1` themselves.
+//
+// Contract (as c10d's): every member calls the same collectives in the same order with matching shapes and
+// dtypes; a collective returns once this member's part is done (all of them are blocking here). A group of
+// size 1 makes every collective the identity, so layers never test `size() > 1` themselves.
+// Each collective starts with the same short preamble (check_collective_args in group.cc): the tensor is
+// defined, on the CPU, and (where stated) contiguous; root/peer ranks lie in [0, size()). A violation is a
+// bug in the caller and aborts with file:line (REALIGN_CHECK), never a hang.
+// Backend gaps (Gloo in libtorch 1.13 has no bf16/bool reduction, no AVG, no reduce_scatter) are papered over
+// inside the implementations with exact work-arounds, so callers never see them.
+//
+// Where groups come from: comm/world.h (World::from_env(): the global group, subgroups for a rank list, the
+// dp/tp/pp axis groups of a plan::Layout). How tests start N ranks: comm/launcher.h.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -9,6 +19,9 @@
 #include <vector>
 
 namespace realign::comm {
+
+enum class ReduceOp { kSum, kAvg, kMax, kMin };
+const char* to_string(ReduceOp op);
 
 class Group {
  public:
@@ -26,9 +39,22 @@ class Group {
   virtual void send(const at::Tensor& tensor, int dst) = 0;
   virtual void recv(at::Tensor& tensor, int src) = 0;
   virtual void barrier() = 0;
+
+  // In-place reduction with any op. kAvg divides the sum by size() (floating dtypes only). The default
+  // implementation handles kSum and kAvg through all_reduce_sum; kMax/kMin need an override.
+  virtual void all_reduce(at::Tensor& tensor, ReduceOp op);
+  // Sum over the group, then this member's slice `rank()` of size()-many equal slices along `dim`
+  // (input.size(dim) must divide by size()). The default is all-reduce then slice: exact, size() times the
+  // traffic of a native reduce-scatter.
+  virtual at::Tensor reduce_scatter_sum(const at::Tensor& input, int64_t dim);
 };
 
 // The one-rank group: every collective returns its input.
 std::shared_ptr<Group> single_rank_group();
+
+// The uniform argument preamble of every collective (see the contract above). `what` names the collective.
+void check_collective_args(const Group& group, const char* what, const at::Tensor& tensor,
+                           bool need_contiguous);
+void check_peer(const Group& group, const char* what, int peer);
 
 }  // namespace realign::comm

@@ -1,0 +1,138 @@
+#include "comm/gloo_group.h"
+
+#include <ATen/ATen.h>
+
+#include "core/check.h"
+
+namespace realign::comm {
+namespace {
+
+// Dtypes Gloo 1.13 reduces natively; others go through a wider type and back (exactly: fp32 holds every
+// bf16/fp16 value, and a sum of bf16 values rounded once at the end is what NCCL's fp32 accumulation gives).
+at::ScalarType reduce_dtype(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+    case at::kDouble:
+    case at::kInt:
+    case at::kLong:
+    case at::kChar:
+    case at::kByte:
+      return t;
+    case at::kHalf:
+    case at::kBFloat16:
+      return at::kFloat;
+    case at::kBool:
+    case at::kShort:
+      return at::kInt;
+    default:
+      REALIGN_CHECK(false) << "all_reduce of dtype " << t << " is not supported";
+  }
+  return t;
+}
+
+c10d::ReduceOp to_c10d(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:
+      return c10d::ReduceOp::SUM;  // Gloo has no AVG: sum, then divide below
+    case ReduceOp::kMax:
+      return c10d::ReduceOp::MAX;
+    case ReduceOp::kMin:
+      return c10d::ReduceOp::MIN;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+// Moves bytes (broadcast, gather, send, recv) as uint8 so every dtype (bf16, bool, complex) goes through Gloo
+// unchanged. `t` must be contiguous.
+at::Tensor as_bytes(const at::Tensor& t) { return t.reshape({-1}).view(at::kByte); }
+
+class GlooGroup final : public Group {
+ public:
+  explicit GlooGroup(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg) : pg_(std::move(pg)) {}
+
+  int rank() const override { return pg_->getRank(); }
+  int size() const override { return pg_->getSize(); }
+
+  void all_reduce_sum(at::Tensor& tensor) override { all_reduce(tensor, ReduceOp::kSum); }
+
+  void all_reduce(at::Tensor& tensor, ReduceOp op) override {
+    check_collective_args(*this, "all_reduce", tensor, false);
+    REALIGN_CHECK(op != ReduceOp::kAvg || at::isFloatingType(tensor.scalar_type()))
+        << "all_reduce avg of " << tensor.scalar_type();
+    if (tensor.numel() == 0) return;
+    const at::ScalarType wire = reduce_dtype(tensor.scalar_type());
+    const bool in_place = wire == tensor.scalar_type() && tensor.is_contiguous();
+    at::Tensor work = in_place ? tensor : tensor.to(wire).contiguous();
+    std::vector<at::Tensor> v{work};
+    c10d::AllreduceOptions opts;
+    opts.reduceOp = to_c10d(op);
+    pg_->allreduce(v, opts)->wait();
+    if (op == ReduceOp::kAvg) work.div_(size());
+    if (tensor.scalar_type() == at::kBool) work = work.ne(0);  // sum/max of bools is "any", min is "all"
+    if (!in_place) tensor.copy_(work);
+  }
+
+  at::Tensor all_gather_cat(const at::Tensor& tensor, int64_t dim) override {
+    check_collective_args(*this, "all_gather_cat", tensor, false);
+    REALIGN_CHECK(tensor.dim() >= 1) << "all_gather_cat of a 0-dim tensor";
+    const int64_t d = at::maybe_wrap_dim(dim, tensor.dim());
+    const at::Tensor in = tensor.contiguous();
+    if (in.numel() == 0) {
+      std::vector<at::Tensor> parts(size(), in);
+      return at::cat(parts, d);
+    }
+    // Gloo 1.13 has no _allgather_base: gather into a list, then cat.
+    std::vector<at::Tensor> inputs{as_bytes(in)};
+    std::vector<std::vector<at::Tensor>> outputs(1);
+    for (int r = 0; r < size(); ++r) outputs[0].push_back(at::empty_like(inputs[0]));
+    pg_->allgather(outputs, inputs)->wait();
+    std::vector<at::Tensor> parts;
+    for (auto& bytes : outputs[0]) parts.push_back(bytes.view(in.scalar_type()).view(in.sizes()));
+    return at::cat(parts, d);
+  }
+
+  void broadcast(at::Tensor& tensor, int root) override {
+    check_collective_args(*this, "broadcast", tensor, false);
+    check_peer(*this, "broadcast", root);
+    if (tensor.numel() == 0) return;
+    at::Tensor work = tensor.contiguous();
+    std::vector<at::Tensor> v{as_bytes(work)};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    pg_->broadcast(v, opts)->wait();
+    if (!work.is_same(tensor)) tensor.copy_(work);
+  }
+
+  void send(const at::Tensor& tensor, int dst) override {
+    check_collective_args(*this, "send", tensor, true);
+    check_peer(*this, "send", dst);
+    REALIGN_CHECK(dst != rank()) << "send to self (rank " << dst << ")";
+    if (tensor.numel() == 0) return;
+    std::vector<at::Tensor> v{as_bytes(tensor)};
+    pg_->send(v, dst, /*tag=*/0)->wait();
+  }
+
+  void recv(at::Tensor& tensor, int src) override {
+    check_collective_args(*this, "recv", tensor, true);
+    check_peer(*this, "recv", src);
+    REALIGN_CHECK(src != rank()) << "recv from self (rank " << src << ")";
+    if (tensor.numel() == 0) return;
+    std::vector<at::Tensor> v{as_bytes(tensor)};
+    pg_->recv(v, src, /*tag=*/0)->wait();
+  }
+
+  void barrier() override { pg_->barrier()->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
+};
+
+}  // namespace
+
+std::shared_ptr<Group> make_gloo_group(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg) {
+  REALIGN_CHECK(pg) << "null process group";
+  return std::make_shared<GlooGroup>(std::move(pg));
+}
+
+}  // namespace realign::comm

@@ -1,0 +1,65 @@
+// Default implementations shared by every Group, and the uniform argument preamble.
+#include "comm/group.h"
+
+#include <ATen/ATen.h>
+
+#include "core/check.h"
+
+namespace realign::comm {
+
+const char* to_string(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kAvg:
+      return "avg";
+    case ReduceOp::kMax:
+      return "max";
+    case ReduceOp::kMin:
+      return "min";
+  }
+  return "?";
+}
+
+void check_collective_args(const Group& group, const char* what, const at::Tensor& tensor,
+                           bool need_contiguous) {
+  REALIGN_CHECK(tensor.defined()) << what << ": undefined tensor (group rank " << group.rank() << ")";
+  REALIGN_CHECK(tensor.device().is_cpu()) << what << ": tensor on " << tensor.device() << ", expected cpu";
+  REALIGN_CHECK(!need_contiguous || tensor.is_contiguous()) << what << ": tensor must be contiguous";
+}
+
+void check_peer(const Group& group, const char* what, int peer) {
+  REALIGN_CHECK(peer >= 0 && peer < group.size())
+      << what << ": rank " << peer << " outside a group of " << group.size();
+}
+
+void Group::all_reduce(at::Tensor& tensor, ReduceOp op) {
+  check_collective_args(*this, "all_reduce", tensor, false);
+  switch (op) {
+    case ReduceOp::kSum:
+      all_reduce_sum(tensor);
+      return;
+    case ReduceOp::kAvg:
+      REALIGN_CHECK(at::isFloatingType(tensor.scalar_type())) << "all_reduce avg of " << tensor.scalar_type();
+      all_reduce_sum(tensor);
+      tensor.div_(size());
+      return;
+    case ReduceOp::kMax:
+    case ReduceOp::kMin:
+      REALIGN_CHECK(size() == 1) << "this Group does not implement all_reduce " << to_string(op);
+      return;
+  }
+}
+
+at::Tensor Group::reduce_scatter_sum(const at::Tensor& input, int64_t dim) {
+  check_collective_args(*this, "reduce_scatter_sum", input, false);
+  const int64_t d = at::maybe_wrap_dim(dim, input.dim());
+  REALIGN_CHECK(input.size(d) % size() == 0)
+      << "reduce_scatter_sum: size " << input.size(d) << " along dim " << d << " not divisible by " << size();
+  at::Tensor sum = input.clone(at::MemoryFormat::Contiguous);
+  all_reduce_sum(sum);
+  const int64_t n = input.size(d) / size();
+  return sum.narrow(d, rank() * n, n).contiguous();
+}
+
+}  // namespace realign::comm
