@@ -37,7 +37,8 @@ void parse_safetensors(const uint8_t* bytes, size_t size, const std::string& pat
                           std::to_string(size) + "-byte file");
   if (header_len < 2 || bytes[8] != '{') throw Error(path, "header does not start with a JSON object");
   const char* hbegin = reinterpret_cast<const char*>(bytes + 8);
-  Json header = Json::parse(hbegin, hbegin + header_len, nullptr, /*allow_exceptions=*/false);
+  // std::map-backed json: ordered_json's linear key lookup is quadratic on headers with many tensors.
+  nlohmann::json header = nlohmann::json::parse(hbegin, hbegin + header_len, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded()) throw Error(path, "header is not valid JSON");
   if (!header.is_object()) throw Error(path, "header is not a JSON object");
 
@@ -45,7 +46,7 @@ void parse_safetensors(const uint8_t* bytes, size_t size, const std::string& pat
   const uint64_t data_size = size - 8 - header_len;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
-    const Json& v = it.value();
+    const nlohmann::json& v = it.value();
     if (name == "__metadata__") {
       if (!v.is_object()) throw Error(path, "__metadata__ must be an object of strings");
       for (auto m = v.begin(); m != v.end(); ++m) {
@@ -78,7 +79,7 @@ void parse_safetensors(const uint8_t* bytes, size_t size, const std::string& pat
     // checking as we go keeps the multiplication from overflowing.
     uint64_t numel = 1;
     bool too_big = false;
-    for (const Json& d : *sh) {
+    for (const nlohmann::json& d : *sh) {
       if (!d.is_number_unsigned() && !(d.is_number_integer() && d.get<int64_t>() >= 0))
         throw Error(path, where + ": shape entries must be non-negative integers, got " + d.dump());
       uint64_t dim = d.get<uint64_t>();
