@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build git ca-certificates pkg-config
   libtorch-dev libgloo-dev libopenblas0-openmp
   nlohmann-json3-dev libyaml-cpp-dev libgtest-dev libgmock-dev libcli11-dev
-  libsentencepiece-dev python3 python3-torch python3-numpy
+  libsentencepiece-dev sentencepiece libpcre2-dev libicu-dev python3 python3-torch python3-numpy
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,31 @@
+#include "io/hf_config_file.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "io/atomic_file.h"
+
+namespace realign::io {
+
+ModelSpec read_hf_config(const std::string& dir_or_file) {
+  struct stat st;
+  std::string path = dir_or_file;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) path += "/config.json";
+  std::ifstream in(path);
+  if (!in) throw Error(path, "cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Json j = Json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw Error(path, "not valid JSON");
+  return model_spec_from_hf_config(j, path);
+}
+
+void write_hf_config(const std::string& dir, const ModelSpec& spec, const std::string& torch_dtype) {
+  Json c = model_spec_to_hf_config(spec);
+  if (!torch_dtype.empty()) c["torch_dtype"] = torch_dtype;
+  write_file_atomically(dir + "/config.json", c.dump(2) + "\n");
+}
+
+}  // namespace realign::io
