@@ -1,7 +1,8 @@
 // bench/realloc: parameter reallocation between typical train/generate layouts on local processes, against
 // the raw Gloo point-to-point bandwidth measured in the same run and against the naive way (every destination
 // gathers the full model, then slices its shard).
-//   bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps R]
+//   bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps R] [--chunk-mib C]
+//                 [--window-mib W]
 // Starts N copies of itself (comm/launcher.h); rank 0 prints the table.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -27,6 +28,8 @@ struct Settings {
   int64_t layers = 16;
   int64_t hidden = 1536;
   int reps = 2;
+  int64_t chunk_mib = 4;    // ReallocOptions::chunk_bytes
+  int64_t window_mib = 64;  // ReallocOptions::window_bytes
 };
 
 ModelSpec bench_model(const Settings& s) {
@@ -63,13 +66,16 @@ double raw_p2p_gbps(comm::Group& g, int64_t bytes, int reps) {
 // The naive way: every destination rank receives the whole model (own shards used in place, as an all-gather
 // would), then slices its shard out of it. Returns (bytes moved, slowest rank's seconds).
 std::pair<int64_t, double> naive(comm::Group& g, const std::vector<ParamInfo>& params, int64_t n_layers,
-                                 const Layout& from, const Layout& to, const ShardMap& src, at::ScalarType dtype) {
+                                 const Layout& from, const Layout& to, const ShardMap& src, at::ScalarType dtype,
+                                 const Settings& s) {
   Layout full = to;
   full.dp = to.size();
   full.tp = full.pp = 1;
   const TransferPlan plan = plan_reallocation(params, n_layers, from, full);
   ReallocOptions o;
   o.dtype = dtype;
+  o.chunk_bytes = s.chunk_mib << 20;
+  o.window_bytes = s.window_mib << 20;
   g.barrier();
   const double t0 = now();
   ShardMap whole = execute_reallocation(g, plan, params, n_layers, src, o);
@@ -100,10 +106,11 @@ void worker(comm::World& world, const Settings& s) {
     std::printf("machine: %s, %u hardware threads, torch intra-op threads %d per rank\n", host,
                 std::thread::hardware_concurrency(), at::get_num_threads());
     std::printf("settings: %d local ranks over Gloo (loopback TCP), model %s (%lld layers, hidden %lld, %lld heads, "
-                "%lld KV heads, vocab %lld) = %.0fM params, %.2f GB in %s; best of %d runs\n",
+                "%lld KV heads, vocab %lld) = %.0fM params, %.2f GB in %s; best of %d runs; chunks %lld MiB, window %lld MiB per rank\n",
                 world.size(), spec.name.c_str(), (long long)spec.n_layers, (long long)spec.hidden,
                 (long long)spec.n_heads, (long long)spec.n_kv_heads, (long long)spec.vocab,
-                double(spec.total_params()) / 1e6, double(spec.total_params() * elem) / 1e9, s.dtype.c_str(), s.reps);
+                double(spec.total_params()) / 1e6, double(spec.total_params() * elem) / 1e9, s.dtype.c_str(), s.reps,
+                (long long)s.chunk_mib, (long long)s.window_mib);
   }
   const double raw = raw_p2p_gbps(*g, int64_t(256) << 20, 3);
   if (lead) std::printf("raw Gloo point-to-point (rank 0 -> 1, 256 MiB messages, blocking send/recv): %.3f GB/s\n\n", raw);
@@ -123,6 +130,8 @@ void worker(comm::World& world, const Settings& s) {
     for (int r = 0; r < s.reps; ++r) {
       ReallocOptions o;
       o.dtype = dtype;
+      o.chunk_bytes = s.chunk_mib << 20;
+      o.window_bytes = s.window_mib << 20;
       g->barrier();
       const double t0 = now();
       ShardMap dst = execute_reallocation(*g, plan, params, spec.n_layers, src, o);
@@ -139,7 +148,7 @@ void worker(comm::World& world, const Settings& s) {
     double naive_best = 1e30;
     int64_t naive_bytes = 0;
     for (int r = 0; r < s.reps; ++r) {
-      const auto [bytes, secs] = naive(*g, params, spec.n_layers, from, to, src, dtype);
+      const auto [bytes, secs] = naive(*g, params, spec.n_layers, from, to, src, dtype, s);
       naive_bytes = bytes;
       naive_best = std::min(naive_best, secs);
     }
@@ -167,8 +176,10 @@ int main(int argc, char** argv) {
     else if (k == "--layers") s.layers = std::stoll(v);
     else if (k == "--hidden") s.hidden = std::stoll(v);
     else if (k == "--reps") s.reps = std::stoi(v);
+    else if (k == "--chunk-mib") s.chunk_mib = std::stoll(v);
+    else if (k == "--window-mib") s.window_mib = std::stoll(v);
     else {
-      std::fprintf(stderr, "usage: bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps R]\n");
+      std::fprintf(stderr, "usage: bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps R] [--chunk-mib C] [--window-mib W]\n");
       return 1;
     }
   }
