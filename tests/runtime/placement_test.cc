@@ -20,6 +20,16 @@ TEST(Placement, MovedShardsComputeTheSameLogprobsOnEveryLayout) {
   EXPECT_EQ(r.exit_code, 0) << r.failure << "\n" << r.output_text();
 }
 
+TEST(Placement, RowsReachTheRanksOfTheNextCallPadded) {
+  comm::LaunchOptions o;
+  o.nprocs = 4;
+  o.argv = {PLACEMENT_TEST_WORKER, "rows", "d2t1p2", "d4t1p1", "d1t2p1@2", "d2t2p1", "d1t1p1@3", "d2t1p2"};
+  o.capture_output = true;
+  o.forward_output = false;
+  const comm::LaunchResult r = comm::launch_local(o);
+  EXPECT_EQ(r.exit_code, 0) << r.failure << "\n" << r.output_text();
+}
+
 TEST(CallLayouts, TrainedModelsLiveInTheirTrainLayoutOthersInTheirFirstCall) {
   Json config = {{"algorithm", "ppo"},
                  {"models", {{"actor", "llama-tiny"}, {"critic", "llama-tiny"}}},

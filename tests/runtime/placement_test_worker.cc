@@ -2,6 +2,8 @@
 // layout with ShardMover; the ranks of the call layout build a Transformer from the moved shards and compute
 // per-token log-probs, which must equal those of the unsharded model (fp32 round-off) on every rank.
 //   placement_test_worker <home layout> <call layout> [<call layout> ...]
+//   placement_test_worker rows <from layout> <to layout> [<to layout> ...]
+//       rows of variable length produced under `from` arrive, padded, on the ranks of each `to` layout.
 #include <ATen/ATen.h>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "comm/world.h"
 #include "model/init.h"
 #include "model/transformer.h"
+#include "runtime/row_exchange.h"
 #include "runtime/shard_mover.h"
 
 namespace realign {
@@ -66,12 +69,53 @@ void run(comm::World& world, const Layout& home, const std::vector<Layout>& call
   }
 }
 
+// Sample i: tokens i*100 + [0, 1 + i % 5), reward i / 4.
+at::Tensor sample_tokens(int64_t i) { return at::arange(1 + i % 5, at::kLong) + i * 100; }
+
+void run_rows(comm::World& world, const Layout& from, const std::vector<Layout>& tos) {
+  const int64_t n = 11;
+  runtime::Rows mine;
+  const Range have = samples_of(n, from, world.rank());
+  if (have.size() > 0) {
+    std::vector<at::Tensor> tokens;
+    for (int64_t i = have.begin; i < have.end; ++i) tokens.push_back(sample_tokens(i));
+    mine["tokens"] = runtime::stack_padded(tokens);
+    mine["reward"] = at::arange(have.begin, have.end, at::kFloat) / 4;
+  }
+  for (const Layout& to : tos) {
+    const runtime::Rows got = runtime::exchange_rows(*world.global(), n, from, to, mine);
+    const Range need = samples_of(n, to, world.rank());
+    const std::string what = to_string(from) + " -> " + to_string(to) + " rank " + std::to_string(world.rank());
+    if (need.size() == 0) {
+      if (!got.empty()) throw std::runtime_error(what + ": rows where none are needed");
+      continue;
+    }
+    const at::Tensor& tokens = got.at("tokens");
+    if (tokens.size(0) != need.size()) throw std::runtime_error(what + ": wrong row count");
+    for (int64_t r = 0; r < need.size(); ++r) {
+      const at::Tensor expect = sample_tokens(need.begin + r);
+      const at::Tensor row = tokens[r];
+      if (!row.narrow(0, 0, expect.size(0)).equal(expect) || row.narrow(0, expect.size(0),
+          row.size(0) - expect.size(0)).ne(0).any().item<bool>())
+        throw std::runtime_error(what + ": row " + std::to_string(r) + " differs");
+      if (got.at("reward")[r].item<float>() != float(need.begin + r) / 4)
+        throw std::runtime_error(what + ": reward of row " + std::to_string(r) + " differs");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace realign
 
 int main(int argc, char** argv) {
   return realign::comm::run_worker([&](realign::comm::World& world) {
     if (argc < 3) throw std::runtime_error("usage: placement_test_worker HOME CALL [CALL ...]");
+    if (std::string(argv[1]) == "rows") {
+      std::vector<realign::Layout> tos;
+      for (int i = 3; i < argc; ++i) tos.push_back(realign::parse_layout(argv[i], "to"));
+      realign::run_rows(world, realign::parse_layout(argv[2], "from"), tos);
+      return;
+    }
     std::vector<realign::Layout> calls;
     for (int i = 2; i < argc; ++i) calls.push_back(realign::parse_layout(argv[i], "call"));
     realign::run(world, realign::parse_layout(argv[1], "home"), calls);
