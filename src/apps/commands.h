@@ -19,6 +19,7 @@ void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 #ifdef REALIGN_WITH_TORCH
 void add_profile_command(CLI::App& app);
+void add_realloc_check_command(CLI::App& app);
 #endif
 
 }  // namespace realign::apps

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add_models_command(app);
 #ifdef REALIGN_WITH_TORCH
   add_profile_command(app);
+  add_realloc_check_command(app);
 #endif
   try {
     app.parse(argc, argv);
