@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
 #ifdef REALIGN_WITH_TORCH
   add_profile_command(app);
   add_realloc_check_command(app);
+  add_model_commands(app);
 #endif
   try {
     app.parse(argc, argv);
