@@ -27,10 +27,12 @@ int main(int argc, char** argv) {
   add_plan_command(app);
   add_simulate_command(app);
   add_models_command(app);
+  add_report_command(app);
 #ifdef REALIGN_WITH_TORCH
   add_profile_command(app);
   add_realloc_check_command(app);
   add_model_commands(app);
+  add_train_command(app);
 #endif
   try {
     app.parse(argc, argv);

@@ -13,6 +13,7 @@ RunConfig run_config_from_json(Json raw) {
   rc.cluster = cluster_from_json(root.at("cluster"), "cluster");
   if (const Json* p = root.find("plan")) rc.plan = plan_options_from_json(*p, "plan");
   rc.profile_path = root.get_string("profile", "");
+  rc.training = runtime::training_sections_from_json(root);
   root.finish();
   return rc;
 }

@@ -93,7 +93,8 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
     if (t.checkpoint_every < 0) throw Error(r.path_of("checkpoint_every"), "must be >= 0");
     t.eval_prompts = r.get_int("eval_prompts", t.eval_prompts);
     if (t.eval_prompts < 0) throw Error(r.path_of("eval_prompts"), "must be >= 0");
-    t.workers = r.get_positive("workers", t.workers);
+    t.eval_every = r.get_int("eval_every", t.eval_every);
+    if (t.eval_every < 0) throw Error(r.path_of("eval_every"), "must be >= 0");
     t.dtype = one_of(r, "dtype", t.dtype, {"fp32", "bf16"});
     with_section(r, "optim", [&](ObjectReader& o) { read_optim(o, t.optim); });
     t.critic_optim = t.optim;

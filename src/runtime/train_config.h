@@ -56,8 +56,8 @@ struct TrainConfig {
   uint64_t seed = 1;
   int64_t threads = 0;           // intra-op threads per rank; 0 = cores / ranks
   int64_t checkpoint_every = 0;  // 0 = only at the end
-  int64_t eval_prompts = 64;     // greedy accuracy on held-out prompts before and after
-  int64_t workers = 1;           // local data-parallel worker processes (ignored under torchrun)
+  int64_t eval_prompts = 64;     // greedy accuracy on held-out prompts: at step 0, stage ends, every eval_every
+  int64_t eval_every = 0;        // 0 = only at step 0 and at the end of each stage
   std::string dtype = "fp32";    // fp32 | bf16
   OptimConfig optim;
   OptimConfig critic_optim;

@@ -1,0 +1,143 @@
+// `realign train CONFIG [key=value ...] [--resume RUN_DIR] [--out RUN_DIR]`: plans, then trains on local worker
+// processes (one per cluster device, the binary re-executed through comm::launch_local) or, under torchrun /
+// srun (RANK and WORLD_SIZE set), as one worker of the job.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "apps/commands.h"
+#include "apps/plan_report.h"
+#include "comm/launcher.h"
+#include "comm/world.h"
+#include "core/config_file.h"
+#include "core/log.h"
+#include "runtime/run_dir.h"
+#include "runtime/trainer.h"
+
+namespace realign::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Args {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string resume, out;
+  bool no_progress = false;
+};
+
+// models.<role> given as a directory (or its config.json) holds weights to start from.
+std::map<std::string, std::string> model_dirs(const Json& raw) {
+  std::map<std::string, std::string> dirs;
+  if (!raw.contains("models") || !raw["models"].is_object()) return dirs;
+  for (const auto& [role, v] : raw["models"].items()) {
+    if (!v.is_string()) continue;
+    fs::path p = v.get<std::string>();
+    if (fs::is_directory(p)) dirs[role] = p.string();
+    else if (fs::is_regular_file(p) && p.filename() == "config.json") dirs[role] = p.parent_path().string();
+  }
+  return dirs;
+}
+
+int run_as_worker(const Args& args, const RunConfig& config, const runtime::TrainerInput& base) {
+  std::unique_ptr<comm::World> world;
+  std::shared_ptr<comm::Group> group = comm::single_rank_group();
+  if (std::getenv("RANK") && std::getenv("WORLD_SIZE")) {
+    world = comm::World::from_env();
+    group = world->global();
+    if (world->size() != config.cluster.n_devices())
+      throw Error("cluster", "describes " + std::to_string(config.cluster.n_devices()) + " devices but the job has " +
+                                 std::to_string(world->size()) + " ranks (WORLD_SIZE)");
+  }
+  runtime::TrainerInput input = base;
+  input.progress = !args.no_progress;
+  runtime::TrainResult r = runtime::run_training(input, group);
+  if (group->rank() == 0) {
+    std::printf("run directory: %s\n", r.run_dir.c_str());
+    std::printf("steps %lld..%lld in %.1f s\n", (long long)r.first_step, (long long)r.last_step, r.seconds);
+    if (r.eval_before >= 0) std::printf("held-out accuracy before: %.3f\n", r.eval_before);
+    if (r.eval_after >= 0) std::printf("held-out accuracy after:  %.3f\n", r.eval_after);
+    if (r.reward_first != 0 || r.reward_last != 0)
+      std::printf("RL reward: first step %.3f, last step %.3f\n", r.reward_first, r.reward_last);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("train", "Train with RLHF (PPO, GRPO, ReMax, DPO, SFT, RM) on local workers or under torchrun");
+  auto args = std::make_shared<Args>();
+  sub->add_option("config", args->config, "Config file, e.g. examples/addition_ppo.yaml (with --resume: optional)");
+  sub->add_option("overrides", args->overrides, "key=value overrides, e.g. train.steps=20 train.seed=2");
+  sub->add_option("--resume", args->resume, "Continue the run in this directory from its latest checkpoint");
+  sub->add_option("--out", args->out, "The run directory (default: runs/<config name>-<time>)");
+  sub->add_flag("--no-progress", args->no_progress, "No progress bar on stderr");
+  sub->footer(
+      "Sections beyond the planner's: train (steps, seed, optim, critic_optim, ppo, sampling, dpo, sft_stage,\n"
+      "reward_model_stage, checkpoint_every, eval_prompts, eval_every, threads, dtype), data (task: addition |\n"
+      "files; min_digits, max_digits, seed; prompts, sft, preferences JSONL), reward (kind: verifier | model |\n"
+      "command; partial_credit, command, timeout_s). The cluster's device count is the number of data-parallel\n"
+      "workers. Every call currently runs in the co-located layout; the planner's plan is saved beside it.");
+  on_run(sub, [args] {
+    // Positional tokens after CONFIG are overrides; with --resume the config may be left out.
+    std::vector<std::string> overrides = args->overrides;
+    std::string config_file = args->config;
+    if (!args->resume.empty()) {
+      if (!config_file.empty() && config_file.find('=') != std::string::npos) overrides.insert(overrides.begin(), config_file);
+      config_file = runtime::open_run_dir(args->resume).config_file();
+    } else if (config_file.empty()) {
+      throw Error("config", "a config file is required (or --resume RUN_DIR)");
+    }
+    const RunConfig config = load_run_config(config_file, overrides);
+    std::string run_dir = !args->resume.empty() ? args->resume : args->out;
+    const bool worker = std::getenv("RANK") != nullptr;
+    if (run_dir.empty()) run_dir = runtime::default_run_dir("runs", fs::path(config_file).stem().string());
+    if (!worker && args->resume.empty()) runtime::create_run_dir(run_dir);
+
+    runtime::TrainerInput input;
+    input.algorithm = config.algorithm;
+    input.sections = config.training;
+    input.model_dirs = model_dirs(config.raw);
+    input.raw_config = config.raw;
+    input.run_dir = run_dir;
+    input.resume = !args->resume.empty();
+    if (!worker) {
+      // Planning is cheap and deterministic: the launcher plans and saves; workers do not repeat it.
+      const PlanReport report = make_plan_report(config, "");
+      input.plan = to_json(report.planner.plan);
+      input.estimated_timeline = to_json(report.simulation.timeline);
+      if (config.plan.mode != "co-located")
+        std::fprintf(stderr, "realign: note: plan.mode %s: the plan is saved in the run directory, but every call "
+                             "runs in the co-located layout (per-call layouts are not executed yet)\n",
+                     config.plan.mode.c_str());
+      if (!input.resume) {
+        runtime::write_text_file(run_dir + "/plan.json", input.plan.dump(2) + "\n");
+        runtime::write_text_file(run_dir + "/timeline_estimated.json", input.estimated_timeline.dump(2) + "\n");
+      }
+      input.plan = Json();
+      input.estimated_timeline = Json();
+    }
+    const int n = config.cluster.n_devices();
+    if (worker || n == 1) return run_as_worker(*args, config, input);
+    // Local data parallelism: one worker per device, each re-running this command as rank r.
+    comm::LaunchOptions o;
+    o.nprocs = n;
+    o.argv = {comm::current_executable(), "train"};
+    if (args->resume.empty()) o.argv.push_back(config_file);
+    for (const std::string& ov : overrides) o.argv.push_back(ov);
+    if (args->resume.empty()) {
+      o.argv.push_back("--out");
+      o.argv.push_back(run_dir);
+    } else {
+      o.argv.push_back("--resume");
+      o.argv.push_back(run_dir);
+    }
+    if (args->no_progress) o.argv.push_back("--no-progress");
+    comm::LaunchResult r = comm::launch_local(o);
+    if (r.exit_code != 0) throw Error("train", r.failure);
+    return 0;
+  });
+}
+
+}  // namespace realign::apps

@@ -1,0 +1,32 @@
+// CallContext: the process groups one model function call runs over (its own dp/tp/pp layout), so every call
+// can be given its own layout by the plan executor. Calls take (context, model, batch) and return outputs;
+// they never reach for a global group.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/group.h"
+
+namespace realign::runtime {
+
+struct CallContext {
+  std::string name;                     // the call's name in the dataflow graph ("actor_train")
+  std::shared_ptr<comm::Group> dp, tp, pp;  // never null (single_rank_group() for an axis of size 1)
+  int64_t micro_batch_rows = 0;         // inference rows per forward pass; 0 = the whole batch at once
+
+  comm::Group& dp_group() const { return *dp; }
+  comm::Group& tp_group() const { return *tp; }
+  comm::Group& pp_group() const { return *pp; }
+};
+
+// Every axis of size one.
+CallContext single_rank_context(const std::string& name);
+// dp over `dp` (e.g. the world's global group), tp = pp = 1: the co-located layout.
+CallContext data_parallel_context(const std::string& name, std::shared_ptr<comm::Group> dp);
+
+// Mean of each value over the dp group (metrics of a batch split over data-parallel ranks).
+std::vector<double> dp_mean(const CallContext& ctx, std::vector<double> values);
+
+}  // namespace realign::runtime

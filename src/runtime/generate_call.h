@@ -1,0 +1,30 @@
+// The actor's generation call: samples a response for every prompt with a KV cache (prompts left-padded, rows
+// in lock step), stopping a row at a stop token or after max_new_tokens. Deterministic in `seed`, so a resumed
+// run samples what an uninterrupted one would. tp works through the model; pp must be 1.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/transformer.h"
+#include "runtime/call_context.h"
+#include "runtime/sequence_batch.h"
+
+namespace realign::runtime {
+
+struct SamplingOptions {
+  int64_t max_new_tokens = 16;
+  bool greedy = false;
+  double temperature = 1.0;
+  int64_t top_k = 0;    // 0: off
+  double top_p = 1.0;   // 1: off
+  std::vector<int64_t> stop_tokens;  // included in the response when produced
+  uint64_t seed = 0;
+  int64_t pad_id = 0;
+};
+
+// One response per prompt (the stop token, when produced, is its last token).
+std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& model,
+                                    const std::vector<TokenIds>& prompts, const SamplingOptions& options);
+
+}  // namespace realign::runtime

@@ -1,0 +1,61 @@
+#include "runtime/grad_sync.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "core/check.h"
+
+namespace realign::runtime {
+
+void allreduce_gradients(const std::vector<at::Tensor>& params, comm::Group& dp, size_t bucket_bytes) {
+  if (dp.size() == 1) return;
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& p : params) {
+    if (!p.grad().defined()) const_cast<at::Tensor&>(p).mutable_grad() = at::zeros_like(p);
+    grads.push_back(p.grad());
+  }
+  size_t begin = 0;
+  while (begin < grads.size()) {
+    size_t end = begin, bytes = 0;
+    while (end < grads.size() && (end == begin || bytes + size_t(grads[end].numel()) * 4 <= bucket_bytes)) {
+      bytes += size_t(grads[end].numel()) * 4;
+      ++end;
+    }
+    std::vector<at::Tensor> flat;
+    for (size_t i = begin; i < end; ++i) flat.push_back(grads[i].reshape({-1}).to(at::kFloat));
+    at::Tensor bucket = at::cat(flat);
+    dp.all_reduce_sum(bucket);
+    bucket.div_(double(dp.size()));
+    int64_t offset = 0;
+    for (size_t i = begin; i < end; ++i) {
+      int64_t n = grads[i].numel();
+      grads[i].copy_(bucket.narrow(0, offset, n).view(grads[i].sizes()));
+      offset += n;
+    }
+    begin = end;
+  }
+}
+
+double clip_grad_norm(const std::vector<at::Tensor>& params, const std::vector<bool>& counted, comm::Group& tp,
+                      comm::Group& pp, double max_norm) {
+  REALIGN_CHECK(params.size() == counted.size()) << params.size() << " vs " << counted.size();
+  at::NoGradGuard no_grad;
+  at::Tensor sum = at::zeros({1}, at::kDouble);
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!counted[i] || !params[i].grad().defined()) continue;
+    sum += params[i].grad().to(at::kDouble).pow(2).sum();
+  }
+  tp.all_reduce_sum(sum);
+  pp.all_reduce_sum(sum);
+  double norm = std::sqrt(sum.item<double>());
+  if (max_norm > 0 && norm > max_norm) {
+    double scale = max_norm / (norm + 1e-6);
+    for (const at::Tensor& p : params)
+      if (p.grad().defined()) const_cast<at::Tensor&>(p).mutable_grad().mul_(scale);
+  }
+  return norm;
+}
+
+}  // namespace realign::runtime

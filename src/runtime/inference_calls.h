@@ -1,0 +1,27 @@
+// Inference calls (no gradients): per-token log-probs of the sampled tokens (actor "old" log-probs,
+// reference), per-token values (critic) and per-sequence scores (reward model). Each is a function of
+// (call context, model, batch); micro-batches of ctx.micro_batch_rows rows bound the memory.
+// Pipeline-parallel inference is not supported yet (ctx.pp of one rank).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "model/transformer.h"
+#include "runtime/call_context.h"
+#include "runtime/sequence_batch.h"
+
+namespace realign::runtime {
+
+// (B, T) fp32 log p(targets[t] | tokens[..t]); `entropy` (B, T) when given. Values outside the response mask
+// are meaningless (mask them).
+at::Tensor logprobs_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
+                         at::Tensor* entropy = nullptr);
+// (B, T) fp32 value head outputs.
+at::Tensor values_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch);
+// (B) the value head at each sequence's last token.
+at::Tensor scores_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch);
+
+// Throws Error naming the call when ctx asks for pipeline parallelism (not supported by these calls yet).
+void require_single_stage(const CallContext& ctx);
+
+}  // namespace realign::runtime
