@@ -10,6 +10,11 @@
 namespace realign::model {
 
 Choice choose_next(const at::Tensor& logits, const GenerateOptions& o, at::Generator& gen) {
+  std::vector<at::Generator> gens{gen};
+  return choose_next(logits, o, gens);
+}
+
+Choice choose_next(const at::Tensor& logits, const GenerateOptions& o, std::vector<at::Generator>& gens) {
   if (o.greedy) {
     at::Tensor logp = at::log_softmax(logits, -1);
     at::Tensor tok = logits.argmax(-1);
@@ -32,7 +37,15 @@ Choice choose_next(const at::Tensor& logits, const GenerateOptions& o, at::Gener
   }
   // Sampled on the CPU with an explicit generator, so a seed gives the same tokens on every device.
   at::Tensor probs = at::softmax(filtered, -1).to(at::kCPU);
-  at::Tensor tok = at::multinomial(probs, 1, false, gen).squeeze(-1).to(logits.device());
+  at::Tensor tok;
+  if (gens.size() == 1) {
+    tok = at::multinomial(probs, 1, false, gens[0]).squeeze(-1);
+  } else {
+    tok = at::empty({probs.size(0)}, at::kLong);
+    for (int64_t b = 0; b < probs.size(0); ++b)
+      tok[b] = at::multinomial(probs[b], 1, false, gens[size_t(b)]).squeeze(-1);
+  }
+  tok = tok.to(logits.device());
   return {tok, logp.gather(-1, tok.unsqueeze(-1)).squeeze(-1)};
 }
 
@@ -79,14 +92,19 @@ GenerateResult generate(Transformer& m, const std::vector<std::vector<int64_t>>&
   at::Tensor h = m.forward_cached(tokens.to(dev), positions.to(dev), valid.to(dev), cache);
   at::Tensor logits = m.logits(h.narrow(1, L - 1, 1)).squeeze(1);
 
-  at::Generator gen = at::detail::createCPUGenerator(o.seed);
+  if (!o.row_seeds.empty() && int64_t(o.row_seeds.size()) != B)
+    throw Error("generate.row_seeds", std::to_string(o.row_seeds.size()) + " seeds for " + std::to_string(B) +
+                                          " prompts");
+  std::vector<at::Generator> gens;
+  if (o.row_seeds.empty()) gens.push_back(at::detail::createCPUGenerator(o.seed));
+  for (uint64_t seed : o.row_seeds) gens.push_back(at::detail::createCPUGenerator(seed));
   at::Tensor stop = at::tensor(o.stop_tokens.empty() ? std::vector<int64_t>{-1} : o.stop_tokens, i64).to(dev);
   at::Tensor done = at::zeros({B}, i64.dtype(at::kBool).device(dev));
   at::Tensor lengths = at::zeros({B}, i64.device(dev));
   next_pos = next_pos.to(dev);
   std::vector<at::Tensor> out_tokens, out_logprobs;
   for (int64_t step = 0; step < o.max_new_tokens; ++step) {
-    Choice c = choose_next(logits, o, gen);
+    Choice c = choose_next(logits, o, gens);
     if (m.tp().size() > 1) {
       // Identical logits and seeds give identical samples; the broadcast makes it a guarantee.
       at::Tensor t = c.tokens.to(at::kCPU).contiguous();

@@ -23,6 +23,10 @@ struct GenerateOptions {
   double top_p = 1.0;        // nucleus: the smallest set of tokens whose probability reaches top_p; 1 = off
   std::vector<int64_t> stop_tokens;  // a row ends after emitting one (it is kept in the output)
   uint64_t seed = 0;
+  // One seed per prompt: each row samples from its own generator, so a row's tokens do not depend on which
+  // rows share its batch (a data-parallel split of the same prompts samples the same responses). Empty: one
+  // generator seeded with `seed` for the whole batch.
+  std::vector<uint64_t> row_seeds;
   int64_t pad_id = 0;  // fills tokens after a row's end
 };
 
@@ -43,5 +47,7 @@ struct Choice {
   at::Tensor tokens, logprobs;
 };
 Choice choose_next(const at::Tensor& logits, const GenerateOptions& options, at::Generator& generator);
+// One generator per row (or one for the whole batch).
+Choice choose_next(const at::Tensor& logits, const GenerateOptions& options, std::vector<at::Generator>& generators);
 
 }  // namespace realign::model

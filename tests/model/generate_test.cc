@@ -87,6 +87,28 @@ TEST(Generate, SamplingIsSeededAndVaries) {
   EXPECT_TRUE((a.logprobs <= 0).all().item<bool>());
 }
 
+TEST(Generate, RowSeedsMakeARowIndependentOfItsBatch) {
+  // A data-parallel split must sample what one process sampling the whole batch would.
+  const ModelSpec spec = builtin_model("llama-tiny");
+  Transformer m = make_model(spec, HeadKind::kLanguageModel, 35);
+  auto prompts = random_sequences(spec.vocab, {4, 6, 3, 5}, 13);
+  GenerateOptions o;
+  o.greedy = false;
+  o.max_new_tokens = 8;
+  o.row_seeds = {11, 12, 13, 14};
+  GenerateResult whole = generate(m, prompts, o);
+  for (int64_t b = 0; b < 4; ++b) {
+    GenerateOptions one = o;
+    one.row_seeds = {o.row_seeds[size_t(b)]};
+    GenerateResult alone = generate(m, {prompts[size_t(b)]}, one);
+    const int64_t n = alone.lengths[0].item<int64_t>();
+    EXPECT_EQ(whole.lengths[b].item<int64_t>(), n) << "row " << b;
+    EXPECT_TRUE(at::equal(whole.tokens[b].narrow(0, 0, n), alone.tokens[0].narrow(0, 0, n))) << "row " << b;
+  }
+  o.row_seeds = {1, 2};
+  EXPECT_THROW(generate(m, prompts, o), Error);
+}
+
 TEST(Generate, StopTokensEndRowsWithPerSampleLengths) {
   const ModelSpec spec = builtin_model("llama-tiny");
   Transformer m = make_model(spec, HeadKind::kLanguageModel, 34);
