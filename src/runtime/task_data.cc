@@ -3,8 +3,29 @@
 #include "core/error.h"
 #include "data/addition_task.h"
 #include "data/reward_command.h"
+#include "io/utf8.h"
 
 namespace realign::runtime {
+namespace {
+
+// Sampled bytes need not be UTF-8; the command reads JSON, so invalid bytes become U+FFFD.
+std::string to_valid_utf8(const std::string& s) {
+  std::string out;
+  std::string_view rest(s);
+  while (!rest.empty()) {
+    std::optional<size_t> bad = io::find_invalid_utf8(rest);
+    if (!bad) {
+      out += rest;
+      break;
+    }
+    out += rest.substr(0, *bad);
+    io::append_utf8(out, 0xFFFD);
+    rest.remove_prefix(*bad + 1);
+  }
+  return out;
+}
+
+}  // namespace
 
 TaskData load_task_data(const DataConfig& c, int64_t eval_n) {
   TaskData d;
@@ -28,7 +49,7 @@ std::vector<double> rule_rewards(const RewardConfig& c, const std::vector<data::
   std::vector<double> out;
   if (c.kind == "command") {
     std::vector<data::RewardSample> samples;
-    for (size_t i = 0; i < prompts.size(); ++i) samples.push_back({prompts[i].prompt, responses[i], prompts[i].answer});
+    for (size_t i = 0; i < prompts.size(); ++i) samples.push_back({prompts[i].prompt, to_valid_utf8(responses[i]), prompts[i].answer});
     return data::run_reward_command(c.command, samples, c.timeout_s);
   }
   for (size_t i = 0; i < prompts.size(); ++i) {

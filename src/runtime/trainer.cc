@@ -549,8 +549,9 @@ TrainResult Trainer::run() {
       // Wall-clock fields differ between runs; everything else is deterministic.
       metrics->write(rec);
       std::vector<std::pair<std::string, double>> fields;
-      for (const char* k : {"reward/mean", "kl/mean", "loss/sft", "loss/reward_model", "loss/dpo", "eval/accuracy"})
-        if (rec.contains(k)) fields.emplace_back(std::string(k).substr(0, std::string(k).find('/') == 4 ? 4 : std::string(k).size()), rec[k].get<double>());
+      for (auto [key, label] : {std::pair{"reward/mean", "reward"}, {"kl/mean", "kl"}, {"loss/sft", "loss"},
+                                {"loss/reward_model", "loss"}, {"loss/dpo", "loss"}, {"eval/accuracy", "eval"}})
+        if (rec.contains(key)) fields.emplace_back(label, rec[key].get<double>());
       if (in_.progress) bar.update(step, fields);
     }
     bool checkpoint = step == total || (t_.checkpoint_every > 0 && step % t_.checkpoint_every == 0);
@@ -559,6 +560,7 @@ TrainResult Trainer::run() {
       world_->barrier();
     }
     result.last_step = step;
+    if (in_.stop_after > 0 && step >= in_.stop_after) break;
   }
   if (in_.progress) bar.finish();
   if (lead()) {

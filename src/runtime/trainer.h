@@ -31,6 +31,7 @@ struct TrainerInput {
   std::string run_dir;
   bool resume = false;     // continue from run_dir's latest checkpoint
   bool progress = true;    // the progress bar on stderr (rank 0)
+  int64_t stop_after = 0;  // > 0: return after this step (after its checkpoint), as if interrupted there
 };
 
 struct TrainResult {

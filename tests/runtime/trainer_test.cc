@@ -1,0 +1,166 @@
+// The training loop end to end on the addition task: learning, exact resume, and bad input.
+#include "runtime/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "apps/run_config.h"
+#include "core/config_file.h"
+#include "io/temp_dir.h"
+#include "runtime/checkpoint_store.h"
+#include "runtime/metrics_log.h"
+#include "runtime/run_dir.h"
+
+namespace realign::runtime {
+namespace {
+using io::testing::TempDir;
+namespace fs = std::filesystem;
+
+const char* kBase = R"(
+algorithm: ppo
+models: {actor: llama-tiny}
+batch: {prompts: 16, prompt_len: 4, gen_len: 3, mini_batches: 2, epochs: 1}
+cluster: {nodes: 1, devices_per_node: 1, device: cpu-gloo}
+plan: {mode: co-located}
+train:
+  steps: 4
+  seed: 3
+  threads: 1
+  eval_prompts: 16
+  checkpoint_every: 3
+  sft_stage: {steps: 3, batch: 16}
+data: {task: addition, max_digits: 1}
+)";
+
+TrainerInput input_from(const std::string& yaml, const std::vector<std::string>& overrides, const std::string& dir) {
+  Json raw = parse_yaml(yaml, "test.yaml");
+  apply_overrides(raw, overrides);
+  apps::RunConfig rc = apps::run_config_from_json(raw);
+  TrainerInput in;
+  in.algorithm = rc.algorithm;
+  in.sections = rc.training;
+  in.raw_config = rc.raw;
+  in.run_dir = create_run_dir(dir).root;
+  in.progress = false;
+  return in;
+}
+
+// Metrics without the wall-clock fields, which differ between any two runs.
+std::vector<Json> deterministic_metrics(const std::string& dir) {
+  std::vector<Json> out;
+  for (Json r : read_metrics(RunDir{dir}.metrics_file())) {
+    for (auto it = r.begin(); it != r.end();) it = it.key().rfind("time/", 0) == 0 ? r.erase(it) : std::next(it);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Trainer, ResumeReproducesTheUninterruptedMetricsExactly) {
+  TempDir tmp;
+  for (const char* algorithm : {"ppo", "grpo"}) {
+    std::vector<std::string> ov = {std::string("algorithm=") + algorithm, "batch.samples_per_prompt=2",
+                                   "train.ppo.adaptive_kl=true"};
+    std::string a = tmp.file(std::string(algorithm) + "-a"), b = tmp.file(std::string(algorithm) + "-b");
+    run_training(input_from(kBase, ov, a), comm::single_rank_group());
+    // Interrupted at the end of the SFT stage (a stage boundary), then mid-RL, resumed each time.
+    TrainerInput first = input_from(kBase, ov, b);
+    first.stop_after = 3;
+    EXPECT_EQ(run_training(first, comm::single_rank_group()).last_step, 3);
+    TrainerInput second = input_from(kBase, ov, b);
+    second.resume = true;
+    second.stop_after = 6;
+    EXPECT_EQ(run_training(second, comm::single_rank_group()).first_step, 4);
+    TrainerInput third = input_from(kBase, ov, b);
+    third.resume = true;
+    TrainResult r = run_training(third, comm::single_rank_group());
+    EXPECT_EQ(r.first_step, 7);
+    EXPECT_EQ(r.last_step, 7);
+    std::vector<Json> ma = deterministic_metrics(a), mb = deterministic_metrics(b);
+    ASSERT_EQ(ma.size(), 8u);  // step 0 (evaluation) and steps 1..7
+    ASSERT_EQ(ma.size(), mb.size());
+    for (size_t i = 0; i < ma.size(); ++i) EXPECT_EQ(ma[i], mb[i]) << algorithm << " record " << i;
+    EXPECT_TRUE(ma.back().contains("reward/mean"));
+  }
+}
+
+TEST(Trainer, ShortPpoPipelineRaisesTheReward) {
+  TempDir tmp;
+  TrainerInput in = input_from(kBase,
+                               {"batch.prompts=32", "train.steps=30", "train.sft_stage.steps=60",
+                                "train.sft_stage.batch=32", "train.sft_stage.optim.lr=3e-3", "train.optim.lr=3e-4",
+                                "train.optim.schedule=constant", "train.checkpoint_every=0", "train.eval_prompts=100",
+                                "train.threads=2"},
+                               tmp.file("run"));
+  TrainResult r = run_training(in, comm::single_rank_group());
+  double after_sft = -1;
+  for (const Json& rec : read_metrics(RunDir{r.run_dir}.metrics_file()))
+    if (rec["step"] == 60) after_sft = rec["eval/accuracy"].get<double>();
+  ASSERT_GE(after_sft, 0);
+  EXPECT_GT(r.eval_after, after_sft + 0.1) << "accuracy after SFT " << after_sft << ", after PPO " << r.eval_after;
+  EXPECT_TRUE(fs::exists(RunDir{r.run_dir}.timeline_file()));
+  EXPECT_EQ(latest_checkpoint_step(RunDir{r.run_dir}.checkpoints()), 90);
+}
+
+TEST(Trainer, CheckpointFromAnotherModelIsRefusedAndLeftIntact) {
+  TempDir tmp;
+  std::string dir = tmp.file("run");
+  TrainerInput first = input_from(kBase, {}, dir);
+  first.stop_after = 3;
+  run_training(first, comm::single_rank_group());
+  TrainerInput other = input_from(kBase, {"models.actor=gpt2-tiny"}, dir);
+  other.resume = true;
+  std::string msg = error_of([&] { run_training(other, comm::single_rank_group()); });
+  EXPECT_NE(msg.find("another model"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("actor"), std::string::npos) << msg;
+  EXPECT_EQ(latest_checkpoint_step(RunDir{dir}.checkpoints()), 3);
+  EXPECT_NO_THROW(open_checkpoint(RunDir{dir}.checkpoints(), 3));
+}
+
+TEST(Trainer, FailingOrGarbageRewardCommandIsAClearErrorAndKeepsTheLastCheckpoint) {
+  TempDir tmp;
+  std::string dir = tmp.file("run");
+  TrainerInput first = input_from(kBase, {}, dir);
+  first.stop_after = 3;
+  run_training(first, comm::single_rank_group());
+  std::string before = read_text_file(RunDir{dir}.checkpoints() + "/step-3/manifest.json");
+  for (const char* command : {"exit 3", "echo not-a-number", "cat > /dev/null; echo 1"}) {
+    TrainerInput bad = input_from(kBase, {"reward.kind=command", std::string("reward.command=") + command}, dir);
+    bad.resume = true;
+    std::string msg = error_of([&] { run_training(bad, comm::single_rank_group()); });
+    EXPECT_NE(msg.find(command), std::string::npos) << msg;
+    EXPECT_EQ(latest_checkpoint_step(RunDir{dir}.checkpoints()), 3);
+    EXPECT_EQ(read_text_file(RunDir{dir}.checkpoints() + "/step-3/manifest.json"), before);
+  }
+}
+
+TEST(Trainer, BadJsonlLineNamesFileAndLine) {
+  TempDir tmp;
+  io::testing::write_file(tmp.file("prompts.jsonl"), "{\"prompt\": \"1+1=\", \"answer\": \"2\"}\n{not json\n");
+  TrainerInput in = input_from(
+      kBase, {"data.task=files", "data.prompts=" + tmp.file("prompts.jsonl"), "train.sft_stage.steps=0"},
+      tmp.file("run"));
+  std::string msg = error_of([&] { run_training(in, comm::single_rank_group()); });
+  EXPECT_NE(msg.find("prompts.jsonl:2"), std::string::npos) << msg;
+}
+
+TEST(Trainer, UnknownAlgorithmOrKeyIsRejected) {
+  TempDir tmp;
+  EXPECT_NE(error_of([&] { input_from(kBase, {"algorithm=ppg"}, tmp.file("r")); }).find("ppg"), std::string::npos);
+  EXPECT_NE(error_of([&] { input_from(kBase, {"train.ppo.gamme=0.9"}, tmp.file("r")); }).find("gamme"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { input_from(kBase, {"reward.kind=oracle"}, tmp.file("r")); }).find("reward.kind"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace realign::runtime
