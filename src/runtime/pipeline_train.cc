@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "runtime/pipeline.h"
 #include "runtime/pipeline_link.h"
+#include "runtime/pipeline_schedule.h"
 
 namespace realign::runtime {
 namespace {
@@ -26,7 +27,6 @@ std::vector<double> pipeline_train_1f1b(comm::Group& pp, model::Transformer& mod
   at::AutoGradMode grad_mode(true);
   const int stage = pp.rank(), n_stages = pp.size(), n_micro = int(micro_batches.size());
   const bool first = model.first_stage(), last = model.last_stage();
-  const int warmup = std::min(n_stages - stage - 1, n_micro);
   auto batch = [&](int m) -> const model::TokenBatch& { return micro_batches[size_t(m)]; };
 
   // Receives are posted one micro-batch ahead, so the next input (or output gradient) arrives while this
@@ -91,12 +91,15 @@ std::vector<double> pipeline_train_1f1b(comm::Group& pp, model::Transformer& mod
     }
   };
 
-  for (int i = 0; i < warmup; ++i) forward();
-  for (int i = 0; i < n_micro - warmup; ++i) {
-    forward();
-    backward();
+  for (const PipelineStep& step : one_f_one_b_schedule(stage, n_stages, n_micro)) {
+    if (step.kind == PipelineStep::Kind::kForward) {
+      REALIGN_CHECK(step.micro == n_forward);
+      forward();
+    } else {
+      REALIGN_CHECK(step.micro == n_backward);
+      backward();
+    }
   }
-  for (int i = 0; i < warmup; ++i) backward();
   REALIGN_CHECK(in_flight.empty() && n_forward == n_micro && n_backward == n_micro);
   for (auto& s : grad_sends) s->wait();
 

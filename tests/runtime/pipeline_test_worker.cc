@@ -4,10 +4,12 @@
 //  2. two 1F1B passes give the single-stage losses, and every parameter's accumulated .grad equals the
 //     single-stage grad (sliced to this rank's shard) after sync_tied_embedding_grads; a tied embedding's two
 //     copies hold bit-equal grads, and before the sync the first stage's differs (so the sync is needed).
-//   pipeline_test_worker <builtin model> <n_layers> <layout> <micro-batches> [tied] [value]
+//   pipeline_test_worker <builtin model> <n_layers> <layout> <micro-batches>[,<micro-batches>...] [tied] [value]
+// (one run of both checks per micro-batch count, on fresh models)
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -165,12 +167,11 @@ void run(comm::World& world, const Scenario& sc) {
 int main(int argc, char** argv) {
   return realign::comm::run_worker([&](realign::comm::World& world) {
     if (argc < 5)
-      throw std::runtime_error("usage: pipeline_test_worker MODEL N_LAYERS LAYOUT MICRO_BATCHES [tied] [value]");
+      throw std::runtime_error("usage: pipeline_test_worker MODEL N_LAYERS LAYOUT MICRO_BATCHES[,...] [tied] [value]");
     realign::Scenario sc;
     sc.spec = realign::builtin_model(argv[1]);
     sc.spec.n_layers = std::stoi(argv[2]);
     sc.layout = realign::parse_layout(argv[3], "layout");
-    sc.n_micro = std::stoi(argv[4]);
     for (int i = 5; i < argc; ++i) {
       const std::string flag = argv[i];
       if (flag == "tied")
@@ -180,6 +181,12 @@ int main(int argc, char** argv) {
       else
         throw std::runtime_error("unknown flag " + flag);
     }
-    realign::run(world, sc);
+    for (size_t pos = 0; pos < std::string(argv[4]).size();) {
+      const std::string list = argv[4];
+      const size_t comma = std::min(list.find(',', pos), list.size());
+      sc.n_micro = std::stoi(list.substr(pos, comma - pos));
+      realign::run(world, sc);
+      pos = comma + 1;
+    }
   });
 }
