@@ -3,8 +3,8 @@
 //
 // Contract (as comm/group.h): every rank of `pp` calls the same function with the same micro-batch shapes
 // (tokens (B, T) may differ between micro-batches, never between stages); pp rank i runs stage i, i.e.
-// pp.rank() == model.parallel().stage and pp.size() == model.parallel().n_stages. With tp > 1, each tp rank of
-// a stage talks only to the same tp rank of the neighbouring stages (its own pp group from
+// pp.rank() == model.parallel().stage and pp.size() == model.parallel().n_stages. With tp > 1, each tp rank
+// of a stage talks only to the same tp rank of the neighbouring stages (its own pp group from
 // comm::World::axis_groups), so the tp ranks of a stage must all run the same call.
 // Stage-to-stage activations (B, T, H) and their gradients travel in the model's dtype with isend/irecv
 // through host memory (the comm groups move CPU tensors; a CUDA model stages through the CPU); the receiver
@@ -12,8 +12,8 @@
 // posted and left in flight, so a stage computes micro-batch m+1 while the next stage computes m.
 //
 // Not supported: interleaved (virtual) stages, i.e. several model chunks per rank; zero-bubble / 2BW
-// schedules; pipelined generation (KV-cache decoding needs n_stages == 1: move the model to a pp = 1 layout for
-// generation); overlapping the tp collectives of one micro-batch with the compute of another.
+// schedules; pipelined generation (KV-cache decoding needs n_stages == 1: move the model to a pp = 1 layout
+// for generation); overlapping the tp collectives of one micro-batch with the compute of another.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -37,7 +37,8 @@ at::Tensor PostedRecv::wait() {
   return std::move(buffer_);
 }
 
-std::vector<at::Tensor> broadcast_tensors(comm::Group& group, const std::vector<at::Tensor>& tensors, int root) {
+std::vector<at::Tensor> broadcast_tensors(comm::Group& group, const std::vector<at::Tensor>& tensors,
+                                          int root) {
   const bool is_root = group.rank() == root;
   // Header: count, then per tensor: dtype, ndim, sizes.
   std::vector<int64_t> header;

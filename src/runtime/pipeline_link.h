@@ -44,6 +44,7 @@ class PostedRecv {
 
 // Broadcasts `tensors` (meaningful on `root` only; any shapes and dtypes) to every member of `group`: one
 // header broadcast with the shapes and dtypes, one byte buffer with the data. Returns host tensors.
-std::vector<at::Tensor> broadcast_tensors(comm::Group& group, const std::vector<at::Tensor>& tensors, int root);
+std::vector<at::Tensor> broadcast_tensors(comm::Group& group, const std::vector<at::Tensor>& tensors,
+                                          int root);
 
 }  // namespace realign::runtime

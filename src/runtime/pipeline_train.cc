@@ -32,8 +32,10 @@ std::vector<double> pipeline_train_1f1b(comm::Group& pp, model::Transformer& mod
   // Receives are posted one micro-batch ahead, so the next input (or output gradient) arrives while this
   // stage computes; posting early never blocks.
   PostedRecv next_input, next_grad;
-  if (!first && n_micro > 0) next_input = PostedRecv(pp, boundary_buffer(model, batch(0)), stage - 1, kActivationTag);
-  if (!last && n_micro > 0) next_grad = PostedRecv(pp, boundary_buffer(model, batch(0)), stage + 1, kGradientTag);
+  if (!first && n_micro > 0)
+    next_input = PostedRecv(pp, boundary_buffer(model, batch(0)), stage - 1, kActivationTag);
+  if (!last && n_micro > 0)
+    next_grad = PostedRecv(pp, boundary_buffer(model, batch(0)), stage + 1, kGradientTag);
 
   std::vector<double> losses(size_t(n_micro), 0.0);
   std::deque<InFlight> in_flight;  // forwards whose backward is pending, oldest first
@@ -46,7 +48,8 @@ std::vector<double> pipeline_train_1f1b(comm::Group& pp, model::Transformer& mod
     if (!first) {
       f.input = next_input.wait();
       f.input.set_requires_grad(true);
-      if (m + 1 < n_micro) next_input = PostedRecv(pp, boundary_buffer(model, batch(m + 1)), stage - 1, kActivationTag);
+      if (m + 1 < n_micro)
+        next_input = PostedRecv(pp, boundary_buffer(model, batch(m + 1)), stage - 1, kActivationTag);
     }
     at::Tensor hidden = model.forward_stage(batch(m), f.input);
     if (last) {
@@ -71,7 +74,8 @@ std::vector<double> pipeline_train_1f1b(comm::Group& pp, model::Transformer& mod
       f.output.backward();
     } else {
       at::Tensor grad = next_grad.wait();
-      if (m + 1 < n_micro) next_grad = PostedRecv(pp, boundary_buffer(model, batch(m + 1)), stage + 1, kGradientTag);
+      if (m + 1 < n_micro)
+        next_grad = PostedRecv(pp, boundary_buffer(model, batch(m + 1)), stage + 1, kGradientTag);
       f.output.backward(grad.to(f.output.device()));
       // Stage s+1 sent this gradient after receiving our output, so the send is complete: the wait only
       // releases the buffer.
@@ -79,7 +83,8 @@ std::vector<double> pipeline_train_1f1b(comm::Group& pp, model::Transformer& mod
     }
     if (!first) {
       const at::Tensor g = f.input.grad();
-      REALIGN_CHECK(g.defined()) << "stage " << stage << ": no gradient reached the input of micro-batch " << m;
+      REALIGN_CHECK(g.defined()) << "stage " << stage << ": no gradient reached the input of micro-batch "
+                                 << m;
       // At most two gradient sends in flight. Waiting on the older one needs stage s-1 to have posted its
       // receive, which it does after receiving the gradient before it (already sent) and depends on nothing
       // else from this stage, so the wait cannot deadlock.
@@ -117,7 +122,8 @@ void sync_tied_embedding_grads(comm::Group& pp, model::Transformer& model) {
   if (!model.first_stage() && !model.last_stage()) return;
   at::Tensor& w = model.named_params().at("embed.weight");
   at::NoGradGuard no_grad;
-  const at::Tensor mine = w.grad().defined() ? to_host(w.grad()) : at::zeros(w.sizes(), w.options().device(at::kCPU));
+  const at::Tensor mine =
+      w.grad().defined() ? to_host(w.grad()) : at::zeros(w.sizes(), w.options().device(at::kCPU));
   at::Tensor theirs = at::empty_like(mine);
   const int peer = model.first_stage() ? par.n_stages - 1 : 0;
   auto send = pp.isend(mine, peer, kTiedGradTag);

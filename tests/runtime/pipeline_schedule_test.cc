@@ -1,12 +1,12 @@
 // The 1F1B schedule as data: every micro-batch runs forward then backward once, in order; stage s holds at
 // most min(S - s, M) micro-batches; all stages together cannot deadlock (blocking receives, asynchronous
 // sends) and finish in (M + S - 1) * (t_forward + t_backward) when every step takes the same time per stage.
+#include "runtime/pipeline_schedule.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
-
-#include "runtime/pipeline_schedule.h"
 
 namespace realign::runtime {
 namespace {
@@ -70,8 +70,8 @@ TEST(PipelineSchedule, EachMicroBatchForwardThenBackwardOnceInOrder) {
 TEST(PipelineSchedule, SecondOfFourStages) {
   using S = PipelineStep;
   // Stage 1 of 4: two warm-up forwards, then 1F1B, then two cool-down backwards.
-  const std::vector<S> want = {{Kind::kForward, 0},  {Kind::kForward, 1},  {Kind::kForward, 2},
-                               {Kind::kBackward, 0}, {Kind::kForward, 3},  {Kind::kBackward, 1},
+  const std::vector<S> want = {{Kind::kForward, 0},  {Kind::kForward, 1}, {Kind::kForward, 2},
+                               {Kind::kBackward, 0}, {Kind::kForward, 3}, {Kind::kBackward, 1},
                                {Kind::kBackward, 2}, {Kind::kBackward, 3}};
   EXPECT_EQ(one_f_one_b_schedule(1, 4, 4), want);
 }
@@ -79,7 +79,8 @@ TEST(PipelineSchedule, SecondOfFourStages) {
 TEST(PipelineSchedule, NoDeadlockAndTheBubbleOfOneFOneB) {
   for (int S = 1; S <= 6; ++S)
     for (int M = 1; M <= 9; ++M)
-      EXPECT_DOUBLE_EQ(simulate(S, M, 1.0, 2.0), (M + S - 1) * 3.0) << S << " stages, " << M << " micro-batches";
+      EXPECT_DOUBLE_EQ(simulate(S, M, 1.0, 2.0), (M + S - 1) * 3.0)
+          << S << " stages, " << M << " micro-batches";
 }
 
 }  // namespace

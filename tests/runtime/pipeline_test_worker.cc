@@ -4,7 +4,8 @@
 //  2. two 1F1B passes give the single-stage losses, and every parameter's accumulated .grad equals the
 //     single-stage grad (sliced to this rank's shard) after sync_tied_embedding_grads; a tied embedding's two
 //     copies hold bit-equal grads, and before the sync the first stage's differs (so the sync is needed).
-//   pipeline_test_worker <builtin model> <n_layers> <layout> <micro-batches>[,<micro-batches>...] [tied] [value]
+//   pipeline_test_worker <builtin model> <n_layers> <layout> <micro-batches>[,<micro-batches>...] [tied]
+//   [value]
 // (one run of both checks per micro-batch count, on fresh models)
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -91,12 +92,15 @@ void run(comm::World& world, const Scenario& sc) {
   model::Transformer full(sc.spec, sc.head, {}, at::kFloat, at::kCPU);
   full.load_shards(model::init_full_params(sc.spec, sc.head, seed, init));
   model::Transformer mine(sc.spec, sc.head, {groups->tp, stage, sc.layout.pp}, at::kFloat, at::kCPU);
-  mine.load_shards(model::init_rank_params(sc.spec, sc.head, seed, tp_rank, sc.layout.tp, stage, sc.layout.pp, init));
+  mine.load_shards(
+      model::init_rank_params(sc.spec, sc.head, seed, tp_rank, sc.layout.tp, stage, sc.layout.pp, init));
 
   // 1. Pipelined inference.
   const std::vector<at::Tensor> outputs = runtime::pipeline_forward(
-      pp, mine, batches, [&](const at::Tensor& h, int m) { return head_outputs(mine, h, batches[size_t(m)]); });
-  if (int(outputs.size()) != sc.n_micro) throw std::runtime_error("pipeline_forward: wrong number of outputs");
+      pp, mine, batches,
+      [&](const at::Tensor& h, int m) { return head_outputs(mine, h, batches[size_t(m)]); });
+  if (int(outputs.size()) != sc.n_micro)
+    throw std::runtime_error("pipeline_forward: wrong number of outputs");
   {
     at::NoGradGuard no_grad;
     for (int m = 0; m < sc.n_micro; ++m) {
@@ -158,7 +162,8 @@ void run(comm::World& world, const Scenario& sc) {
     }
   }
   std::printf("rank %d (stage %d, tp %d) %s %s: %d micro-batches, outputs, losses and %d grads ok\n",
-              world.rank(), stage, tp_rank, sc.spec.name.c_str(), to_string(sc.layout).c_str(), sc.n_micro, checked);
+              world.rank(), stage, tp_rank, sc.spec.name.c_str(), to_string(sc.layout).c_str(), sc.n_micro,
+              checked);
 }
 
 }  // namespace
@@ -167,7 +172,8 @@ void run(comm::World& world, const Scenario& sc) {
 int main(int argc, char** argv) {
   return realign::comm::run_worker([&](realign::comm::World& world) {
     if (argc < 5)
-      throw std::runtime_error("usage: pipeline_test_worker MODEL N_LAYERS LAYOUT MICRO_BATCHES[,...] [tied] [value]");
+      throw std::runtime_error(
+          "usage: pipeline_test_worker MODEL N_LAYERS LAYOUT MICRO_BATCHES[,...] [tied] [value]");
     realign::Scenario sc;
     sc.spec = realign::builtin_model(argv[1]);
     sc.spec.n_layers = std::stoi(argv[2]);
