@@ -6,11 +6,59 @@
 #include <fstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "apps/commands.h"
+#include "comm/launcher.h"
+#include "comm/world.h"
+#include "core/config_file.h"
+#include "core/json.h"
 #include "core/units.h"
+#include "profile/link_profile.h"
 #include "profile/machine_profile.h"
 
 namespace realign::apps {
+namespace {
+
+// Message sizes of the ping-pong: latency-bound to bandwidth-bound.
+const std::vector<int64_t> kLinkSizes = {4 << 10, 64 << 10, 1 << 20, 8 << 20, 32 << 20};
+
+// The hidden worker side of --links: every rank of a local launch runs the ping-pong; rank 0 writes the fit.
+int run_link_worker(const std::string& out_file, bool quick) {
+  return comm::run_worker([&](comm::World& world) {
+    const auto fit = profile::measure_link(*world.global(), kLinkSizes, quick ? 3 : 10);
+    if (world.rank() != 0) return;
+    Json samples = Json::array();
+    for (const auto& [bytes, seconds] : fit.samples) samples.push_back({bytes, seconds});
+    std::ofstream out(out_file);
+    out << Json{{"latency_s", fit.latency_s}, {"bandwidth", fit.bandwidth}, {"samples", samples}}.dump() << "\n";
+    if (!out) throw Error(out_file, "cannot write the link measurement");
+  });
+}
+
+// Measures the link between two local processes over Gloo (what local workers use on this machine).
+profile::LinkFit measure_local_gloo_link(bool quick) {
+  const std::string out_file = "/tmp/realign-link-" + std::to_string(::getpid()) + ".json";
+  comm::LaunchOptions launch;
+  launch.nprocs = 2;
+  launch.argv = {comm::current_executable(), "profile", "--link-worker", out_file};
+  if (quick) launch.argv.push_back("--quick");
+  launch.capture_output = true;
+  launch.forward_output = false;
+  launch.timeout = std::chrono::milliseconds(120'000);
+  const auto result = comm::launch_local(launch);
+  if (result.exit_code != 0)
+    throw Error("profile --links", "the link measurement failed: " + result.failure + "\n" + result.output_text());
+  const Json j = load_config_file(out_file);
+  std::remove(out_file.c_str());
+  profile::LinkFit fit;
+  fit.latency_s = j.at("latency_s").get<double>();
+  fit.bandwidth = j.at("bandwidth").get<double>();
+  for (const auto& s : j.at("samples")) fit.samples.emplace_back(s.at(0).get<double>(), s.at(1).get<double>());
+  return fit;
+}
+
+}  // namespace
 
 void add_profile_command(CLI::App& app) {
   auto* sub = app.add_subcommand("profile", "Measure this machine's GEMM, attention, memory and decode speed");
@@ -21,6 +69,8 @@ void add_profile_command(CLI::App& app) {
     std::string dtype;
     int threads = 0;
     bool quick = false;
+    bool links = true;
+    std::string link_worker;
   };
   auto args = std::make_shared<Args>();
   sub->add_option("--out", args->out, "Where to write the profile (JSON)")->capture_default_str();
@@ -31,8 +81,12 @@ void add_profile_command(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "bf16"}));
   sub->add_option("--threads", args->threads, "CPU threads for torch (default: all cores)");
   sub->add_flag("--quick", args->quick, "Smaller shapes (seconds instead of a minute)");
+  sub->add_flag("--links,!--no-links", args->links,
+                "Measure the alpha-beta of the Gloo link between two local processes (default on)");
+  sub->add_option("--link-worker", args->link_worker)->group("");  // internal: one rank of --links
   sub->footer("Load the result with `realign plan CONFIG profile=profile.json`.");
   on_run(sub, [args] {
+    if (!args->link_worker.empty()) return run_link_worker(args->link_worker, args->quick);
     const bool cuda = args->device == "cuda" || (args->device == "auto" && torch::cuda::is_available());
     if (cuda && !torch::cuda::is_available()) throw Error("--device", "cuda was asked for but no GPU is available");
     profile::ProfileOptions options;
@@ -43,20 +97,34 @@ void add_profile_command(CLI::App& app) {
     if (!cuda) at::set_num_threads(args->threads > 0 ? args->threads : int(std::thread::hardware_concurrency()));
     const std::string spec_name = args->spec.empty() ? (cuda ? "h100-sxm" : "cpu-gloo") : args->spec;
     const DeviceSpec spec = builtin_device(spec_name, "--spec");
-    const auto result = profile::measure_machine(spec, options, [](int done, int total, const std::string& what) {
+    auto result = profile::measure_machine(spec, options, [](int done, int total, const std::string& what) {
       const int width = 30, filled = total > 0 ? done * width / total : width;
       std::fprintf(stderr, "\r[%s%s] %d/%d %-44s", std::string(size_t(filled), '#').c_str(),
                    std::string(size_t(width - filled), '.').c_str(), done, total, what.c_str());
       if (done == total) std::fprintf(stderr, "\n");
     });
+    auto& measurements = result.measurements;
+    HardwareProfile& p = result.profile;
+    if (args->links) {
+      std::fprintf(stderr, "measuring the Gloo link between 2 local processes...\n");
+      const auto link = measure_local_gloo_link(args->quick);
+      for (const auto& [bytes, seconds] : link.samples)
+        measurements.push_back({"gloo p2p " + format_bytes(bytes), seconds, bytes / seconds, "B/s"});
+      // Local workers talk over Gloo on a CPU machine; on a GPU node the intra-node link is NVLink/NCCL,
+      // which one GPU cannot measure, so there the spec's figure stays.
+      if (!cuda) {
+        const std::string source = "measured by realign profile: Gloo ping-pong between 2 local processes";
+        p.intra_node_latency_s = {link.latency_s, source};
+        p.intra_node_bandwidth = {link.bandwidth, source};
+      }
+    }
     std::printf("%-40s %12s %16s\n", "measurement", "time", "rate");
-    for (const auto& m : result.measurements) {
+    for (const auto& m : measurements) {
       char rate[32] = "";
       if (!m.unit.empty())
         std::snprintf(rate, sizeof rate, "%.2f %s", m.rate / 1e9, m.unit == "FLOP/s" ? "GFLOP/s" : "GB/s");
       std::printf("%-40s %12s %16s\n", m.name.c_str(), format_seconds(m.seconds).c_str(), rate);
     }
-    const HardwareProfile& p = result.profile;
     std::printf("\ngemm_efficiency %.3f, attention_efficiency %.3f, memory_bandwidth %.1f GB/s, "
                 "decode_bandwidth_efficiency %.3f, layer_launch_overhead %s (peak %sFLOP/s from %s)\n",
                 p.gemm_efficiency.value, p.attention_efficiency.value, p.memory_bandwidth.value / 1e9,

@@ -20,6 +20,8 @@ void add_simulate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 #ifdef REALIGN_WITH_TORCH
 void add_profile_command(CLI::App& app);
+void add_realloc_check_command(CLI::App& app);
+void add_model_commands(CLI::App& app);  // logprobs, generate, init
 void add_train_command(CLI::App& app);
 #endif
 

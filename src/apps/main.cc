@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   add_report_command(app);
 #ifdef REALIGN_WITH_TORCH
   add_profile_command(app);
+  add_realloc_check_command(app);
+  add_model_commands(app);
   add_train_command(app);
 #endif
   try {

@@ -47,6 +47,21 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 // unchanged. `t` must be contiguous.
 at::Tensor as_bytes(const at::Tensor& t) { return t.reshape({-1}).view(at::kByte); }
 
+// A posted Gloo send/recv: c10d's Work plus the byte view it moves (kept alive until the wait).
+class GlooPendingOp final : public PendingOp {
+ public:
+  GlooPendingOp(c10::intrusive_ptr<c10d::Work> work, std::vector<at::Tensor> tensors)
+      : work_(std::move(work)), tensors_(std::move(tensors)) {}
+  void wait() override {
+    if (work_) work_->wait();
+    work_.reset();
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;  // null for an empty tensor (nothing to move)
+  std::vector<at::Tensor> tensors_;
+};
+
 class GlooGroup final : public Group {
  public:
   explicit GlooGroup(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg) : pg_(std::move(pg)) {}
@@ -120,6 +135,28 @@ class GlooGroup final : public Group {
     if (tensor.numel() == 0) return;
     std::vector<at::Tensor> v{as_bytes(tensor)};
     pg_->recv(v, src, /*tag=*/0)->wait();
+  }
+
+  std::unique_ptr<PendingOp> isend(const at::Tensor& tensor, int dst, int tag) override {
+    check_collective_args(*this, "isend", tensor, true);
+    check_peer(*this, "isend", dst);
+    REALIGN_CHECK(dst != rank()) << "isend to self (rank " << dst << ")";
+    REALIGN_CHECK(tag >= 0) << "isend: negative tag " << tag;
+    if (tensor.numel() == 0) return std::make_unique<GlooPendingOp>(c10::intrusive_ptr<c10d::Work>(), std::vector<at::Tensor>{});
+    std::vector<at::Tensor> v{as_bytes(tensor)};
+    auto work = pg_->send(v, dst, tag);
+    return std::make_unique<GlooPendingOp>(std::move(work), std::move(v));
+  }
+
+  std::unique_ptr<PendingOp> irecv(at::Tensor& tensor, int src, int tag) override {
+    check_collective_args(*this, "irecv", tensor, true);
+    check_peer(*this, "irecv", src);
+    REALIGN_CHECK(src != rank()) << "irecv from self (rank " << src << ")";
+    REALIGN_CHECK(tag >= 0) << "irecv: negative tag " << tag;
+    if (tensor.numel() == 0) return std::make_unique<GlooPendingOp>(c10::intrusive_ptr<c10d::Work>(), std::vector<at::Tensor>{});
+    std::vector<at::Tensor> v{as_bytes(tensor)};
+    auto work = pg_->recv(v, src, tag);
+    return std::make_unique<GlooPendingOp>(std::move(work), std::move(v));
   }
 
   void barrier() override { pg_->barrier()->wait(); }

@@ -51,6 +51,23 @@ void Group::all_reduce(at::Tensor& tensor, ReduceOp op) {
   }
 }
 
+namespace {
+class DoneOp final : public PendingOp {
+ public:
+  void wait() override {}
+};
+}  // namespace
+
+std::unique_ptr<PendingOp> Group::isend(const at::Tensor& tensor, int dst, int) {
+  send(tensor, dst);
+  return std::make_unique<DoneOp>();
+}
+
+std::unique_ptr<PendingOp> Group::irecv(at::Tensor& tensor, int src, int) {
+  recv(tensor, src);
+  return std::make_unique<DoneOp>();
+}
+
 at::Tensor Group::reduce_scatter_sum(const at::Tensor& input, int64_t dim) {
   check_collective_args(*this, "reduce_scatter_sum", input, false);
   const int64_t d = at::maybe_wrap_dim(dim, input.dim());

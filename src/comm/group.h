@@ -23,6 +23,14 @@ namespace realign::comm {
 enum class ReduceOp { kSum, kAvg, kMax, kMin };
 const char* to_string(ReduceOp op);
 
+// A posted non-blocking operation (isend / irecv). wait() blocks until it is done (and rethrows its error);
+// the tensor it moves must stay alive and untouched until then (the handle keeps a reference to it).
+class PendingOp {
+ public:
+  virtual ~PendingOp() = default;
+  virtual void wait() = 0;
+};
+
 class Group {
  public:
   virtual ~Group() = default;
@@ -39,6 +47,14 @@ class Group {
   virtual void send(const at::Tensor& tensor, int dst) = 0;
   virtual void recv(at::Tensor& tensor, int src) = 0;
   virtual void barrier() = 0;
+
+  // Non-blocking point-to-point: posts the transfer and returns at once, so that many transfers between
+  // different peers overlap. Messages between one pair with the same `tag` are matched in posting order.
+  // Unlike the collectives, a rank may post isend/irecv to different peers in any order, as long as every
+  // post has its matching post on the peer. The default implementation runs the blocking send/recv at post
+  // time (correct, but without overlap, and it can deadlock on cyclic exchanges): backends override it.
+  virtual std::unique_ptr<PendingOp> isend(const at::Tensor& tensor, int dst, int tag);
+  virtual std::unique_ptr<PendingOp> irecv(at::Tensor& tensor, int src, int tag);
 
   // In-place reduction with any op. kAvg divides the sum by size() (floating dtypes only). The default
   // implementation handles kSum and kAvg through all_reduce_sum; kMax/kMin need an override.

@@ -1,0 +1,200 @@
+// bench/realloc: parameter reallocation between typical train/generate layouts on local processes, against
+// the raw Gloo point-to-point bandwidth measured in the same run and against the naive way (every destination
+// gathers the full model, then slices its shard).
+//   bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps R] [--chunk-mib C]
+//                 [--window-mib W]
+// Starts N copies of itself (comm/launcher.h); rank 0 prints the table.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "comm/launcher.h"
+#include "comm/world.h"
+#include "realloc/realloc_check.h"
+
+namespace realign {
+namespace {
+
+struct Settings {
+  int world = 4;
+  std::string dtype = "bf16";
+  int64_t layers = 16;
+  int64_t hidden = 1536;
+  int reps = 2;
+  int64_t chunk_mib = 4;    // ReallocOptions::chunk_bytes
+  int64_t window_mib = 64;  // ReallocOptions::window_bytes
+};
+
+ModelSpec bench_model(const Settings& s) {
+  ModelSpec m = builtin_model("llama-tiny");
+  m.name = "llama-bench";
+  m.n_layers = s.layers;
+  m.hidden = s.hidden;
+  m.n_heads = s.hidden / 128;
+  m.n_kv_heads = m.n_heads / 3 > 0 && m.n_heads % 3 == 0 ? m.n_heads / 3 : m.n_heads;
+  m.head_dim = 128;
+  m.intermediate = s.hidden * 8 / 3 / 256 * 256;
+  m.vocab = 32000;
+  return m;
+}
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Rank 0 -> rank 1, `bytes` a message, best of `reps`.
+double raw_p2p_gbps(comm::Group& g, int64_t bytes, int reps) {
+  at::Tensor buf = at::ones({bytes}, at::kByte);
+  double best = 0;
+  for (int r = 0; r < reps + 1; ++r) {
+    g.barrier();
+    const double t0 = now();
+    if (g.rank() == 0) g.send(buf, 1);
+    if (g.rank() == 1) g.recv(buf, 0);
+    at::Tensor t = at::tensor({now() - t0}, at::kDouble);
+    g.all_reduce(t, comm::ReduceOp::kMax);
+    if (r > 0) best = std::max(best, double(bytes) / t.item<double>() / 1e9);  // first run warms up
+  }
+  return best;
+}
+
+// The naive way: every destination rank receives the whole model (own shards used in place, as an all-gather
+// would), then slices its shard out of it. Returns (bytes moved, slowest rank's seconds).
+std::pair<int64_t, double> naive(comm::Group& g, const std::vector<ParamInfo>& params, int64_t n_layers,
+                                 const Layout& from, const Layout& to, const ShardMap& src, at::ScalarType dtype,
+                                 const Settings& s) {
+  Layout full = to;
+  full.dp = to.size();
+  full.tp = full.pp = 1;
+  const TransferPlan plan = plan_reallocation(params, n_layers, from, full);
+  ReallocOptions o;
+  o.dtype = dtype;
+  o.chunk_bytes = s.chunk_mib << 20;
+  o.window_bytes = s.window_mib << 20;
+  g.barrier();
+  const double t0 = now();
+  ShardMap whole = execute_reallocation(g, plan, params, n_layers, src, o);
+  ShardMap mine;
+  if (to.contains(g.rank()))
+    for (const ParamInfo& p : params) {
+      const Range r = held_slice(p, n_layers, to, g.rank());
+      if (r.size() > 0) mine[p.name] = whole.at(p.name).narrow(slice_dim(p), r.begin, r.size()).clone();
+    }
+  whole.clear();
+  at::Tensor t = at::tensor({now() - t0}, at::kDouble);
+  g.all_reduce(t, comm::ReduceOp::kMax);
+  return {plan.bytes_moved(int64_t(at::elementSize(dtype))), t.item<double>()};
+}
+
+void worker(comm::World& world, const Settings& s) {
+  auto g = world.global();
+  const ModelSpec spec = bench_model(s);
+  const auto params = model_params(spec, HeadKind::kLanguageModel);
+  const at::ScalarType dtype = s.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
+  const int64_t elem = int64_t(at::elementSize(dtype));
+  const bool lead = world.rank() == 0;
+  if (lead) {
+    char host[256] = "?";
+    gethostname(host, sizeof host);
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    std::printf("GLIBC_TUNABLES=%s\n", tunables ? tunables : "");
+    std::printf("machine: %s, %u hardware threads, torch intra-op threads %d per rank\n", host,
+                std::thread::hardware_concurrency(), at::get_num_threads());
+    std::printf("settings: %d local ranks over Gloo (loopback TCP), model %s (%lld layers, hidden %lld, %lld heads, "
+                "%lld KV heads, vocab %lld) = %.0fM params, %.2f GB in %s; best of %d runs; chunks %lld MiB, window %lld MiB per rank\n",
+                world.size(), spec.name.c_str(), (long long)spec.n_layers, (long long)spec.hidden,
+                (long long)spec.n_heads, (long long)spec.n_kv_heads, (long long)spec.vocab,
+                double(spec.total_params()) / 1e6, double(spec.total_params() * elem) / 1e9, s.dtype.c_str(), s.reps,
+                (long long)s.chunk_mib, (long long)s.window_mib);
+  }
+  const double raw = raw_p2p_gbps(*g, int64_t(256) << 20, 3);
+  if (lead) std::printf("raw Gloo point-to-point (rank 0 -> 1, 256 MiB messages, blocking send/recv): %.3f GB/s\n\n", raw);
+  const char* pairs[][2] = {{"d1t2p2", "d4t1p1"}, {"d2t2p1", "d1t4p1"}, {"d1t1p4", "d2t2p1"},
+                            {"d4t1p1", "d1t2p2"}, {"d2t1p1", "d2t1p1@2"}};
+  if (lead)
+    std::printf("%-22s %10s %10s %9s %8s %7s | %10s %9s %8s\n", "pair", "moved GB", "min GB", "seconds", "GB/s",
+                "% raw", "naive GB", "seconds", "GB/s");
+  const SliceSource source = synthetic_params(1);
+  for (const auto& pr : pairs) {
+    const Layout from = parse_layout(pr[0]), to = parse_layout(pr[1]);
+    if (std::max(from.first_device + from.size(), to.first_device + to.size()) > world.size()) continue;
+    const TransferPlan plan = plan_reallocation(params, spec.n_layers, from, to);
+    const ShardMap src = make_shards(params, spec.n_layers, from, world.rank(), source, dtype);
+    double best = 1e30;
+    bool exact = true;
+    for (int r = 0; r < s.reps; ++r) {
+      ReallocOptions o;
+      o.dtype = dtype;
+      o.chunk_bytes = s.chunk_mib << 20;
+      o.window_bytes = s.window_mib << 20;
+      g->barrier();
+      const double t0 = now();
+      ShardMap dst = execute_reallocation(*g, plan, params, spec.n_layers, src, o);
+      at::Tensor t = at::tensor({now() - t0}, at::kDouble);
+      g->all_reduce(t, comm::ReduceOp::kMax);
+      best = std::min(best, t.item<double>());
+      if (r == 0) {  // verify once (outside the timing)
+        at::Tensor bad = at::tensor(
+            {int64_t(verify_shards(params, spec.n_layers, to, world.rank(), dst, source, dtype).size())}, at::kLong);
+        g->all_reduce_sum(bad);
+        exact = bad.item<int64_t>() == 0;
+      }
+    }
+    double naive_best = 1e30;
+    int64_t naive_bytes = 0;
+    for (int r = 0; r < s.reps; ++r) {
+      const auto [bytes, secs] = naive(*g, params, spec.n_layers, from, to, src, dtype, s);
+      naive_bytes = bytes;
+      naive_best = std::min(naive_best, secs);
+    }
+    if (lead) {
+      const double moved = double(plan.bytes_moved(elem)), gbps = moved / best / 1e9;
+      std::printf("%-22s %10.3f %10.3f %9.3f %8.3f %6.0f%% | %10.3f %9.3f %8.3f%s\n",
+                  (std::string(pr[0]) + " -> " + pr[1]).c_str(), moved / 1e9, double(plan.bytes_minimum(elem)) / 1e9,
+                  best, gbps, 100 * gbps / raw, double(naive_bytes) / 1e9, naive_best,
+                  double(naive_bytes) / naive_best / 1e9, exact ? "" : "  MISMATCH");
+      std::fflush(stdout);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace realign
+
+int main(int argc, char** argv) {
+  using namespace realign;
+  Settings s;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--world") s.world = std::stoi(v);
+    else if (k == "--dtype") s.dtype = v;
+    else if (k == "--layers") s.layers = std::stoll(v);
+    else if (k == "--hidden") s.hidden = std::stoll(v);
+    else if (k == "--reps") s.reps = std::stoi(v);
+    else if (k == "--chunk-mib") s.chunk_mib = std::stoll(v);
+    else if (k == "--window-mib") s.window_mib = std::stoll(v);
+    else {
+      std::fprintf(stderr, "usage: bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps R] [--chunk-mib C] [--window-mib W]\n");
+      return 1;
+    }
+  }
+  if (std::getenv("REALLOC_BENCH_WORKER")) return comm::run_worker([&](comm::World& w) { worker(w, s); });
+  comm::LaunchOptions o;
+  o.nprocs = s.world;
+  o.argv.assign(argv, argv + argc);
+  o.argv[0] = comm::current_executable();
+  // Transparent huge pages for malloc: first-touch page faults dominate fresh shard buffers on these VMs
+  // (about 3x slower reallocation without it, see ../shared/LIBTORCH-NOTES.md).
+  o.env = {{"REALLOC_BENCH_WORKER", "1"}, {"GLIBC_TUNABLES", "glibc.malloc.hugetlb=1"}};
+  o.forward_output = false;
+  o.capture_output = true;
+  const comm::LaunchResult r = comm::launch_local(o);
+  std::fputs(r.output.empty() ? "" : r.output[0].c_str(), stdout);
+  if (r.exit_code != 0) std::fprintf(stderr, "bench_realloc failed: %s\n%s", r.failure.c_str(), r.output_text().c_str());
+  return r.exit_code;
+}

@@ -1,0 +1,99 @@
+#include "model/checkpoint.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/hf_config_file.h"
+#include "io/sharded_checkpoint.h"
+#include "io/tensor_file.h"
+#include "model/hf_names.h"
+#include "model/init.h"
+#include "model/shard.h"
+
+namespace realign::model {
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  os << ")";
+  return os.str();
+}
+
+const io::TensorView* find_hf(const io::ShardedCheckpoint& ckpt, const ModelSpec& spec, const std::string& name) {
+  if (const io::TensorView* v = ckpt.find(name)) return v;
+  if (spec.family == ModelFamily::kGpt2) return ckpt.find(strip_gpt2_prefix(name));
+  return nullptr;
+}
+
+}  // namespace
+
+std::map<std::string, at::Tensor> load_hf_shards(const std::string& dir, const ModelSpec& spec, HeadKind head,
+                                                 const RankSlice& slice, at::ScalarType dtype,
+                                                 const LoadOptions& options) {
+  io::ShardedCheckpoint ckpt(dir);
+  std::map<std::string, at::Tensor> out;
+  // GPT-2's fused c_attn feeds three canonical tensors: keep the last one copied out.
+  std::string cached_name;
+  at::Tensor cached;
+  for (const ParamInfo& p : model_params(spec, head)) {
+    if (!stage_holds(p, slice.stage, slice.pp, spec.n_layers)) continue;
+    const HfSource src = hf_source(spec, p.name);
+    const io::TensorView* view = find_hf(ckpt, spec, src.name);
+    if (view == nullptr) {
+      if (p.name.rfind("value_head.", 0) == 0 && options.init_missing_value_head) {
+        out[p.name] = shard_of(init_param(p, spec, options.value_head_seed), p, slice.tp_rank, slice.tp_size)
+                          .to(dtype)
+                          .clone();
+        continue;
+      }
+      throw Error(dir, "checkpoint lacks tensor '" + src.name + "' (realign parameter " + p.name + ")");
+    }
+    if (view->name != cached_name) {
+      cached = io::to_tensor(*view, at::kFloat);
+      cached_name = view->name;
+    }
+    if (!at::isFloatingType(cached.scalar_type()))
+      throw Error(dir, "tensor '" + view->name + "' is not floating point");
+    at::Tensor full;
+    // Check the shape claims before slicing, so a lying checkpoint gives an error rather than a CHECK.
+    bool usable = !src.transpose || cached.dim() == 2;
+    if (usable && src.fused_part >= 0)
+      usable = cached.dim() >= 1 && (src.transpose ? cached.size(1) : cached.size(0)) % src.fused_parts == 0;
+    if (usable) full = canonical_from_hf(src, cached);
+    if (!full.defined() || full.sizes().vec() != p.shape)
+      throw Error(dir, "tensor '" + view->name + "' has shape " + shape_str(view->shape) + ", which does not give " +
+                           p.name + " of shape " + shape_str(p.shape) + " for this config.json");
+    out[p.name] = shard_of(full, p, slice.tp_rank, slice.tp_size).to(dtype).contiguous().clone();
+  }
+  return out;
+}
+
+std::map<std::string, at::Tensor> load_hf_full(const std::string& dir, const ModelSpec& spec, HeadKind head,
+                                               at::ScalarType dtype, const LoadOptions& options) {
+  return load_hf_shards(dir, spec, head, RankSlice{}, dtype, options);
+}
+
+void save_hf_checkpoint(const std::string& dir, const ModelSpec& spec, HeadKind head,
+                        const std::map<std::string, at::Tensor>& full, io::DType on_disk, size_t max_shard_bytes) {
+  for (const ParamInfo& p : model_params(spec, head)) {
+    auto it = full.find(p.name);
+    if (it == full.end()) throw Error(p.name, "missing from the parameters to save");
+    if (it->second.sizes().vec() != p.shape)
+      throw Error(p.name, "has shape " + shape_str(it->second.sizes().vec()) + ", expected " + shape_str(p.shape));
+  }
+  if (full.size() != model_params(spec, head).size())
+    throw Error(dir, "parameters to save include names the model does not have");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(dir, "cannot create directory: " + ec.message());
+  const char* torch_dtype = on_disk == io::DType::kBF16 ? "bfloat16" : on_disk == io::DType::kF16 ? "float16" : "float32";
+  io::save_tensors_sharded(dir, to_hf_tensors(spec, full), on_disk, max_shard_bytes, {{"format", "pt"}});
+  io::write_hf_config(dir, spec, torch_dtype);
+}
+
+}  // namespace realign::model

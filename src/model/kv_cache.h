@@ -1,0 +1,20 @@
+// KvCache: keys and values of every layer this rank holds, pre-allocated for the whole generation (no
+// per-token reallocation). Rows advance in lock step: slot s of every row is written by the same forward call;
+// rows whose prompts are shorter are left-padded, and `valid` marks the slots that hold real tokens.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace realign::model {
+
+struct KvCache {
+  std::vector<at::Tensor> k, v;  // per local layer: (B, n_kv_heads / tp, capacity, head_dim)
+  at::Tensor valid;              // (B, capacity) bool
+  int64_t length = 0;            // slots written so far
+  int64_t capacity() const { return valid.defined() ? valid.size(1) : 0; }
+};
+
+}  // namespace realign::model

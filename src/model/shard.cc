@@ -1,0 +1,26 @@
+#include "model/shard.h"
+
+#include <ATen/ATen.h>
+
+#include "core/check.h"
+
+namespace realign::model {
+
+at::Tensor shard_of(const at::Tensor& full, const ParamInfo& p, int tp_rank, int tp_size) {
+  REALIGN_CHECK(full.sizes().vec() == p.shape) << p.name << ": tensor " << full.sizes() << " vs param shape";
+  if (p.split_dim < 0) return full;
+  const Range r = tp_shard_range(p, tp_rank, tp_size);
+  return full.narrow(p.split_dim, r.begin, r.size());
+}
+
+at::Tensor unshard(const std::vector<at::Tensor>& shards, const ParamInfo& p) {
+  REALIGN_CHECK(!shards.empty()) << p.name;
+  const int tp = int(shards.size());
+  for (int r = 0; r < tp; ++r)
+    REALIGN_CHECK(shards[r].sizes().vec() == tp_shard_shape(p, r, tp))
+        << p.name << ": shard " << r << " of " << tp << " has shape " << shards[r].sizes();
+  if (p.split_dim < 0) return shards[0];
+  return at::cat(shards, p.split_dim);
+}
+
+}  // namespace realign::model

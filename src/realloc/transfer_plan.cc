@@ -1,0 +1,124 @@
+#include "realloc/transfer_plan.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "core/check.h"
+#include "realloc/sender_balance.h"
+
+namespace realign {
+namespace {
+
+Range intersect(const Range& a, const Range& b) {
+  Range r{std::max(a.begin, b.begin), std::min(a.end, b.end)};
+  if (r.end < r.begin) r.end = r.begin;
+  return r;
+}
+
+// Elements per unit along the slice dim: a split_unit of rows/columns times everything else.
+int64_t unit_elements(const ParamInfo& p) {
+  const int dim = slice_dim(p);
+  const int64_t extent = p.shape.at(size_t(dim));
+  const int64_t per_row = extent == 0 ? 0 : p.numel() / extent;
+  return per_row * (p.split_dim < 0 ? 1 : p.split_unit);
+}
+
+int64_t unit_of(const ParamInfo& p) { return p.split_dim < 0 ? 1 : p.split_unit; }
+
+}  // namespace
+
+bool SliceTransfer::operator==(const SliceTransfer& o) const {
+  return param == o.param && src == o.src && dst == o.dst && dim == o.dim && range == o.range &&
+         src_offset == o.src_offset && dst_offset == o.dst_offset && numel == o.numel;
+}
+
+int slice_dim(const ParamInfo& p) { return p.split_dim < 0 ? 0 : p.split_dim; }
+
+Range held_slice(const ParamInfo& p, int64_t n_layers, const Layout& layout, int device) {
+  if (!layout.contains(device)) return Range{0, 0};
+  const Layout::Coord c = layout.coord_of(device);
+  if (!stage_holds(p, c.pp, layout.pp, n_layers)) return Range{0, 0};
+  return tp_shard_range(p, c.tp, layout.tp);
+}
+
+TransferPlan plan_reallocation(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& from,
+                               const Layout& to, const TransferPlanOptions& options) {
+  REALIGN_CHECK(from.size() > 0 && to.size() > 0 && from.first_device >= 0 && to.first_device >= 0);
+  TransferPlan plan;
+  plan.from = from;
+  plan.to = to;
+  using realloc_detail::Demand;
+  std::vector<Demand> demands;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamInfo& p = params[i];
+    const int64_t unit = unit_of(p);
+    // Source holders per source tp rank (every dp replica and every stage holding p).
+    std::vector<std::vector<int>> holders(size_t(from.tp));
+    for (int t = 0; t < from.tp; ++t)
+      for (int s = 0; s < from.pp; ++s)
+        if (stage_holds(p, s, from.pp, n_layers))
+          for (int r = 0; r < from.dp; ++r) holders[size_t(t)].push_back(from.device_of({r, t, s}));
+    for (int d = to.first_device; d < to.first_device + to.size(); ++d) {
+      const Range need = held_slice(p, n_layers, to, d);
+      if (need.size() == 0) continue;
+      const Range have = intersect(need, held_slice(p, n_layers, from, d));
+      if (have.size() > 0) {
+        SliceTransfer copy;
+        copy.param = int(i);
+        copy.src = copy.dst = d;
+        copy.dim = slice_dim(p);
+        copy.range = have;
+        copy.src_offset = have.begin - held_slice(p, n_layers, from, d).begin;
+        copy.dst_offset = have.begin - need.begin;
+        copy.numel = have.size() / unit * unit_elements(p);
+        plan.local_copies.push_back(copy);
+      }
+      const Range missing[2] = {have.size() > 0 ? Range{need.begin, have.begin} : need,
+                                have.size() > 0 ? Range{have.end, need.end} : Range{0, 0}};
+      for (const Range& piece : missing) {
+        if (piece.size() <= 0) continue;
+        plan.elements_minimum += piece.size() / unit * unit_elements(p);
+        if (p.split_dim < 0) {  // replicated: every source rank holding p can send it
+          Demand dem{d, Range{piece.begin, piece.end}, unit_elements(p), {}, int(i)};
+          for (const auto& h : holders) dem.candidates.insert(dem.candidates.end(), h.begin(), h.end());
+          demands.push_back(std::move(dem));
+          continue;
+        }
+        for (int t = 0; t < from.tp; ++t) {
+          const Range part = intersect(piece, tp_shard_range(p, t, from.tp));
+          if (part.size() <= 0) continue;
+          REALIGN_CHECK(part.begin % unit == 0 && part.end % unit == 0) << p.name;
+          demands.push_back(Demand{d, Range{part.begin / unit, part.end / unit}, unit_elements(p),
+                                   holders[size_t(t)], int(i)});
+        }
+      }
+    }
+  }
+  std::vector<int64_t> load;
+  for (const auto& a : realloc_detail::assign_senders(std::move(demands), options.split_min_elements, load)) {
+    const ParamInfo& p = params[size_t(a.tag)];
+    const int64_t unit = unit_of(p);
+    SliceTransfer t;
+    t.param = a.tag;
+    t.src = a.src;
+    t.dst = a.dst;
+    t.dim = slice_dim(p);
+    t.range = Range{a.units.begin * unit, a.units.end * unit};
+    const Range src_held = held_slice(p, n_layers, from, a.src);
+    const Range dst_held = held_slice(p, n_layers, to, a.dst);
+    REALIGN_CHECK(t.range.begin >= src_held.begin && t.range.end <= src_held.end) << p.name;
+    t.src_offset = t.range.begin - src_held.begin;
+    t.dst_offset = t.range.begin - dst_held.begin;
+    t.numel = a.units.size() * unit_elements(p);
+    plan.elements_moved += t.numel;
+    plan.transfers.push_back(t);
+  }
+  auto key = [](const SliceTransfer& t) { return std::make_tuple(t.src, t.dst, t.param, t.range.begin); };
+  std::sort(plan.transfers.begin(), plan.transfers.end(),
+            [&](const SliceTransfer& a, const SliceTransfer& b) { return key(a) < key(b); });
+  std::sort(plan.local_copies.begin(), plan.local_copies.end(),
+            [&](const SliceTransfer& a, const SliceTransfer& b) { return key(a) < key(b); });
+  return plan;
+}
+
+}  // namespace realign

@@ -1,0 +1,27 @@
+#include "runtime/call_layouts.h"
+
+#include "core/error.h"
+
+namespace realign::runtime {
+
+CallLayouts call_layouts(const DataflowGraph& graph, const ExecutionPlan& plan) {
+  CallLayouts out;
+  for (const auto& a : plan.assignments) out.call[a.mfc] = a.layout();
+  for (const auto& mfc : graph.mfcs)
+    if (!out.call.count(mfc.name)) throw Error("plan.mfcs", "the plan has no assignment for call " + mfc.name);
+  for (const auto& role : graph.models) {
+    const int train = graph.train_call(role.name);
+    if (train >= 0) {
+      out.home[role.name] = out.call.at(graph.mfcs[size_t(train)].name);
+      continue;
+    }
+    for (const auto& mfc : graph.mfcs)
+      if (mfc.model == role.name) {
+        out.home[role.name] = out.call.at(mfc.name);
+        break;
+      }
+  }
+  return out;
+}
+
+}  // namespace realign::runtime

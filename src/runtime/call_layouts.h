@@ -1,0 +1,22 @@
+// Where every call of a plan runs and where every model's parameters live between calls: a trained model
+// lives in its train call's layout (with its optimizer state); a model that is never trained lives in the
+// layout of its first call. Any other call on the model gets a reallocated copy for its own layout.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "graph/dataflow_graph.h"
+#include "plan/execution_plan.h"
+
+namespace realign::runtime {
+
+struct CallLayouts {
+  std::map<std::string, Layout> call;  // call name -> the layout it runs with
+  std::map<std::string, Layout> home;  // model role -> where its parameters live between calls
+};
+
+// `plan` must be valid for `graph` (validate_plan). Throws Error naming the call when the plan misses one.
+CallLayouts call_layouts(const DataflowGraph& graph, const ExecutionPlan& plan);
+
+}  // namespace realign::runtime

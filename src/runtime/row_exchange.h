@@ -1,0 +1,29 @@
+// Moves the rows of a batch (one row per sample: tokens, masks, log-probs, values, rewards) from the dp ranks
+// of the call that produced them to the ranks of the call that consumes them, by sample index, over
+// realloc/data_executor.h. Rows keep their own length: a consumer pads the rows it receives to the longest
+// along every dimension but the first, with zeros (padding tokens, masked positions).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <map>
+#include <string>
+
+#include "comm/group.h"
+#include "plan/layout.h"
+#include "realloc/data_executor.h"
+
+namespace realign::runtime {
+
+using Rows = std::map<std::string, at::Tensor>;  // field -> (rows, ...); every field has the same row count
+
+// Collective over the ranks of `from` and `to` (group rank r = device r). `mine`: this rank's rows in
+// `from` (samples_of(n, from, rank), in order; ignored outside it). Returns its rows in `to` (empty outside
+// it). Same layout: `mine` itself. `stats` adds the bytes sent and received.
+Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, const Layout& to, const Rows& mine,
+                   DataMoveStats* stats = nullptr);
+
+// The row-stacking half, exposed for tests: rows of one field, padded with zeros to the longest.
+at::Tensor stack_padded(const std::vector<at::Tensor>& rows);
+
+}  // namespace realign::runtime

@@ -1,0 +1,106 @@
+// `realign init`, `realign logprobs`, `realign generate`: a random model written, read back and run; bad input
+// gives a clear error and a non-zero exit.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/json.h"
+
+namespace {
+
+struct CmdResult {
+  int code = 0;
+  std::string out;
+};
+
+CmdResult realign(const std::string& args) {
+  const std::string cmd = std::string(REALIGN_BINARY_DIR) + "/src/apps/realign " + args + " 2>&1";
+  CmdResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  r.code = WEXITSTATUS(pclose(p));
+  return r;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string d = std::string(REALIGN_BINARY_DIR) + "/tmp_model_cli/" + name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(ModelCli, InitThenLogprobsOfTokenLines) {
+  const std::string d = fresh_dir("init");
+  CmdResult init = realign("init --model-spec gpt2-tiny --out " + d + "/m --seed 3");
+  ASSERT_EQ(init.code, 0) << init.out;
+  EXPECT_TRUE(std::filesystem::exists(d + "/m/config.json"));
+  EXPECT_TRUE(std::filesystem::exists(d + "/m/model.safetensors"));
+  write(d + "/in.jsonl", "{\"tokens\": [1, 2, 3, 4]}\n\n{\"tokens\": [5, 6]}\n");
+  CmdResult lp = realign("logprobs --model " + d + "/m --input " + d + "/in.jsonl --out " + d + "/out.jsonl");
+  ASSERT_EQ(lp.code, 0) << lp.out;
+  std::ifstream in(d + "/out.jsonl");
+  std::string line;
+  std::vector<realign::Json> rows;
+  while (std::getline(in, line)) rows.push_back(realign::Json::parse(line));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["tokens"].size(), 4u);
+  EXPECT_EQ(rows[0]["logprobs"].size(), 3u);
+  EXPECT_EQ(rows[1]["logprobs"].size(), 1u);
+  for (double v : rows[0]["logprobs"].get<std::vector<double>>()) EXPECT_LT(v, 0.0);
+  // Same seed, same model: the same numbers again (from a config.json this time).
+  CmdResult again = realign("init --config " + d + "/m/config.json --out " + d + "/m2 --seed 3");
+  ASSERT_EQ(again.code, 0) << again.out;
+  CmdResult lp2 = realign("logprobs --model " + d + "/m2 --input " + d + "/in.jsonl --out " + d + "/out2.jsonl");
+  ASSERT_EQ(lp2.code, 0) << lp2.out;
+  std::ifstream a(d + "/out.jsonl"), b(d + "/out2.jsonl");
+  std::stringstream sa, sb;
+  sa << a.rdbuf();
+  sb << b.rdbuf();
+  EXPECT_EQ(sa.str(), sb.str());
+}
+
+TEST(ModelCli, BadInputIsAClearError) {
+  const std::string d = fresh_dir("bad");
+  ASSERT_EQ(realign("init --model-spec llama-tiny --out " + d + "/m").code, 0);
+  write(d + "/in.jsonl", "{\"tokens\": [1, 999]}\n");
+  CmdResult r = realign("logprobs --model " + d + "/m --input " + d + "/in.jsonl --out " + d + "/o.jsonl");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("in.jsonl:1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("outside the vocabulary"), std::string::npos) << r.out;
+
+  write(d + "/arch.json", "{\"model_type\": \"bert\", \"hidden_size\": 64}");
+  r = realign("init --config " + d + "/arch.json --out " + d + "/x");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("unknown architecture 'bert'"), std::string::npos) << r.out;
+
+  write(d + "/heads.json",
+        "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, \"intermediate_size\": 128,"
+        " \"num_attention_heads\": 4, \"num_key_value_heads\": 3, \"vocab_size\": 100,"
+        " \"max_position_embeddings\": 64}");
+  r = realign("init --config " + d + "/heads.json --out " + d + "/x");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("KV heads"), std::string::npos) << r.out;
+
+  // A truncated safetensors file.
+  const std::string st = d + "/m/model.safetensors";
+  std::filesystem::resize_file(st, std::filesystem::file_size(st) / 2);
+  write(d + "/ok.jsonl", "{\"tokens\": [1, 2]}\n");
+  r = realign("logprobs --model " + d + "/m --input " + d + "/ok.jsonl --out " + d + "/o.jsonl");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("model.safetensors"), std::string::npos) << r.out;
+
+  // Text without a tokenizer in the directory.
+  ASSERT_EQ(realign("init --model-spec llama-tiny --out " + d + "/m3").code, 0);
+  r = realign("generate --model " + d + "/m3 --prompt hello");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("realign: error"), std::string::npos) << r.out;
+}
+
+}  // namespace
