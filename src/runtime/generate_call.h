@@ -1,6 +1,7 @@
-// The actor's generation call: samples a response for every prompt with a KV cache (prompts left-padded, rows
-// in lock step), stopping a row at a stop token or after max_new_tokens. Deterministic in `seed`, so a resumed
-// run samples what an uninterrupted one would. tp works through the model; pp must be 1.
+// The actor's generation call: model::generate (KV cache, left-padded prompts, greedy or sampled, stop tokens)
+// under a call context, returning each row's response tokens. With row seeds, a row's response depends only on
+// its prompt and seed, not on how the batch is split over data-parallel ranks. tp works through the model;
+// pp must be 1.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@ struct SamplingOptions {
   double top_p = 1.0;   // 1: off
   std::vector<int64_t> stop_tokens;  // included in the response when produced
   uint64_t seed = 0;
+  std::vector<uint64_t> row_seeds;  // one per prompt; empty: one generator seeded with `seed`
   int64_t pad_id = 0;
 };
 

@@ -337,7 +337,9 @@ Json Trainer::rl_step(int64_t step) {
   so.top_k = t_.sampling.top_k;
   so.stop_tokens = codec_.stop_tokens();
   so.pad_id = codec_.pad_id();
-  so.seed = mix_seed(t_.seed, uint64_t(step), uint64_t(world_->rank()));
+  // A seed per sample (global index), so the responses do not depend on the data-parallel split.
+  for (int64_t i = 0; i < int64_t(records.size()); ++i)
+    so.row_seeds.push_back(mix_seed(t_.seed, uint64_t(step), uint64_t(b0 * group + i)));
   auto t0 = Clock::now();
   std::vector<TokenIds> responses = generate_call(context("actor_gen"), *actor_->model, prompts, so);
   record("actor_gen", t0);
