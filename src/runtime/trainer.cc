@@ -495,7 +495,10 @@ TrainResult Trainer::run() {
     } else {
       enter_stage(0, true);
     }
-    if (lead()) truncate_metrics_after(dir.metrics_file(), done);
+    if (lead()) {
+      truncate_metrics_after(dir.metrics_file(), done);
+      write_text_file(dir.config_file(), in_.raw_config.dump(2) + "\n");  // with this resume's overrides
+    }
   } else {
     enter_stage(0, true);
     if (lead()) {
