@@ -68,9 +68,11 @@ void AdamW::load_state(const std::map<std::string, at::Tensor>& tensors, int64_t
     const char* prefix = moments == &m_ ? "m/" : "v/";
     for (auto& [name, t] : *moments) {
       auto it = tensors.find(prefix + name);
-      if (it == tensors.end()) throw Error(std::string(prefix) + name, "optimizer state missing from the checkpoint");
+      if (it == tensors.end())
+        throw Error(std::string(prefix) + name, "optimizer state missing from the checkpoint");
       if (it->second.sizes() != t.sizes())
-        throw Error(std::string(prefix) + name, "optimizer state has another shape: the checkpoint is from another model");
+        throw Error(std::string(prefix) + name,
+                    "optimizer state has another shape: the checkpoint is from another model");
       t.copy_(it->second);
     }
   }

@@ -1,6 +1,6 @@
-// AdamW (Loshchilov & Hutter) over one rank's parameter shards, with a linear warm-up then cosine (or constant)
-// learning-rate schedule. Its whole state (moments, step count) is plain tensors, so checkpoints restore it
-// exactly and a resumed run takes bit-identical steps.
+// AdamW (Loshchilov & Hutter) over one rank's parameter shards, with a linear warm-up then cosine (or
+// constant) learning-rate schedule. Its whole state (moments, step count) is plain tensors, so checkpoints
+// restore it exactly and a resumed run takes bit-identical steps.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,7 +1,7 @@
-// The actor's generation call: model::generate (KV cache, left-padded prompts, greedy or sampled, stop tokens)
-// under a call context, returning each row's response tokens. With row seeds, a row's response depends only on
-// its prompt and seed, not on how the batch is split over data-parallel ranks. tp works through the model;
-// pp must be 1.
+// The actor's generation call: model::generate (KV cache, left-padded prompts, greedy or sampled, stop
+// tokens) under a call context, returning each row's response tokens. With row seeds, a row's response
+// depends only on its prompt and seed, not on how the batch is split over data-parallel ranks. tp works
+// through the model; pp must be 1.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,8 @@ struct SamplingOptions {
   int64_t max_new_tokens = 16;
   bool greedy = false;
   double temperature = 1.0;
-  int64_t top_k = 0;    // 0: off
-  double top_p = 1.0;   // 1: off
+  int64_t top_k = 0;                 // 0: off
+  double top_p = 1.0;                // 1: off
   std::vector<int64_t> stop_tokens;  // included in the response when produced
   uint64_t seed = 0;
   std::vector<uint64_t> row_seeds;  // one per prompt; empty: one generator seeded with `seed`

@@ -42,7 +42,8 @@ at::Tensor logprobs_call(const CallContext& ctx, model::Transformer& model, cons
 }
 
 at::Tensor values_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch) {
-  return by_micro_batch(ctx, batch, [&](const SequenceBatch& mb) { return model.values(model.forward(mb.batch)); });
+  return by_micro_batch(ctx, batch,
+                        [&](const SequenceBatch& mb) { return model.values(model.forward(mb.batch)); });
 }
 
 at::Tensor scores_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch) {

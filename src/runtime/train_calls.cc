@@ -12,7 +12,8 @@ namespace {
 
 at::Tensor rows(const at::Tensor& t, int64_t begin, int64_t end) { return t.slice(0, begin, end); }
 
-// Mini-batch boundaries: `n` contiguous, near-equal slices of `B` rows (the rows are already in random order).
+// Mini-batch boundaries: `n` contiguous, near-equal slices of `B` rows (the rows are already in random
+// order).
 std::vector<std::pair<int64_t, int64_t>> mini_batch_bounds(int64_t B, int64_t n) {
   n = std::max<int64_t>(1, std::min(n, B));
   std::vector<std::pair<int64_t, int64_t>> out;
@@ -34,8 +35,9 @@ ActorStats actor_train_call(const CallContext& ctx, TrainedModel& actor, const P
       at::Tensor entropy;
       at::Tensor logprobs = actor.model->token_logprobs(hidden, mb.targets, &entropy);
       const at::Tensor& mask = mb.response_mask;
-      algo::PolicyLoss pl = algo::ppo_policy_loss(logprobs, rows(batch.old_logprobs, b0, b1),
-                                                  rows(batch.advantages, b0, b1), mask, o.clip_eps, o.clip_eps);
+      algo::PolicyLoss pl =
+          algo::ppo_policy_loss(logprobs, rows(batch.old_logprobs, b0, b1), rows(batch.advantages, b0, b1),
+                                mask, o.clip_eps, o.clip_eps);
       at::Tensor loss = pl.loss;
       at::Tensor ent = algo::masked_mean(entropy, mask);
       double kl_loss = 0;
@@ -48,8 +50,8 @@ ActorStats actor_train_call(const CallContext& ctx, TrainedModel& actor, const P
       if (o.entropy_coef != 0) loss = loss - o.entropy_coef * ent;
       loss.backward();
       UpdateInfo u = apply_gradients(ctx, actor);
-      std::vector<double> m = dp_mean(ctx, {pl.loss.item<double>(), kl_loss, ent.item<double>(), pl.clip_fraction,
-                                            pl.approx_kl});
+      std::vector<double> m =
+          dp_mean(ctx, {pl.loss.item<double>(), kl_loss, ent.item<double>(), pl.clip_fraction, pl.approx_kl});
       stats.policy_loss += m[0], stats.kl_loss += m[1], stats.entropy += m[2], stats.clip_fraction += m[3];
       stats.approx_kl += m[4], stats.grad_norm += u.grad_norm, stats.lr = u.lr;
       ++stats.updates;
@@ -60,7 +62,8 @@ ActorStats actor_train_call(const CallContext& ctx, TrainedModel& actor, const P
     }
   }
   double n = double(std::max<int64_t>(stats.updates, 1));
-  stats.policy_loss /= n, stats.kl_loss /= n, stats.entropy /= n, stats.clip_fraction /= n, stats.approx_kl /= n;
+  stats.policy_loss /= n, stats.kl_loss /= n, stats.entropy /= n, stats.clip_fraction /= n,
+      stats.approx_kl /= n;
   stats.grad_norm /= n;
   return stats;
 }
@@ -74,8 +77,8 @@ CriticStats critic_train_call(const CallContext& ctx, TrainedModel& critic, cons
     for (auto [b0, b1] : bounds) {
       SequenceBatch mb = slice_rows(batch.seqs, b0, b1);
       at::Tensor values = critic.model->values(critic.model->forward(mb.batch));
-      algo::ValueLoss vl = algo::ppo_value_loss(values, rows(batch.old_values, b0, b1), rows(batch.returns, b0, b1),
-                                                mb.response_mask, value_clip);
+      algo::ValueLoss vl = algo::ppo_value_loss(values, rows(batch.old_values, b0, b1),
+                                                rows(batch.returns, b0, b1), mb.response_mask, value_clip);
       vl.loss.backward();
       UpdateInfo u = apply_gradients(ctx, critic);
       std::vector<double> m = dp_mean(ctx, {vl.loss.item<double>(), vl.clip_fraction});
@@ -110,12 +113,13 @@ PairStats reward_model_train_call(const CallContext& ctx, TrainedModel& m, const
 }
 
 PairStats dpo_train_call(const CallContext& ctx, TrainedModel& m, const SequenceBatch& chosen,
-                         const SequenceBatch& rejected, const at::Tensor& ref_chosen, const at::Tensor& ref_rejected,
-                         double beta, double label_smoothing) {
+                         const SequenceBatch& rejected, const at::Tensor& ref_chosen,
+                         const at::Tensor& ref_rejected, double beta, double label_smoothing) {
   require_single_stage(ctx);
-  at::Tensor lc = sum_over_response(m.model->token_logprobs(m.model->forward(chosen.batch), chosen.targets), chosen);
-  at::Tensor lr =
-      sum_over_response(m.model->token_logprobs(m.model->forward(rejected.batch), rejected.targets), rejected);
+  at::Tensor lc =
+      sum_over_response(m.model->token_logprobs(m.model->forward(chosen.batch), chosen.targets), chosen);
+  at::Tensor lr = sum_over_response(
+      m.model->token_logprobs(m.model->forward(rejected.batch), rejected.targets), rejected);
   algo::PairLoss pl = algo::dpo_loss(lc, lr, ref_chosen, ref_rejected, beta, label_smoothing);
   pl.loss.backward();
   UpdateInfo u = apply_gradients(ctx, m);

@@ -36,7 +36,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) {
-  uint64_t x = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL ^ c * 0x94D049BB133111EBULL;
+  uint64_t x = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL ^
+               c * 0x94D049BB133111EBULL;
   x ^= x >> 31;
   x *= 0xD6E8FEB86659FD93ULL;
   return x ^ (x >> 32);
@@ -49,7 +50,9 @@ struct Stage {
 };
 
 // Rows [begin, end) of `n` that data-parallel rank `r` of `size` handles.
-std::pair<int64_t, int64_t> dp_slice(int64_t n, int r, int size) { return {n * r / size, n * (r + 1) / size}; }
+std::pair<int64_t, int64_t> dp_slice(int64_t n, int r, int size) {
+  return {n * r / size, n * (r + 1) / size};
+}
 
 template <class T>
 std::vector<T> pick(const std::vector<T>& all, const std::vector<int64_t>& idx, int64_t begin, int64_t end) {
@@ -112,14 +115,16 @@ const ModelSpec& Trainer::spec(const std::string& role) const {
   return it->second;
 }
 
-std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role, HeadKind head, uint64_t seed) {
+std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role, HeadKind head,
+                                                        uint64_t seed) {
   const ModelSpec& s = spec(role);
   if (s.vocab < codec_.vocab_size())
-    throw Error("models." + role, "vocabulary of " + std::to_string(s.vocab) + " tokens is smaller than the " +
-                                      std::to_string(codec_.vocab_size()) + " the tokenizer needs");
+    throw Error("models." + role, "vocabulary of " + std::to_string(s.vocab) +
+                                      " tokens is smaller than the " + std::to_string(codec_.vocab_size()) +
+                                      " the tokenizer needs");
   at::ScalarType dtype = t_.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
-  auto m = std::make_unique<model::Transformer>(s, head, model::ParallelContext{comm::single_rank_group(), 0, 1},
-                                                dtype, at::Device(at::kCPU));
+  auto m = std::make_unique<model::Transformer>(
+      s, head, model::ParallelContext{comm::single_rank_group(), 0, 1}, dtype, at::Device(at::kCPU));
   auto dir = in_.model_dirs.find(role);
   if (dir != in_.model_dirs.end()) {
     model::LoadOptions lo;
@@ -150,7 +155,8 @@ void Trainer::build_stages() {
     if (in_.sections.reward.kind == "model") {
       if (t_.reward_model_stage.steps <= 0 && !in_.model_dirs.count("reward"))
         throw Error("train.reward_model_stage.steps",
-                    "reward.kind is model: train one here (steps > 0) or give models.reward a trained model directory");
+                    "reward.kind is model: train one here (steps > 0) or give models.reward a trained model "
+                    "directory");
       add("rm", t_.reward_model_stage.steps);
     }
     add("rl", t_.steps);
@@ -193,7 +199,8 @@ void Trainer::enter_stage(int index, bool fresh) {
     m.optim = std::make_unique<AdamW>(m.model->named_params(), c, steps);
   };
   if (s.kind == "sft") reset_optim(*actor_, algorithm_ == "sft" ? t_.optim : t_.sft_stage.optim, s.steps);
-  if (s.kind == "rm") reset_optim(*reward_, algorithm_ == "rm" ? t_.optim : t_.reward_model_stage.optim, s.steps);
+  if (s.kind == "rm")
+    reset_optim(*reward_, algorithm_ == "rm" ? t_.optim : t_.reward_model_stage.optim, s.steps);
   if (s.kind == "dpo") reset_optim(*actor_, t_.optim, s.steps);
   if (s.kind == "rl") {
     reset_optim(*actor_, t_.optim, rl_optimizer_steps());
@@ -202,7 +209,8 @@ void Trainer::enter_stage(int index, bool fresh) {
   if (!fresh) return;
   // A policy stage starts from the actor as it is now: the reference is its frozen copy, and the critic's
   // trunk starts from it too (when the shapes agree), with its own value head.
-  if ((s.kind == "rl" || s.kind == "dpo") && ref_ && spec("ref") == spec("actor") && !in_.model_dirs.count("ref"))
+  if ((s.kind == "rl" || s.kind == "dpo") && ref_ && spec("ref") == spec("actor") &&
+      !in_.model_dirs.count("ref"))
     ref_->load_shards(actor_->model->named_params(), false);
   if (s.kind == "rl" && critic_ && spec("critic") == spec("actor") && !in_.model_dirs.count("critic"))
     critic_->model->load_shards(actor_->model->named_params(), false);
@@ -218,7 +226,9 @@ std::vector<ModelSlot> Trainer::slots() {
 }
 
 Json Trainer::loop_state() const {
-  auto sampler = [](const data::EpochSampler& s) { return Json{{"epoch", s.state().epoch}, {"position", s.state().position}}; };
+  auto sampler = [](const data::EpochSampler& s) {
+    return Json{{"epoch", s.state().epoch}, {"position", s.state().position}};
+  };
   return Json{{"prompts", sampler(*prompt_sampler_)},
               {"sft", sampler(*sft_sampler_)},
               {"preferences", sampler(*pref_sampler_)},
@@ -269,7 +279,8 @@ Json Trainer::sft_step(int64_t) {
   std::vector<int64_t> idx = sft_sampler_->next(n);
   auto [b0, b1] = dp_slice(n, world_->rank(), world_->size());
   std::vector<TokenIds> p, r;
-  for (const auto& rec : pick(data_.sft, idx, b0, b1)) p.push_back(codec_.encode(rec.prompt)), r.push_back(codec_.encode(rec.response));
+  for (const auto& rec : pick(data_.sft, idx, b0, b1))
+    p.push_back(codec_.encode(rec.prompt)), r.push_back(codec_.encode(rec.response));
   auto t0 = Clock::now();
   SftStats st = sft_train_call(context("actor_sft"), *actor_, make_sequence_batch(p, r, codec_.pad_id()));
   record("actor_sft", t0);
@@ -287,10 +298,13 @@ Json Trainer::rm_step(int64_t) {
     r.push_back(codec_.encode(rec.rejected));
   }
   auto t0 = Clock::now();
-  PairStats st = reward_model_train_call(context("reward_train"), *reward_, make_sequence_batch(p, c, codec_.pad_id()),
-                                         make_sequence_batch(p, r, codec_.pad_id()));
+  PairStats st =
+      reward_model_train_call(context("reward_train"), *reward_, make_sequence_batch(p, c, codec_.pad_id()),
+                              make_sequence_batch(p, r, codec_.pad_id()));
   record("reward_train", t0);
-  return Json{{"loss/reward_model", st.loss}, {"rm/accuracy", st.accuracy}, {"rm/margin", st.margin},
+  return Json{{"loss/reward_model", st.loss},
+              {"rm/accuracy", st.accuracy},
+              {"rm/margin", st.margin},
               {"grad_norm/reward", st.grad_norm}};
 }
 
@@ -304,7 +318,8 @@ Json Trainer::dpo_step(int64_t) {
     c.push_back(codec_.encode(rec.chosen));
     r.push_back(codec_.encode(rec.rejected));
   }
-  SequenceBatch chosen = make_sequence_batch(p, c, codec_.pad_id()), rejected = make_sequence_batch(p, r, codec_.pad_id());
+  SequenceBatch chosen = make_sequence_batch(p, c, codec_.pad_id()),
+                rejected = make_sequence_batch(p, r, codec_.pad_id());
   auto t0 = Clock::now();
   CallContext ref_ctx = context("ref_inf");
   at::Tensor rc = sum_over_response(logprobs_call(ref_ctx, *ref_, chosen), chosen);
@@ -314,7 +329,9 @@ Json Trainer::dpo_step(int64_t) {
   PairStats st = dpo_train_call(context("actor_train"), *actor_, chosen, rejected, rc, rr, t_.dpo_beta,
                                 t_.dpo_label_smoothing);
   record("actor_train", t0);
-  return Json{{"loss/dpo", st.loss}, {"dpo/accuracy", st.accuracy}, {"dpo/margin", st.margin},
+  return Json{{"loss/dpo", st.loss},
+              {"dpo/accuracy", st.accuracy},
+              {"dpo/margin", st.margin},
               {"grad_norm/actor", st.grad_norm}};
 }
 
@@ -401,7 +418,8 @@ Json Trainer::rl_step(int64_t step) {
       SamplingOptions greedy = so;
       greedy.greedy = true;
       t0 = Clock::now();
-      std::vector<TokenIds> base = generate_call(context("actor_gen_greedy"), *actor_->model, prompts, greedy);
+      std::vector<TokenIds> base =
+          generate_call(context("actor_gen_greedy"), *actor_->model, prompts, greedy);
       record("actor_gen_greedy", t0);
       SequenceBatch base_seqs = make_sequence_batch(prompts, base, codec_.pad_id());
       at::Tensor base_scores = score(base, base_seqs, "reward_inf_greedy");
@@ -425,21 +443,30 @@ Json Trainer::rl_step(int64_t step) {
   CriticStats cs;
   if (critic_) {
     t0 = Clock::now();
-    cs = critic_train_call(context("critic_train"), *critic_, batch, ppo.value_clip, bs.epochs, bs.mini_batches);
+    cs = critic_train_call(context("critic_train"), *critic_, batch, ppo.value_clip, bs.epochs,
+                           bs.mini_batches);
     record("critic_train", t0);
   }
 
   double resp_tokens = mask.sum().item<double>();
-  std::vector<double> m = dp_mean(context("metrics"),
-                                  {raw_scores.mean().item<double>(), raw_scores.std(false).item<double>(),
-                                   algo::masked_mean(kl, mask).item<double>(), kl.sum(1).mean().item<double>(),
-                                   resp_tokens / double(std::max<int64_t>(seqs.size(), 1)),
-                                   values.defined() ? algo::masked_mean(values, mask).item<double>() : 0.0});
+  std::vector<double> m = dp_mean(
+      context("metrics"), {raw_scores.mean().item<double>(), raw_scores.std(false).item<double>(),
+                           algo::masked_mean(kl, mask).item<double>(), kl.sum(1).mean().item<double>(),
+                           resp_tokens / double(std::max<int64_t>(seqs.size(), 1)),
+                           values.defined() ? algo::masked_mean(values, mask).item<double>() : 0.0});
   if (ppo.adaptive_kl) kl_ctl_->update(m[3], bs.prompts * group);
-  Json j{{"reward/mean", m[0]},       {"reward/std", m[1]},         {"kl/mean", m[2]},
-         {"kl/sequence", m[3]},       {"kl/coef", kl_coef},          {"loss/policy", as.policy_loss},
-         {"entropy", as.entropy},     {"clip_fraction", as.clip_fraction}, {"approx_kl", as.approx_kl},
-         {"grad_norm/actor", as.grad_norm}, {"lr", as.lr},          {"updates", as.updates},
+  Json j{{"reward/mean", m[0]},
+         {"reward/std", m[1]},
+         {"kl/mean", m[2]},
+         {"kl/sequence", m[3]},
+         {"kl/coef", kl_coef},
+         {"loss/policy", as.policy_loss},
+         {"entropy", as.entropy},
+         {"clip_fraction", as.clip_fraction},
+         {"approx_kl", as.approx_kl},
+         {"grad_norm/actor", as.grad_norm},
+         {"lr", as.lr},
+         {"updates", as.updates},
          {"response/length", m[4]}};
   if (ao.kl_loss_coef > 0) j["loss/kl"] = as.kl_loss;
   if (as.early_stopped) j["early_stopped"] = true;
@@ -461,21 +488,27 @@ TrainResult Trainer::run() {
     at::set_num_threads(std::max(1, int(hw) / world_->size()));
   }
   if (in_.algorithm.batch.prompts < world_->size())
-    throw Error("batch.prompts", std::to_string(in_.algorithm.batch.prompts) + " prompts cannot be split over " +
-                                     std::to_string(world_->size()) + " data-parallel ranks");
+    throw Error("batch.prompts", std::to_string(in_.algorithm.batch.prompts) +
+                                     " prompts cannot be split over " + std::to_string(world_->size()) +
+                                     " data-parallel ranks");
   data_ = load_task_data(in_.sections.data, t_.eval_prompts);
   build_stages();
   if (stages_.empty()) throw Error("train.steps", "nothing to run: every stage has 0 steps");
   for (const Stage& s : stages_) {
-    if ((s.kind == "sft") && data_.sft.empty()) throw Error("data.sft", "the SFT stage needs SFT pairs (data.sft)");
+    if ((s.kind == "sft") && data_.sft.empty())
+      throw Error("data.sft", "the SFT stage needs SFT pairs (data.sft)");
     if ((s.kind == "rm" || s.kind == "dpo") && data_.preferences.empty())
       throw Error("data.preferences", "the " + s.kind + " stage needs preference pairs (data.preferences)");
-    if (s.kind == "rl" && data_.prompts.empty()) throw Error("data.prompts", "RL needs prompts (data.prompts)");
+    if (s.kind == "rl" && data_.prompts.empty())
+      throw Error("data.prompts", "RL needs prompts (data.prompts)");
   }
   build_models();
-  prompt_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.prompts.size())), mix_seed(t_.seed, 10, 0));
-  sft_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.sft.size())), mix_seed(t_.seed, 11, 0));
-  pref_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.preferences.size())), mix_seed(t_.seed, 12, 0));
+  prompt_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.prompts.size())),
+                                                         mix_seed(t_.seed, 10, 0));
+  sft_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.sft.size())),
+                                                      mix_seed(t_.seed, 11, 0));
+  pref_sampler_ = std::make_unique<data::EpochSampler>(
+      std::max<int64_t>(1, int64_t(data_.preferences.size())), mix_seed(t_.seed, 12, 0));
 
   RunDir dir{in_.run_dir};
   const int64_t total = stages_.back().first + stages_.back().steps - 1;
@@ -486,8 +519,8 @@ TrainResult Trainer::run() {
     std::optional<int64_t> latest = latest_checkpoint_step(dir.checkpoints());
     if (latest) {
       if (*latest > total)
-        throw Error(in_.run_dir, "its latest checkpoint is step " + std::to_string(*latest) + " but the run has only " +
-                                     std::to_string(total) + " steps");
+        throw Error(in_.run_dir, "its latest checkpoint is step " + std::to_string(*latest) +
+                                     " but the run has only " + std::to_string(total) + " steps");
       enter_stage(stage_of(*latest), false);
       restore_loop_state(load_train_checkpoint(dir.checkpoints(), *latest, slots()));
       done = *latest;
@@ -515,7 +548,8 @@ TrainResult Trainer::run() {
   if (done == 0) {
     double acc = evaluate();
     result.eval_before = acc;
-    if (lead() && acc >= 0) metrics->write(Json{{"step", 0}, {"stage", stages_[0].kind}, {"eval/accuracy", acc}});
+    if (lead() && acc >= 0)
+      metrics->write(Json{{"step", 0}, {"stage", stages_[0].kind}, {"eval/accuracy", acc}});
   }
   ProgressBar bar(algorithm_, total, done, stderr, stderr_is_tty(), 2.0);
   result.first_step = done + 1;
@@ -526,7 +560,10 @@ TrainResult Trainer::run() {
     const Stage& s = stages_[size_t(stage)];
     step_start_ = Clock::now();
     step_events_.clear();
-    Json m = s.kind == "sft" ? sft_step(step) : s.kind == "rm" ? rm_step(step) : s.kind == "dpo" ? dpo_step(step) : rl_step(step);
+    Json m = s.kind == "sft"   ? sft_step(step)
+             : s.kind == "rm"  ? rm_step(step)
+             : s.kind == "dpo" ? dpo_step(step)
+                               : rl_step(step);
     double step_s = std::chrono::duration<double>(Clock::now() - step_start_).count();
     Json rec{{"step", step}, {"stage", s.kind}};
     for (auto& [k, v] : m.items()) rec[k] = v;
@@ -554,8 +591,12 @@ TrainResult Trainer::run() {
       // Wall-clock fields differ between runs; everything else is deterministic.
       metrics->write(rec);
       std::vector<std::pair<std::string, double>> fields;
-      for (auto [key, label] : {std::pair{"reward/mean", "reward"}, {"kl/mean", "kl"}, {"loss/sft", "loss"},
-                                {"loss/reward_model", "loss"}, {"loss/dpo", "loss"}, {"eval/accuracy", "eval"}})
+      for (auto [key, label] : {std::pair{"reward/mean", "reward"},
+                                {"kl/mean", "kl"},
+                                {"loss/sft", "loss"},
+                                {"loss/reward_model", "loss"},
+                                {"loss/dpo", "loss"},
+                                {"eval/accuracy", "eval"}})
         if (rec.contains(key)) fields.emplace_back(label, rec[key].get<double>());
       if (in_.progress) bar.update(step, fields);
     }
@@ -570,7 +611,8 @@ TrainResult Trainer::run() {
   if (in_.progress) bar.finish();
   if (lead()) {
     write_text_file(dir.timeline_file(), to_json(last_timeline_).dump(2) + "\n");
-    write_text_file(dir.progress_file(), std::to_string(result.last_step) + "/" + std::to_string(total) + "\n");
+    write_text_file(dir.progress_file(),
+                    std::to_string(result.last_step) + "/" + std::to_string(total) + "\n");
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - wall0).count();
   return result;

@@ -4,10 +4,10 @@
 //
 // Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward
 // (rule_rewards or scores_call), ref_inf / actor_inf / critic_inf (logprobs_call, values_call), the advantage
-// computation (algo/), actor_train (actor_train_call) and critic_train (critic_train_call); each call takes its
-// context from Trainer::context(call_name). Today every call gets the co-located layout (dp over all ranks,
-// tp = pp = 1); giving a call another layout means returning its groups there and reallocating the model's
-// parameters and redistributing the batch before the call.
+// computation (algo/), actor_train (actor_train_call) and critic_train (critic_train_call); each call takes
+// its context from Trainer::context(call_name). Today every call gets the co-located layout (dp over all
+// ranks, tp = pp = 1); giving a call another layout means returning its groups there and reallocating the
+// model's parameters and redistributing the batch before the call.
 #pragma once
 
 #include <map>
@@ -24,9 +24,10 @@ namespace realign::runtime {
 struct TrainerInput {
   AlgorithmConfig algorithm;  // algorithm, model specs by role, batch shape
   TrainingSections sections;  // train, data, reward
-  std::map<std::string, std::string> model_dirs;  // role -> HF directory to load weights from; absent: from scratch
-  Json raw_config;         // the merged config (written to config.yaml)
-  Json plan;               // the execution plan (written to plan.json); may be null
+  std::map<std::string, std::string>
+      model_dirs;           // role -> HF directory to load weights from; absent: from scratch
+  Json raw_config;          // the merged config (written to config.yaml)
+  Json plan;                // the execution plan (written to plan.json); may be null
   Json estimated_timeline;  // the planner's estimate of one iteration (timeline_estimated.json); may be null
   std::string run_dir;
   bool resume = false;     // continue from run_dir's latest checkpoint
@@ -37,7 +38,8 @@ struct TrainerInput {
 struct TrainResult {
   std::string run_dir;
   int64_t first_step = 0, last_step = 0;  // steps this process ran (first_step > 1 after a resume)
-  double eval_before = -1, eval_after = -1;  // held-out greedy accuracy at step 0 / the end (-1: not measured)
+  double eval_before = -1,
+         eval_after = -1;  // held-out greedy accuracy at step 0 / the end (-1: not measured)
   double reward_first = 0, reward_last = 0;  // mean RL reward of the first / last RL step run (0 without RL)
   double seconds = 0;
 };
