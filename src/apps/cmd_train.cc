@@ -59,9 +59,10 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
     std::printf("run directory: %s\n", r.run_dir.c_str());
     std::printf("steps %lld..%lld in %.1f s\n", (long long)r.first_step, (long long)r.last_step, r.seconds);
     if (r.eval_before >= 0) std::printf("held-out accuracy before: %.3f\n", r.eval_before);
+    if (r.eval_before_rl >= 0) std::printf("held-out accuracy before RL: %.3f\n", r.eval_before_rl);
     if (r.eval_after >= 0) std::printf("held-out accuracy after:  %.3f\n", r.eval_after);
     if (r.reward_first != 0 || r.reward_last != 0)
-      std::printf("RL reward: first step %.3f, last step %.3f\n", r.reward_first, r.reward_last);
+      std::printf("RL reward (sampled): first step %.3f, last step %.3f\n", r.reward_first, r.reward_last);
   }
   return 0;
 }

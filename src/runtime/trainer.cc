@@ -578,6 +578,9 @@ TrainResult Trainer::run() {
       double acc = evaluate();
       if (acc >= 0) rec["eval/accuracy"] = acc;
       if (step == total) result.eval_after = acc;
+      if (stage + 1 < int(stages_.size()) &&
+          (stages_[size_t(stage) + 1].kind == "rl" || stages_[size_t(stage) + 1].kind == "dpo"))
+        result.eval_before_rl = acc;
     }
     if (s.kind == "rl") {
       if (!rl_seen) result.reward_first = m["reward/mean"].get<double>();

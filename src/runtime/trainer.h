@@ -38,8 +38,9 @@ struct TrainerInput {
 struct TrainResult {
   std::string run_dir;
   int64_t first_step = 0, last_step = 0;  // steps this process ran (first_step > 1 after a resume)
-  double eval_before = -1,
-         eval_after = -1;  // held-out greedy accuracy at step 0 / the end (-1: not measured)
+  double eval_before = -1;                // held-out greedy accuracy at step 0 (-1: not measured)
+  double eval_before_rl = -1;  // ... at the end of the stage before RL / DPO (after SFT or reward modelling)
+  double eval_after = -1;      // ... after the last step
   double reward_first = 0, reward_last = 0;  // mean RL reward of the first / last RL step run (0 without RL)
   double seconds = 0;
 };
