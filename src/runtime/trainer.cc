@@ -282,8 +282,8 @@ Json Trainer::sft_step(int64_t) {
   for (const auto& rec : pick(data_.sft, idx, b0, b1))
     p.push_back(codec_.encode(rec.prompt)), r.push_back(codec_.encode(rec.response));
   auto t0 = Clock::now();
-  SftStats st = sft_train_call(context("actor_sft"), *actor_, make_sequence_batch(p, r, codec_.pad_id()));
-  record("actor_sft", t0);
+  SftStats st = sft_train_call(context("actor_train"), *actor_, make_sequence_batch(p, r, codec_.pad_id()));
+  record("actor_train", t0);
   return Json{{"loss/sft", st.loss}, {"grad_norm/actor", st.grad_norm}, {"lr", st.lr}};
 }
 
@@ -419,10 +419,10 @@ Json Trainer::rl_step(int64_t step) {
       greedy.greedy = true;
       t0 = Clock::now();
       std::vector<TokenIds> base =
-          generate_call(context("actor_gen_greedy"), *actor_->model, prompts, greedy);
-      record("actor_gen_greedy", t0);
+          generate_call(context("actor_greedy_gen"), *actor_->model, prompts, greedy);
+      record("actor_greedy_gen", t0);
       SequenceBatch base_seqs = make_sequence_batch(prompts, base, codec_.pad_id());
-      at::Tensor base_scores = score(base, base_seqs, "reward_inf_greedy");
+      at::Tensor base_scores = score(base, base_seqs, "reward_greedy_inf");
       if (ppo.reward_clip > 0) base_scores = base_scores.clamp(-ppo.reward_clip, ppo.reward_clip);
       adv = algo::remax_advantages(seq_scores, base_scores);
     }

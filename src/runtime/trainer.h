@@ -2,12 +2,14 @@
 // algorithm, or SFT / RM / DPO alone), each step a sequence of model function calls (runtime/*_calls.h) under
 // their CallContexts, with metrics, progress, evaluation, checkpoints and exact resume.
 //
-// Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward
-// (rule_rewards or scores_call), ref_inf / actor_inf / critic_inf (logprobs_call, values_call), the advantage
-// computation (algo/), actor_train (actor_train_call) and critic_train (critic_train_call); each call takes
-// its context from Trainer::context(call_name). Today every call gets the co-located layout (dp over all
-// ranks, tp = pp = 1); giving a call another layout means returning its groups there and reallocating the
-// model's parameters and redistributing the batch before the call.
+// Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward_inf
+// (rule_rewards, or scores_call on the reward model), ref_inf, actor_inf (the behaviour log-probs; not a call of
+// the planner's graph) and critic_inf (logprobs_call, values_call), for ReMax also actor_greedy_gen and
+// reward_greedy_inf, then the advantages (algo/), actor_train (actor_train_call) and critic_train
+// (critic_train_call). The call names are the dataflow graph's. Each call takes its groups from
+// Trainer::context(call_name); today every call gets the co-located layout (dp over all ranks, tp = pp = 1).
+// Giving a call its own layout means returning its groups there, reallocating the model's parameters and
+// redistributing the batch rows before the call.
 #pragma once
 
 #include <map>
