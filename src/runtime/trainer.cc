@@ -591,8 +591,8 @@ TrainResult Trainer::run() {
       last_timeline_ = Timeline{world_->size(), step_events_};
     }
     if (lead()) {
-      // Wall-clock fields differ between runs; everything else is deterministic.
-      metrics->write(rec);
+      metrics->write(rec);  // the time/* fields differ between runs; every other field is deterministic
+      write_text_file(dir.progress_file(), std::to_string(step) + "/" + std::to_string(total) + "\n");
       std::vector<std::pair<std::string, double>> fields;
       for (auto [key, label] : {std::pair{"reward/mean", "reward"},
                                 {"kl/mean", "kl"},
@@ -614,8 +614,6 @@ TrainResult Trainer::run() {
   if (in_.progress) bar.finish();
   if (lead()) {
     write_text_file(dir.timeline_file(), to_json(last_timeline_).dump(2) + "\n");
-    write_text_file(dir.progress_file(),
-                    std::to_string(result.last_step) + "/" + std::to_string(total) + "\n");
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - wall0).count();
   return result;
