@@ -1,5 +1,5 @@
-// The actor's generation call: samples a response for every prompt with a KV cache (prompts left-padded, rows
-// in lock step), stopping a row at a stop token or after max_new_tokens. Deterministic in `seed`, so a resumed
+// The actor's generation call (model/generate.h): samples a response for every prompt with a KV cache,
+// stopping a row at a stop token or after max_new_tokens. Deterministic in `seed`, so a resumed
 // run samples what an uninterrupted one would. tp works through the model; pp must be 1.
 #pragma once
 
@@ -20,6 +20,9 @@ struct SamplingOptions {
   double top_p = 1.0;   // 1: off
   std::vector<int64_t> stop_tokens;  // included in the response when produced
   uint64_t seed = 0;
+  // One seed per prompt (model/generate.h): a row samples the same tokens whichever rows share its batch, so
+  // any data-parallel split of the generation samples the same responses. Empty: `seed` for the batch.
+  std::vector<uint64_t> row_seeds;
   int64_t pad_id = 0;
 };
 
