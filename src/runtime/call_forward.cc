@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "core/check.h"
+#include "core/error.h"
 #include "runtime/pipeline.h"
 
 namespace realign::runtime {
@@ -14,6 +15,16 @@ struct Micro {
   int64_t begin = 0, end = 0;
   SequenceBatch rows;
 };
+
+// The call's pp group must be the model's stages (a layout mismatch is the caller's error, named by the call).
+void require_matching_stages(const CallContext& ctx, const model::Transformer& model) {
+  const auto& par = model.parallel();
+  if (ctx.pp->size() != par.n_stages || ctx.pp->rank() != par.stage)
+    throw Error(ctx.name, "the call's pp group (rank " + std::to_string(ctx.pp->rank()) + " of " +
+                              std::to_string(ctx.pp->size()) + ") does not match the model's pipeline stage (" +
+                              std::to_string(par.stage) + " of " + std::to_string(par.n_stages) +
+                              "): build the model for the call's layout");
+}
 
 std::vector<Micro> split(const CallContext& ctx, const std::vector<const SequenceBatch*>& batches) {
   std::vector<Micro> out;
@@ -96,6 +107,7 @@ int64_t micro_batch_rows(const CallContext& ctx, int64_t rows) {
 
 HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
                             HeadKindOut what) {
+  require_matching_stages(ctx, model);
   at::NoGradGuard no_grad;
   const std::vector<Micro> micro = split(ctx, {&batch});
   if (ctx.pp->size() > 1) return pipelined_outputs(ctx, model, {&batch}, micro, what)[0];
@@ -107,6 +119,7 @@ HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, c
 at::Tensor backward_loss(const CallContext& ctx, model::Transformer& model,
                          const std::vector<const SequenceBatch*>& batches, HeadKindOut what,
                          const LossOfOutputs& loss_fn) {
+  require_matching_stages(ctx, model);
   if (ctx.pp->size() == 1) {
     std::vector<HeadOutputs> outs;
     for (const SequenceBatch* b : batches) outs.push_back(outputs_of(model, model.forward(b->batch), *b, what));
