@@ -1,7 +1,7 @@
-// ZeRO stage 1 for AdamW: the parameters flattened in name order are cut into dp equal shares; dp rank r keeps
-// the moments of share r only and updates only its elements, then the updated shares are all-gathered. The
-// per-element arithmetic is that of AdamW::step, so the updates equal plain AdamW's within fp32 round-off (the
-// gradient sums come from a reduce-scatter instead of an all-reduce).
+// ZeRO stage 1 for AdamW: the parameters flattened in name order are cut into dp equal shares; dp rank r
+// keeps the moments of share r only and updates only its elements, then the updated shares are all-gathered.
+// The per-element arithmetic is that of AdamW::step, so the updates equal plain AdamW's within fp32 round-off
+// (the gradient sums come from a reduce-scatter instead of an all-reduce).
 #include <ATen/ATen.h>
 
 #include <cmath>

@@ -16,13 +16,15 @@ struct Micro {
   SequenceBatch rows;
 };
 
-// The call's pp group must be the model's stages (a layout mismatch is the caller's error, named by the call).
+// The call's pp group must be the model's stages (a layout mismatch is the caller's error, named by the
+// call).
 void require_matching_stages(const CallContext& ctx, const model::Transformer& model) {
   const auto& par = model.parallel();
   if (ctx.pp->size() != par.n_stages || ctx.pp->rank() != par.stage)
     throw Error(ctx.name, "the call's pp group (rank " + std::to_string(ctx.pp->rank()) + " of " +
-                              std::to_string(ctx.pp->size()) + ") does not match the model's pipeline stage (" +
-                              std::to_string(par.stage) + " of " + std::to_string(par.n_stages) +
+                              std::to_string(ctx.pp->size()) +
+                              ") does not match the model's pipeline stage (" + std::to_string(par.stage) +
+                              " of " + std::to_string(par.n_stages) +
                               "): build the model for the call's layout");
 }
 
@@ -45,7 +47,8 @@ HeadOutputs outputs_of(model::Transformer& model, const at::Tensor& hidden, cons
     o.values = model.values(hidden);
   } else {
     at::Tensor ent;
-    o.logprobs = model.token_logprobs(hidden, b.targets, what == HeadKindOut::kLogprobsEntropy ? &ent : nullptr);
+    o.logprobs =
+        model.token_logprobs(hidden, b.targets, what == HeadKindOut::kLogprobsEntropy ? &ent : nullptr);
     o.entropy = ent;
   }
   return o;
@@ -76,9 +79,10 @@ std::vector<HeadOutputs> pipelined_outputs(const CallContext& ctx, model::Transf
                                            const std::vector<Micro>& micro, HeadKindOut what) {
   std::vector<model::TokenBatch> tokens;
   for (const Micro& m : micro) tokens.push_back(m.rows.batch);
-  const std::vector<at::Tensor> packed = pipeline_forward(
-      ctx.pp_group(), model, tokens,
-      [&](const at::Tensor& hidden, int i) { return pack(outputs_of(model, hidden, micro[size_t(i)].rows, what), what); });
+  const std::vector<at::Tensor> packed =
+      pipeline_forward(ctx.pp_group(), model, tokens, [&](const at::Tensor& hidden, int i) {
+        return pack(outputs_of(model, hidden, micro[size_t(i)].rows, what), what);
+      });
   const at::Device device = model.named_params().begin()->second.device();
   std::vector<std::vector<at::Tensor>> lp(batches.size()), ent(batches.size()), val(batches.size());
   for (size_t i = 0; i < micro.size(); ++i) {
@@ -112,8 +116,10 @@ HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, c
   const std::vector<Micro> micro = split(ctx, {&batch});
   if (ctx.pp->size() > 1) return pipelined_outputs(ctx, model, {&batch}, micro, what)[0];
   std::vector<at::Tensor> parts;
-  for (const Micro& m : micro) parts.push_back(pack(outputs_of(model, model.forward(m.rows.batch), m.rows, what), what));
-  return unpack(parts.size() == 1 ? parts[0] : at::cat(parts, what == HeadKindOut::kLogprobsEntropy ? 1 : 0), what);
+  for (const Micro& m : micro)
+    parts.push_back(pack(outputs_of(model, model.forward(m.rows.batch), m.rows, what), what));
+  return unpack(parts.size() == 1 ? parts[0] : at::cat(parts, what == HeadKindOut::kLogprobsEntropy ? 1 : 0),
+                what);
 }
 
 at::Tensor backward_loss(const CallContext& ctx, model::Transformer& model,
@@ -122,7 +128,8 @@ at::Tensor backward_loss(const CallContext& ctx, model::Transformer& model,
   require_matching_stages(ctx, model);
   if (ctx.pp->size() == 1) {
     std::vector<HeadOutputs> outs;
-    for (const SequenceBatch* b : batches) outs.push_back(outputs_of(model, model.forward(b->batch), *b, what));
+    for (const SequenceBatch* b : batches)
+      outs.push_back(outputs_of(model, model.forward(b->batch), *b, what));
     at::Tensor loss = loss_fn(outs);
     loss.backward();
     return loss.detach();

@@ -1,6 +1,6 @@
-// Training parallelism end to end: SFT of tiny models for 20 steps gives the same loss and gradient-norm curves
-// (within fp32 round-off) on every rank of every (dp, tp, pp) layout, with and without ZeRO-1; and a rank that
-// dies or throws mid-run ends the run quickly with a message naming it and the cause.
+// Training parallelism end to end: SFT of tiny models for 20 steps gives the same loss and gradient-norm
+// curves (within fp32 round-off) on every rank of every (dp, tp, pp) layout, with and without ZeRO-1; and a
+// rank that dies or throws mid-run ends the run quickly with a message naming it and the cause.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -42,7 +42,8 @@ int ranks_of(const std::string& layout) {  // "d2t1p2" -> 4
 }
 
 // Runs `layout` and returns every rank's curve.
-std::vector<Curve> train(const std::string& model, const std::string& layout, std::vector<std::string> flags) {
+std::vector<Curve> train(const std::string& model, const std::string& layout,
+                         std::vector<std::string> flags) {
   io::testing::TempDir dir;
   std::vector<std::string> args = {model, "2", layout, "20", dir.file("curve")};
   args.insert(args.end(), flags.begin(), flags.end());
@@ -56,7 +57,8 @@ std::vector<Curve> train(const std::string& model, const std::string& layout, st
 
 using Layouts = std::vector<std::pair<std::string, bool>>;  // (layout, zero1)
 
-void expect_same_curves(const std::string& model, const std::vector<std::string>& flags, const Layouts& layouts) {
+void expect_same_curves(const std::string& model, const std::vector<std::string>& flags,
+                        const Layouts& layouts) {
   const Curve want = train(model, "d1t1p1", flags)[0];
   ASSERT_EQ(want.loss.size(), 20u);
   EXPECT_LT(want.loss.back(), want.loss.front() * 0.9) << "the loss should fall";
@@ -66,7 +68,8 @@ void expect_same_curves(const std::string& model, const std::vector<std::string>
     if (zero1) f.push_back("zero1");
     const std::vector<Curve> got = train(model, layout, f);
     for (size_t rank = 0; rank < got.size(); ++rank) {
-      const std::string where = model + " " + layout + (zero1 ? " zero1" : "") + " rank " + std::to_string(rank);
+      const std::string where =
+          model + " " + layout + (zero1 ? " zero1" : "") + " rank " + std::to_string(rank);
       ASSERT_EQ(got[rank].loss.size(), want.loss.size()) << where;
       for (size_t s = 0; s < want.loss.size(); ++s) {
         EXPECT_NEAR(got[rank].loss[s], want.loss[s], 1e-5 * std::abs(want.loss[s])) << where << " step " << s;
@@ -79,8 +82,13 @@ void expect_same_curves(const std::string& model, const std::vector<std::string>
 
 TEST(ParallelTrain, LlamaSftSameLossCurveInEveryLayout) {
   expect_same_curves("llama-tiny", {},
-                     {{"d2t1p1", false}, {"d1t2p1", false}, {"d1t1p2", false}, {"d2t2p1", false},
-                      {"d1t2p2", false}, {"d2t1p1", true}, {"d2t2p1", true}});
+                     {{"d2t1p1", false},
+                      {"d1t2p1", false},
+                      {"d1t1p2", false},
+                      {"d2t2p1", false},
+                      {"d1t2p2", false},
+                      {"d2t1p1", true},
+                      {"d2t2p1", true}});
 }
 
 // A tied embedding: with pp = 2 the first and last stages each hold a copy (gradients synced, counted once);

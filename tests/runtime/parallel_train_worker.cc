@@ -1,7 +1,7 @@
-// The multi-process half of parallel_train_test.cc: SFT of a tiny model for N steps in one (dp, tp, pp) layout,
-// each rank building its CallContext from World::axis_groups and its shard from init_rank_params, the same
-// global batch every step split over dp by balanced_part. Every rank writes its per-step "loss grad_norm" to
-// <out>.<rank> (the test compares the curves across layouts and ranks).
+// The multi-process half of parallel_train_test.cc: SFT of a tiny model for N steps in one (dp, tp, pp)
+// layout, each rank building its CallContext from World::axis_groups and its shard from init_rank_params, the
+// same global batch every step split over dp by balanced_part. Every rank writes its per-step "loss
+// grad_norm" to <out>.<rank> (the test compares the curves across layouts and ranks).
 //   parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] [die=STEP:RANK:kill|throw]
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
   return realign::comm::run_worker([&](realign::comm::World& world) {
     if (argc < 6)
       throw std::runtime_error(
-          "usage: parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] [die=STEP:RANK:kill|throw]");
+          "usage: parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] "
+          "[die=STEP:RANK:kill|throw]");
     realign::Args a;
     a.spec = realign::builtin_model(argv[1]);
     a.spec.n_layers = std::stoi(argv[2]);
