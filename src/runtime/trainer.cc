@@ -705,6 +705,9 @@ TrainResult Trainer::run() {
     }
     bool checkpoint = step == total || (t_.checkpoint_every > 0 && step % t_.checkpoint_every == 0);
     if (checkpoint) {
+      // ZeRO-1 keeps each dp rank's share of the optimizer state: bring it whole before saving.
+      for (auto [role, m] : {std::pair{"actor", actor_.get()}, {"critic", critic_.get()}, {"reward", reward_.get()}})
+        if (m) gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
       const FullCheckpointSlots full = FullCheckpointSlots::gather(*world_, placed_slots());
       if (lead()) save_train_checkpoint(dir.checkpoints(), step, full.slots(), loop_state());
       world_->barrier();
