@@ -1,6 +1,6 @@
-// `realign train CONFIG [key=value ...] [--resume RUN_DIR] [--out RUN_DIR]`: plans, then trains on local worker
-// processes (one per cluster device, the binary re-executed through comm::launch_local) or, under torchrun /
-// srun (RANK and WORLD_SIZE set), as one worker of the job.
+// `realign train CONFIG [key=value ...] [--resume RUN_DIR] [--out RUN_DIR]`: plans, then trains on local
+// worker processes (one per cluster device, the binary re-executed through comm::launch_local) or, under
+// torchrun / srun (RANK and WORLD_SIZE set), as one worker of the job.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -35,8 +35,10 @@ std::map<std::string, std::string> model_dirs(const Json& raw) {
   for (const auto& [role, v] : raw["models"].items()) {
     if (!v.is_string()) continue;
     fs::path p = v.get<std::string>();
-    if (fs::is_directory(p)) dirs[role] = p.string();
-    else if (fs::is_regular_file(p) && p.filename() == "config.json") dirs[role] = p.parent_path().string();
+    if (fs::is_directory(p))
+      dirs[role] = p.string();
+    else if (fs::is_regular_file(p) && p.filename() == "config.json")
+      dirs[role] = p.parent_path().string();
   }
   return dirs;
 }
@@ -48,8 +50,9 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
     world = comm::World::from_env();
     group = world->global();
     if (world->size() != config.cluster.n_devices())
-      throw Error("cluster", "describes " + std::to_string(config.cluster.n_devices()) + " devices but the job has " +
-                                 std::to_string(world->size()) + " ranks (WORLD_SIZE)");
+      throw Error("cluster", "describes " + std::to_string(config.cluster.n_devices()) +
+                                 " devices but the job has " + std::to_string(world->size()) +
+                                 " ranks (WORLD_SIZE)");
   }
   runtime::TrainerInput input = base;
   input.progress = !args.no_progress;
@@ -78,25 +81,32 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
 }  // namespace
 
 void add_train_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("train", "Train with RLHF (PPO, GRPO, ReMax, DPO, SFT, RM) on local workers or under torchrun");
+  auto* sub = app.add_subcommand(
+      "train", "Train with RLHF (PPO, GRPO, ReMax, DPO, SFT, RM) on local workers or under torchrun");
   auto args = std::make_shared<Args>();
-  sub->add_option("config", args->config, "Config file, e.g. examples/addition_ppo.yaml (with --resume: optional)");
+  sub->add_option("config", args->config,
+                  "Config file, e.g. examples/addition_ppo.yaml (with --resume: optional)");
   sub->add_option("overrides", args->overrides, "key=value overrides, e.g. train.steps=20 train.seed=2");
   sub->add_option("--resume", args->resume, "Continue the run in this directory from its latest checkpoint");
   sub->add_option("--out", args->out, "The run directory (default: runs/<config name>-<time>)");
   sub->add_flag("--no-progress", args->no_progress, "No progress bar on stderr");
   sub->footer(
-      "Sections beyond the planner's: train (steps, seed, optim, critic_optim, ppo, sampling, dpo, sft_stage,\n"
-      "reward_model_stage, checkpoint_every, eval_prompts, eval_every, threads, dtype), data (task: addition |\n"
-      "files; min_digits, max_digits, seed; prompts, sft, preferences JSONL), reward (kind: verifier | model |\n"
-      "command; partial_credit, command, timeout_s). The cluster's device count is the number of data-parallel\n"
+      "Sections beyond the planner's: train (steps, seed, optim, critic_optim, ppo, sampling, dpo, "
+      "sft_stage,\n"
+      "reward_model_stage, checkpoint_every, eval_prompts, eval_every, threads, dtype), data (task: addition "
+      "|\n"
+      "files; min_digits, max_digits, seed; prompts, sft, preferences JSONL), reward (kind: verifier | model "
+      "|\n"
+      "command; partial_credit, command, timeout_s). The cluster's device count is the number of "
+      "data-parallel\n"
       "workers. Each call runs in its plan's layout (train calls must use every device in this version).");
   on_run(sub, [args] {
     // Positional tokens after CONFIG are overrides; with --resume the config may be left out.
     std::vector<std::string> overrides = args->overrides;
     std::string config_file = args->config;
     if (!args->resume.empty()) {
-      if (!config_file.empty() && config_file.find('=') != std::string::npos) overrides.insert(overrides.begin(), config_file);
+      if (!config_file.empty() && config_file.find('=') != std::string::npos)
+        overrides.insert(overrides.begin(), config_file);
       config_file = runtime::open_run_dir(args->resume).config_file();
     } else if (config_file.empty()) {
       throw Error("config", "a config file is required (or --resume RUN_DIR)");
@@ -121,7 +131,8 @@ void add_train_command(CLI::App& app) {
       input.estimated_timeline = to_json(report.simulation.timeline);
       if (!input.resume) {
         runtime::write_text_file(run_dir + "/plan.json", input.plan.dump(2) + "\n");
-        runtime::write_text_file(run_dir + "/timeline_estimated.json", input.estimated_timeline.dump(2) + "\n");
+        runtime::write_text_file(run_dir + "/timeline_estimated.json",
+                                 input.estimated_timeline.dump(2) + "\n");
       }
       input.plan = Json();
       input.estimated_timeline = Json();

@@ -58,8 +58,9 @@ void AdamW::zero_grad() {
 
 std::map<std::string, at::Tensor> AdamW::state_tensors() const {
   if (!full_state_valid_)
-    throw Error("optim.zero1", "the optimizer state is sharded over the data-parallel ranks: call gather_state "
-                               "(gather_optimizer_state) on every dp rank before saving it");
+    throw Error("optim.zero1",
+                "the optimizer state is sharded over the data-parallel ranks: call gather_state "
+                "(gather_optimizer_state) on every dp rank before saving it");
   std::map<std::string, at::Tensor> out;
   for (const auto& [name, m] : m_) out["m/" + name] = m;
   for (const auto& [name, v] : v_) out["v/" + name] = v;
@@ -72,9 +73,11 @@ void AdamW::load_state(const std::map<std::string, at::Tensor>& tensors, int64_t
     const char* prefix = moments == &m_ ? "m/" : "v/";
     for (auto& [name, p] : params_) {
       auto it = tensors.find(prefix + name);
-      if (it == tensors.end()) throw Error(std::string(prefix) + name, "optimizer state missing from the checkpoint");
+      if (it == tensors.end())
+        throw Error(std::string(prefix) + name, "optimizer state missing from the checkpoint");
       if (it->second.sizes() != p.sizes())
-        throw Error(std::string(prefix) + name, "optimizer state has another shape: the checkpoint is from another model");
+        throw Error(std::string(prefix) + name,
+                    "optimizer state has another shape: the checkpoint is from another model");
       // Fresh tensors: a ZeRO-1 optimizer freed its full moments after its first step.
       (*moments)[name] = it->second.to(p.options().dtype(at::kFloat).requires_grad(false)).clone();
     }

@@ -1,7 +1,7 @@
-// AdamW (Loshchilov & Hutter) over one rank's parameter shards, with a linear warm-up then cosine (or constant)
-// learning-rate schedule. Its whole state (moments, step count) is plain tensors, so checkpoints restore it
-// exactly and a resumed run takes bit-identical steps. With OptimConfig::zero1 over a dp group of 2+ ranks,
-// step_zero1 keeps only this rank's share of the moments (ZeRO stage 1, see adamw_zero1.cc).
+// AdamW (Loshchilov & Hutter) over one rank's parameter shards, with a linear warm-up then cosine (or
+// constant) learning-rate schedule. Its whole state (moments, step count) is plain tensors, so checkpoints
+// restore it exactly and a resumed run takes bit-identical steps. With OptimConfig::zero1 over a dp group of
+// 2+ ranks, step_zero1 keeps only this rank's share of the moments (ZeRO stage 1, see adamw_zero1.cc).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -34,14 +34,15 @@ class AdamW {
   const OptimConfig& config() const { return config_; }
 
   // ZeRO-1 update, collective over dp then tp then pp (every rank of the call runs it): the gradients
-  // (flattened in name order; a missing one counts as zero) are reduce-scattered over dp and averaged, so this
-  // rank holds its 1/dp share; the global norm sums the squares of that share's elements of the parameters
-  // `counted(name)` says this rank counts, over dp, tp and pp; the share is clipped to max_norm (> 0), stepped
-  // with its own moments, and the updated parameters are all-gathered over dp into every parameter. The
-  // moments live only as this rank's share from the first call on (until load_state or gather_state).
-  // Returns {grad norm before clipping, lr}. Does not zero the gradients.
+  // (flattened in name order; a missing one counts as zero) are reduce-scattered over dp and averaged, so
+  // this rank holds its 1/dp share; the global norm sums the squares of that share's elements of the
+  // parameters `counted(name)` says this rank counts, over dp, tp and pp; the share is clipped to max_norm (>
+  // 0), stepped with its own moments, and the updated parameters are all-gathered over dp into every
+  // parameter. The moments live only as this rank's share from the first call on (until load_state or
+  // gather_state). Returns {grad norm before clipping, lr}. Does not zero the gradients.
   std::pair<double, double> step_zero1(comm::Group& dp, comm::Group& tp, comm::Group& pp,
-                                       const std::function<bool(const std::string&)>& counted, double max_norm);
+                                       const std::function<bool(const std::string&)>& counted,
+                                       double max_norm);
   // Collective over dp: gathers the ZeRO-1 moment shares into full moments on every rank, so state_tensors()
   // works (call it on every dp rank before saving a checkpoint). No-op before the first step_zero1.
   void gather_state(comm::Group& dp);

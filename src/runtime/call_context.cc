@@ -5,7 +5,8 @@
 namespace realign::runtime {
 
 CallContext single_rank_context(const std::string& name) {
-  return CallContext{name, comm::single_rank_group(), comm::single_rank_group(), comm::single_rank_group(), 0};
+  return CallContext{name, comm::single_rank_group(), comm::single_rank_group(), comm::single_rank_group(),
+                     0};
 }
 
 CallContext data_parallel_context(const std::string& name, std::shared_ptr<comm::Group> dp) {

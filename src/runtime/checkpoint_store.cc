@@ -121,7 +121,8 @@ CheckpointInfo open_checkpoint(const std::string& root, int64_t step) {
   info.step = step;
   info.dir = root + "/" + checkpoint_dir_name(step);
   std::string manifest_path = info.dir + "/" + kManifest;
-  if (!fs::exists(manifest_path)) throw Error(info.dir, "checkpoint has no manifest.json (incomplete write?)");
+  if (!fs::exists(manifest_path))
+    throw Error(info.dir, "checkpoint has no manifest.json (incomplete write?)");
   Json manifest;
   try {
     manifest = Json::parse(read_text_file(manifest_path));

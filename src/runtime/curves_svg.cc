@@ -17,10 +17,14 @@ std::string num(double v) {
 std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
   }
   return out;
 }
@@ -54,8 +58,9 @@ std::string curves_svg(const std::vector<Json>& records, const std::vector<Curve
   const int cols = 2, pw = 420, ph = 220, pad = 50, top = 40;
   int rows = std::max<int>(1, int((shown.size() + cols - 1) / cols));
   int width = cols * (pw + pad) + pad, height = top + rows * (ph + pad) + 10;
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) + "\" height=\"" +
-                    std::to_string(height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
+                    "\" height=\"" + std::to_string(height) +
+                    "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   svg += "<text x=\"" + std::to_string(pad) + "\" y=\"24\" font-size=\"16\">" + escape(title) + "</text>\n";
   if (shown.empty()) svg += "<text x=\"50\" y=\"70\">no metrics recorded</text>\n";
@@ -72,24 +77,25 @@ std::string curves_svg(const std::vector<Json>& records, const std::vector<Curve
     auto sy = [&](double y) { return y0 + ph - (y - ymin) / (ymax - ymin) * ph; };
     svg += "<text x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0 - 6) + "\" font-size=\"13\">" +
            escape(panel.title) + "</text>\n";
-    svg += "<rect x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0) + "\" width=\"" + std::to_string(pw) +
-           "\" height=\"" + std::to_string(ph) + "\" fill=\"none\" stroke=\"#999\"/>\n";
-    svg += "<text x=\"" + std::to_string(x0 - 4) + "\" y=\"" + std::to_string(y0 + 10) + "\" text-anchor=\"end\">" +
-           num(ymax) + "</text>\n";
-    svg += "<text x=\"" + std::to_string(x0 - 4) + "\" y=\"" + std::to_string(y0 + ph) + "\" text-anchor=\"end\">" +
-           num(ymin) + "</text>\n";
+    svg += "<rect x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0) + "\" width=\"" +
+           std::to_string(pw) + "\" height=\"" + std::to_string(ph) + "\" fill=\"none\" stroke=\"#999\"/>\n";
+    svg += "<text x=\"" + std::to_string(x0 - 4) + "\" y=\"" + std::to_string(y0 + 10) +
+           "\" text-anchor=\"end\">" + num(ymax) + "</text>\n";
+    svg += "<text x=\"" + std::to_string(x0 - 4) + "\" y=\"" + std::to_string(y0 + ph) +
+           "\" text-anchor=\"end\">" + num(ymin) + "</text>\n";
     svg += "<text x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0 + ph + 14) + "\">" + num(xmin) +
            "</text>\n";
     svg += "<text x=\"" + std::to_string(x0 + pw) + "\" y=\"" + std::to_string(y0 + ph + 14) +
            "\" text-anchor=\"end\">step " + num(xmax) + "</text>\n";
     std::string path;
     for (size_t i = 0; i < series.points.size(); ++i) {
-      path += (i == 0 ? "M" : " L") + num(sx(series.points[i].first)) + " " + num(sy(series.points[i].second));
+      path +=
+          (i == 0 ? "M" : " L") + num(sx(series.points[i].first)) + " " + num(sy(series.points[i].second));
     }
     svg += "<path d=\"" + path + "\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\"/>\n";
     if (series.points.size() == 1)
-      svg += "<circle cx=\"" + num(sx(series.points[0].first)) + "\" cy=\"" + num(sy(series.points[0].second)) +
-             "\" r=\"3\" fill=\"#1f77b4\"/>\n";
+      svg += "<circle cx=\"" + num(sx(series.points[0].first)) + "\" cy=\"" +
+             num(sy(series.points[0].second)) + "\" r=\"3\" fill=\"#1f77b4\"/>\n";
   }
   svg += "</svg>\n";
   return svg;

@@ -16,8 +16,8 @@ struct SamplingOptions {
   int64_t max_new_tokens = 16;
   bool greedy = false;
   double temperature = 1.0;
-  int64_t top_k = 0;    // 0: off
-  double top_p = 1.0;   // 1: off
+  int64_t top_k = 0;                 // 0: off
+  double top_p = 1.0;                // 1: off
   std::vector<int64_t> stop_tokens;  // included in the response when produced
   uint64_t seed = 0;
   // One seed per prompt (model/generate.h): a row samples the same tokens whichever rows share its batch, so

@@ -38,8 +38,8 @@ void allreduce_gradients(const std::vector<at::Tensor>& params, comm::Group& dp,
   }
 }
 
-double clip_grad_norm(const std::vector<at::Tensor>& params, const std::vector<bool>& counted, comm::Group& tp,
-                      comm::Group& pp, double max_norm) {
+double clip_grad_norm(const std::vector<at::Tensor>& params, const std::vector<bool>& counted,
+                      comm::Group& tp, comm::Group& pp, double max_norm) {
   REALIGN_CHECK(params.size() == counted.size()) << params.size() << " vs " << counted.size();
   at::NoGradGuard no_grad;
   at::Tensor sum = at::zeros({1}, at::kDouble);

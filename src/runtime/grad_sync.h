@@ -1,5 +1,5 @@
-// Gradients across ranks: the data-parallel all-reduce (bucketed, averaging) and the global gradient norm over
-// every shard (tensor- and pipeline-parallel), for clipping.
+// Gradients across ranks: the data-parallel all-reduce (bucketed, averaging) and the global gradient norm
+// over every shard (tensor- and pipeline-parallel), for clipping.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -10,16 +10,17 @@
 
 namespace realign::runtime {
 
-// Averages the gradients of `params` over `dp`: packed into flat fp32 buckets of about `bucket_bytes` each, one
-// all-reduce per bucket. Parameters without a gradient get a zero one first (every rank must send the same
-// shapes). A group of one rank returns at once.
-void allreduce_gradients(const std::vector<at::Tensor>& params, comm::Group& dp, size_t bucket_bytes = 32 << 20);
+// Averages the gradients of `params` over `dp`: packed into flat fp32 buckets of about `bucket_bytes` each,
+// one all-reduce per bucket. Parameters without a gradient get a zero one first (every rank must send the
+// same shapes). A group of one rank returns at once.
+void allreduce_gradients(const std::vector<at::Tensor>& params, comm::Group& dp,
+                         size_t bucket_bytes = 32 << 20);
 
 // The L2 norm of all gradients of the model: `counted[i]` says whether this rank's shard of params[i] adds to
 // it (a parameter replicated over tp counts on tp rank 0 only); the sum of squares is all-reduced over tp and
-// pp. When max_norm > 0 and the norm exceeds it, every gradient is scaled by max_norm / norm. Returns the norm
-// before clipping.
-double clip_grad_norm(const std::vector<at::Tensor>& params, const std::vector<bool>& counted, comm::Group& tp,
-                      comm::Group& pp, double max_norm);
+// pp. When max_norm > 0 and the norm exceeds it, every gradient is scaled by max_norm / norm. Returns the
+// norm before clipping.
+double clip_grad_norm(const std::vector<at::Tensor>& params, const std::vector<bool>& counted,
+                      comm::Group& tp, comm::Group& pp, double max_norm);
 
 }  // namespace realign::runtime

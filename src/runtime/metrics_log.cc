@@ -18,7 +18,8 @@ void truncate_metrics_after(const std::string& path, int64_t step) {
   if (!std::filesystem::exists(path)) return;
   std::string kept;
   for (const Json& line : read_metrics(path)) {
-    if (line.contains("step") && line["step"].is_number_integer() && line["step"].get<int64_t>() > step) continue;
+    if (line.contains("step") && line["step"].is_number_integer() && line["step"].get<int64_t>() > step)
+      continue;
     kept += line.dump() + "\n";
   }
   io::write_file_atomically(path, kept);

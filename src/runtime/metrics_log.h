@@ -1,5 +1,5 @@
-// metrics.jsonl: one JSON object per training step ({"step": N, "reward/mean": ..., ...}), appended and flushed
-// as the run goes; read back by `realign report` and trimmed to a checkpoint's step on resume.
+// metrics.jsonl: one JSON object per training step ({"step": N, "reward/mean": ..., ...}), appended and
+// flushed as the run goes; read back by `realign report` and trimmed to a checkpoint's step on resume.
 #pragma once
 
 #include <string>

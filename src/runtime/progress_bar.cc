@@ -23,8 +23,13 @@ std::string format_duration(double s) {
 
 ProgressBar::ProgressBar(std::string label, int64_t total, int64_t first, std::FILE* out, bool tty,
                          double min_interval_s)
-    : label_(std::move(label)), total_(total), first_(first), out_(out), tty_(tty),
-      min_interval_s_(min_interval_s), start_(std::chrono::steady_clock::now()) {}
+    : label_(std::move(label)),
+      total_(total),
+      first_(first),
+      out_(out),
+      tty_(tty),
+      min_interval_s_(min_interval_s),
+      start_(std::chrono::steady_clock::now()) {}
 
 std::string ProgressBar::render(int64_t step, const std::vector<std::pair<std::string, double>>& fields,
                                 double elapsed_s) const {

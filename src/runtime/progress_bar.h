@@ -1,5 +1,6 @@
 // The training progress line on stderr: "[=====>    ] 12/60 reward 0.41 kl 0.013 12.3s/it ETA 9m50s".
-// Redrawn in place on a terminal; on a pipe or file one plain line per update (at most every `min_interval_s`).
+// Redrawn in place on a terminal; on a pipe or file one plain line per update (at most every
+// `min_interval_s`).
 #pragma once
 
 #include <chrono>

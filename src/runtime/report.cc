@@ -29,7 +29,8 @@ std::vector<std::pair<std::string, std::string>> report_panels() {
 
 std::vector<std::string> write_report(const std::string& run_dir, const std::string& out_dir_arg) {
   RunDir dir{run_dir};
-  if (!fs::exists(dir.metrics_file())) throw Error(run_dir, "no metrics.jsonl: not a run directory, or no step finished");
+  if (!fs::exists(dir.metrics_file()))
+    throw Error(run_dir, "no metrics.jsonl: not a run directory, or no step finished");
   std::string out_dir = out_dir_arg.empty() ? run_dir : out_dir_arg;
   fs::create_directories(out_dir);
   std::vector<std::string> written;
@@ -37,7 +38,8 @@ std::vector<std::string> write_report(const std::string& run_dir, const std::str
   for (auto& [key, title] : report_panels()) panels.push_back({key, title});
   std::vector<Json> records = read_metrics(dir.metrics_file());
   std::string curves = out_dir + "/curves.svg";
-  write_text_file(curves, curves_svg(records, panels, "realign run " + fs::path(run_dir).filename().string()));
+  write_text_file(curves,
+                  curves_svg(records, panels, "realign run " + fs::path(run_dir).filename().string()));
   written.push_back(curves);
 
   auto load_timeline = [](const std::string& path) {
@@ -52,9 +54,10 @@ std::vector<std::string> write_report(const std::string& run_dir, const std::str
   if (fs::exists(dir.timeline_file())) {
     Timeline measured = load_timeline(dir.timeline_file());
     std::string estimated_path = run_dir + "/timeline_estimated.json";
-    std::string svg = fs::exists(estimated_path)
-                          ? timeline_comparison_svg(load_timeline(estimated_path), measured, "estimated vs measured")
-                          : timeline_svg(measured, "measured timeline (one iteration)");
+    std::string svg =
+        fs::exists(estimated_path)
+            ? timeline_comparison_svg(load_timeline(estimated_path), measured, "estimated vs measured")
+            : timeline_svg(measured, "measured timeline (one iteration)");
     std::string path = out_dir + "/timeline.svg";
     write_text_file(path, svg);
     written.push_back(path);

@@ -39,7 +39,9 @@ std::string default_run_dir(const std::string& parent, const std::string& stem) 
   return path;
 }
 
-void write_text_file(const std::string& path, const std::string& text) { io::write_file_atomically(path, text); }
+void write_text_file(const std::string& path, const std::string& text) {
+  io::write_file_atomically(path, text);
+}
 
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -6,8 +6,8 @@
 
 namespace realign::runtime {
 
-SequenceBatch make_sequence_batch(const std::vector<TokenIds>& prompts, const std::vector<TokenIds>& responses,
-                                  int64_t pad_id) {
+SequenceBatch make_sequence_batch(const std::vector<TokenIds>& prompts,
+                                  const std::vector<TokenIds>& responses, int64_t pad_id) {
   REALIGN_CHECK(prompts.size() == responses.size()) << prompts.size() << " vs " << responses.size();
   std::vector<TokenIds> rows(prompts.size());
   SequenceBatch out;

@@ -14,16 +14,16 @@ namespace realign::runtime {
 using TokenIds = std::vector<int64_t>;
 
 struct SequenceBatch {
-  model::TokenBatch batch;    // (B, T)
-  at::Tensor targets;         // (B, T) int64: the token after position t (0 where none)
-  at::Tensor response_mask;   // (B, T) float: 1 where targets[b][t] is a response token
+  model::TokenBatch batch;   // (B, T)
+  at::Tensor targets;        // (B, T) int64: the token after position t (0 where none)
+  at::Tensor response_mask;  // (B, T) float: 1 where targets[b][t] is a response token
   std::vector<int64_t> prompt_lens, response_lens;
   int64_t size() const { return int64_t(prompt_lens.size()); }
 };
 
 // Rows prompts[i] + responses[i]. A response may be empty (its row has no masked position).
-SequenceBatch make_sequence_batch(const std::vector<TokenIds>& prompts, const std::vector<TokenIds>& responses,
-                                  int64_t pad_id = 0);
+SequenceBatch make_sequence_batch(const std::vector<TokenIds>& prompts,
+                                  const std::vector<TokenIds>& responses, int64_t pad_id = 0);
 
 // Rows [begin, end) (views), for micro- and mini-batches.
 SequenceBatch slice_rows(const SequenceBatch& b, int64_t begin, int64_t end);

@@ -49,13 +49,14 @@ std::vector<double> rule_rewards(const RewardConfig& c, const std::vector<data::
   std::vector<double> out;
   if (c.kind == "command") {
     std::vector<data::RewardSample> samples;
-    for (size_t i = 0; i < prompts.size(); ++i) samples.push_back({prompts[i].prompt, to_valid_utf8(responses[i]), prompts[i].answer});
+    for (size_t i = 0; i < prompts.size(); ++i)
+      samples.push_back({prompts[i].prompt, to_valid_utf8(responses[i]), prompts[i].answer});
     return data::run_reward_command(c.command, samples, c.timeout_s);
   }
   for (size_t i = 0; i < prompts.size(); ++i) {
     if (prompts[i].answer.empty())
-      throw Error("reward.kind", "the verifier needs an \"answer\" for every prompt (prompt '" + prompts[i].prompt +
-                                     "' has none); use reward.kind: command or model");
+      throw Error("reward.kind", "the verifier needs an \"answer\" for every prompt (prompt '" +
+                                     prompts[i].prompt + "' has none); use reward.kind: command or model");
     out.push_back(data::addition_reward(responses[i], prompts[i].answer, c.partial_credit));
   }
   return out;

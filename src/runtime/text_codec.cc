@@ -17,9 +17,12 @@ TextCodec TextCodec::from_tokenizer(std::shared_ptr<io::Tokenizer> tokenizer) {
   if (nl.size() == 1) c.stop_.push_back(nl[0]);
   io::SpecialIds special = c.tokenizer_->special_ids();
   if (special.eos) c.stop_.push_back(*special.eos);
-  if (special.pad) c.pad_ = *special.pad;
-  else if (special.eos) c.pad_ = *special.eos;
-  if (c.stop_.empty()) throw Error("tokenizer", "has neither a single-token newline nor an eos token to stop on");
+  if (special.pad)
+    c.pad_ = *special.pad;
+  else if (special.eos)
+    c.pad_ = *special.eos;
+  if (c.stop_.empty())
+    throw Error("tokenizer", "has neither a single-token newline nor an eos token to stop on");
   return c;
 }
 

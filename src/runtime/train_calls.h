@@ -17,7 +17,7 @@ namespace realign::runtime {
 // What the actor and critic updates read, all (B, T) fp32 aligned with seqs.response_mask.
 struct PpoBatch {
   SequenceBatch seqs;
-  at::Tensor old_logprobs, ref_logprobs;  // the behaviour policy and the reference
+  at::Tensor old_logprobs, ref_logprobs;       // the behaviour policy and the reference
   at::Tensor advantages, returns, old_values;  // returns / old_values: PPO with a critic only
 };
 

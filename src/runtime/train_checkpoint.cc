@@ -14,7 +14,8 @@ const char* head_name(HeadKind h) { return h == HeadKind::kValue ? "value" : "la
 
 void require_full(const ModelSlot& s) {
   if (s.model->tp().size() != 1 || s.model->parallel().n_stages != 1)
-    throw Error(s.role, "checkpoints of a tensor- or pipeline-parallel layout are not supported yet (tp = pp = 1)");
+    throw Error(s.role,
+                "checkpoints of a tensor- or pipeline-parallel layout are not supported yet (tp = pp = 1)");
 }
 
 }  // namespace
@@ -27,10 +28,12 @@ void save_train_checkpoint(const std::string& root, int64_t step, const std::vec
     require_full(s);
     std::map<std::string, at::Tensor> full;
     for (const auto& [name, t] : s.model->named_params()) full[name] = t.detach();
-    model::save_hf_checkpoint(writer.dir() + "/" + s.role, s.model->spec(), s.model->head(), full, io::DType::kF32);
+    model::save_hf_checkpoint(writer.dir() + "/" + s.role, s.model->spec(), s.model->head(), full,
+                              io::DType::kF32);
     Json entry{{"spec", to_json(s.model->spec())}, {"head", head_name(s.model->head())}};
     if (s.optim) {
-      io::save_tensors(writer.dir() + "/" + s.role + ".optim.safetensors", s.optim->state_tensors(), io::DType::kF32);
+      io::save_tensors(writer.dir() + "/" + s.role + ".optim.safetensors", s.optim->state_tensors(),
+                       io::DType::kF32);
       entry["optim_steps"] = s.optim->steps_done();
     }
     models[s.role] = entry;
@@ -46,13 +49,15 @@ Json load_train_checkpoint(const std::string& root, int64_t step, const std::vec
   for (const ModelSlot& s : slots) {
     require_full(s);
     if (!models.contains(s.role))
-      throw Error(where, "has no '" + s.role + "' model: it was written by a run with another algorithm or stages");
+      throw Error(where,
+                  "has no '" + s.role + "' model: it was written by a run with another algorithm or stages");
     const Json& entry = models[s.role];
     Json want = to_json(s.model->spec());
     if (entry.value("spec", Json()) != want || entry.value("head", "") != head_name(s.model->head()))
       throw Error(where, "the checkpoint's '" + s.role + "' model is " + entry.value("spec", Json()).dump() +
-                             " (" + entry.value("head", "") + " head) but the config asks for " + want.dump() +
-                             " (" + head_name(s.model->head()) + " head): a checkpoint from another model");
+                             " (" + entry.value("head", "") + " head) but the config asks for " +
+                             want.dump() + " (" + head_name(s.model->head()) +
+                             " head): a checkpoint from another model");
     if (s.optim && !entry.contains("optim_steps"))
       throw Error(where, "has no optimizer state for '" + s.role + "'");
   }

@@ -20,12 +20,13 @@ struct ModelSlot {
 };
 
 // Writes checkpoints/step-N (one rank calls it; tp = pp = 1: the shards are the full parameters).
-void save_train_checkpoint(const std::string& checkpoints_root, int64_t step, const std::vector<ModelSlot>& slots,
-                           const Json& loop_state);
+void save_train_checkpoint(const std::string& checkpoints_root, int64_t step,
+                           const std::vector<ModelSlot>& slots, const Json& loop_state);
 
 // Verifies checkpoints/step-N (checksums, then every slot's architecture and head against the checkpoint's),
 // loads the weights and optimizer states into the slots and returns the loop state. Throws Error naming the
 // checkpoint and the model on any mismatch (a checkpoint from another model).
-Json load_train_checkpoint(const std::string& checkpoints_root, int64_t step, const std::vector<ModelSlot>& slots);
+Json load_train_checkpoint(const std::string& checkpoints_root, int64_t step,
+                           const std::vector<ModelSlot>& slots);
 
 }  // namespace realign::runtime

@@ -6,7 +6,8 @@ namespace {
 template <class F>
 void with_section(ObjectReader& parent, const std::string& key, F&& read) {
   if (const Json* section = parent.find(key)) {
-    if (!section->is_object()) throw Error(parent.path_of(key), "expected an object, found " + json_type_name(*section));
+    if (!section->is_object())
+      throw Error(parent.path_of(key), "expected an object, found " + json_type_name(*section));
     ObjectReader r(*section, parent.path_of(key));
     read(r);
     r.finish();
@@ -105,7 +106,8 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
       t.sampling.temperature = o.get_double("temperature", t.sampling.temperature);
       if (!(t.sampling.temperature > 0)) throw Error(o.path_of("temperature"), "must be > 0");
       t.sampling.top_p = o.get_double("top_p", t.sampling.top_p);
-      if (!(t.sampling.top_p > 0 && t.sampling.top_p <= 1)) throw Error(o.path_of("top_p"), "must be in (0, 1]");
+      if (!(t.sampling.top_p > 0 && t.sampling.top_p <= 1))
+        throw Error(o.path_of("top_p"), "must be in (0, 1]");
       t.sampling.top_k = o.get_int("top_k", t.sampling.top_k);
       if (t.sampling.top_k < 0) throw Error(o.path_of("top_k"), "must be >= 0");
     });
@@ -142,7 +144,8 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
     w.partial_credit = r.get_bool("partial_credit", w.partial_credit);
     w.command = r.get_string("command", "");
     w.timeout_s = r.get_double("timeout_s", w.timeout_s);
-    if (w.kind == "command" && w.command.empty()) throw Error(r.path_of("command"), "required when kind is command");
+    if (w.kind == "command" && w.command.empty())
+      throw Error(r.path_of("command"), "required when kind is command");
   });
   return s;
 }

@@ -12,33 +12,34 @@ namespace realign::runtime {
 
 struct OptimConfig {
   double lr = 1e-3;
-  int64_t warmup_steps = 0;        // linear warm-up from 0
+  int64_t warmup_steps = 0;         // linear warm-up from 0
   std::string schedule = "cosine";  // cosine | constant (after warm-up)
-  double min_lr_ratio = 0.1;       // cosine floor, as a share of lr
-  double weight_decay = 0.0;       // decoupled (AdamW), on matrices only
+  double min_lr_ratio = 0.1;        // cosine floor, as a share of lr
+  double weight_decay = 0.0;        // decoupled (AdamW), on matrices only
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   double grad_clip = 1.0;  // global L2 norm over every shard; <= 0 disables
   // ZeRO-1: each dp rank keeps the AdamW moments of, and updates, only its 1/dp share of the flattened
-  // parameters (gradients reduce-scattered, updated parameters all-gathered). Same updates within fp32 round-off.
+  // parameters (gradients reduce-scattered, updated parameters all-gathered). Same updates within fp32
+  // round-off.
   bool zero1 = false;
 };
 
 struct PpoConfig {
   double gamma = 1.0, lambda = 0.95;
   double clip_eps = 0.2;
-  double value_clip = 0.2;          // <= 0 disables value clipping
+  double value_clip = 0.2;  // <= 0 disables value clipping
   double kl_coef = 0.02;
   std::string kl_estimator = "k1";  // k1 | k2 | k3
   std::string kl_mode = "reward";   // reward (per-token penalty) | loss (added to the policy loss)
   bool adaptive_kl = false;
   double kl_target = 0.05, kl_horizon = 1000;
-  double reward_clip = 0;           // clip scores to [-c, c]; <= 0 disables
-  bool reward_norm = false;         // normalise scores over the batch
+  double reward_clip = 0;    // clip scores to [-c, c]; <= 0 disables
+  bool reward_norm = false;  // normalise scores over the batch
   bool whiten_advantages = true;
-  double early_stop_kl = 0;         // stop an iteration's epochs when approx KL exceeds it; <= 0 disables
+  double early_stop_kl = 0;  // stop an iteration's epochs when approx KL exceeds it; <= 0 disables
   double entropy_coef = 0;
   double value_loss_coef = 1.0;
-  bool grpo_scale_std = true;       // GRPO: divide by the group's std (false: Dr. GRPO centring only)
+  bool grpo_scale_std = true;  // GRPO: divide by the group's std (false: Dr. GRPO centring only)
 };
 
 struct SamplingConfig {
@@ -59,9 +60,9 @@ struct TrainConfig {
   uint64_t seed = 1;
   int64_t threads = 0;           // intra-op threads per rank; 0 = cores / ranks
   int64_t checkpoint_every = 0;  // 0 = only at the end
-  int64_t eval_prompts = 64;     // greedy accuracy on held-out prompts: at step 0, stage ends, every eval_every
-  int64_t eval_every = 0;        // 0 = only at step 0 and at the end of each stage
-  std::string dtype = "fp32";    // fp32 | bf16
+  int64_t eval_prompts = 64;   // greedy accuracy on held-out prompts: at step 0, stage ends, every eval_every
+  int64_t eval_every = 0;      // 0 = only at step 0 and at the end of each stage
+  std::string dtype = "fp32";  // fp32 | bf16
   OptimConfig optim;
   OptimConfig critic_optim;
   PpoConfig ppo;

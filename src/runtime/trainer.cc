@@ -39,7 +39,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) {
-  uint64_t x = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL ^ c * 0x94D049BB133111EBULL;
+  uint64_t x = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL ^
+               c * 0x94D049BB133111EBULL;
   x ^= x >> 31;
   x *= 0xD6E8FEB86659FD93ULL;
   return x ^ (x >> 32);
@@ -50,7 +51,6 @@ struct Stage {
   int64_t steps = 0;
   int64_t first = 1;  // its first global step
 };
-
 
 template <class T>
 std::vector<T> pick(const std::vector<T>& all, const std::vector<int64_t>& idx, int64_t begin, int64_t end) {
@@ -69,7 +69,8 @@ Rows token_rows(const std::string& name, const std::vector<TokenIds>& lists) {
   }
   at::Tensor tokens = at::zeros({int64_t(lists.size()), longest}, at::kLong);
   for (size_t i = 0; i < lists.size(); ++i)
-    if (!lists[i].empty()) tokens[int64_t(i)].narrow(0, 0, int64_t(lists[i].size())).copy_(at::tensor(lists[i], at::kLong));
+    if (!lists[i].empty())
+      tokens[int64_t(i)].narrow(0, 0, int64_t(lists[i].size())).copy_(at::tensor(lists[i], at::kLong));
   return Rows{{name, tokens}, {name + "_len", at::tensor(lengths, at::kLong)}};
 }
 
@@ -86,7 +87,8 @@ std::vector<TokenIds> token_lists(const Rows& rows, const std::string& name) {
   return out;
 }
 
-// (B, T') per-token rows brought to the T columns of a local batch (rows arrive padded to the longest sender).
+// (B, T') per-token rows brought to the T columns of a local batch (rows arrive padded to the longest
+// sender).
 at::Tensor fit_columns(const at::Tensor& x, int64_t T) {
   if (x.dim() < 2 || x.size(1) == T) return x;
   if (x.size(1) > T) return x.narrow(1, 0, T).contiguous();
@@ -101,7 +103,8 @@ at::Tensor gather_rows(comm::Group& world, const at::Tensor& mine, const Range& 
   return all.to(mine.scalar_type());
 }
 
-// (x - mean) / std over the masked entries of every rank's rows (advantage whitening independent of the split).
+// (x - mean) / std over the masked entries of every rank's rows (advantage whitening independent of the
+// split).
 at::Tensor global_masked_whiten(comm::Group& world, const at::Tensor& x, const at::Tensor& mask) {
   at::Tensor sums = at::stack({(x * mask).sum(), (x * x * mask).sum(), mask.sum()}).to(at::kDouble);
   world.all_reduce_sum(sums);
@@ -113,7 +116,10 @@ at::Tensor global_masked_whiten(comm::Group& world, const at::Tensor& x, const a
 class Trainer {
  public:
   Trainer(const TrainerInput& in, std::unique_ptr<CallPlacement> place)
-      : in_(in), t_(in.sections.train), place_(std::move(place)), world_(place_->global_ptr()),
+      : in_(in),
+        t_(in.sections.train),
+        place_(std::move(place)),
+        world_(place_->global_ptr()),
         codec_(TextCodec::bytes()) {}
 
   TrainResult run();
@@ -169,23 +175,26 @@ const ModelSpec& Trainer::spec(const std::string& role) const {
   return it->second;
 }
 
-std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role, HeadKind head, uint64_t seed) {
+std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role, HeadKind head,
+                                                        uint64_t seed) {
   const ModelSpec& s = spec(role);
   if (s.vocab < codec_.vocab_size())
-    throw Error("models." + role, "vocabulary of " + std::to_string(s.vocab) + " tokens is smaller than the " +
-                                      std::to_string(codec_.vocab_size()) + " the tokenizer needs");
+    throw Error("models." + role, "vocabulary of " + std::to_string(s.vocab) +
+                                      " tokens is smaller than the " + std::to_string(codec_.vocab_size()) +
+                                      " the tokenizer needs");
   at::ScalarType dtype = t_.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
   // Built in its home layout: this rank holds its (tp, pp) shards there.
   const Layout home = place_->home(role);
   const Layout::Coord c = home.coord_of(rank());
   const std::optional<CallContext> ctx = place_->context(role, home);
-  auto m = std::make_unique<model::Transformer>(s, head, model::ParallelContext{ctx->tp, c.pp, home.pp}, dtype,
-                                                at::Device(at::kCPU));
+  auto m = std::make_unique<model::Transformer>(s, head, model::ParallelContext{ctx->tp, c.pp, home.pp},
+                                                dtype, at::Device(at::kCPU));
   auto dir = in_.model_dirs.find(role);
   if (dir != in_.model_dirs.end()) {
     model::LoadOptions lo;
     lo.value_head_seed = seed;
-    m->load_shards(model::load_hf_shards(dir->second, s, head, {c.tp, home.tp, c.pp, home.pp}, dtype, lo), true);
+    m->load_shards(model::load_hf_shards(dir->second, s, head, {c.tp, home.tp, c.pp, home.pp}, dtype, lo),
+                   true);
   } else {
     m->load_shards(model::init_rank_params(s, head, seed, c.tp, home.tp, c.pp, home.pp), true);
   }
@@ -211,7 +220,8 @@ void Trainer::build_stages() {
     if (in_.sections.reward.kind == "model") {
       if (t_.reward_model_stage.steps <= 0 && !in_.model_dirs.count("reward"))
         throw Error("train.reward_model_stage.steps",
-                    "reward.kind is model: train one here (steps > 0) or give models.reward a trained model directory");
+                    "reward.kind is model: train one here (steps > 0) or give models.reward a trained model "
+                    "directory");
       add("rm", t_.reward_model_stage.steps);
     }
     add("rl", t_.steps);
@@ -254,7 +264,8 @@ void Trainer::enter_stage(int index, bool fresh) {
     m.optim = std::make_unique<AdamW>(m.model->named_params(), c, steps);
   };
   if (s.kind == "sft") reset_optim(*actor_, algorithm_ == "sft" ? t_.optim : t_.sft_stage.optim, s.steps);
-  if (s.kind == "rm") reset_optim(*reward_, algorithm_ == "rm" ? t_.optim : t_.reward_model_stage.optim, s.steps);
+  if (s.kind == "rm")
+    reset_optim(*reward_, algorithm_ == "rm" ? t_.optim : t_.reward_model_stage.optim, s.steps);
   if (s.kind == "dpo") reset_optim(*actor_, t_.optim, s.steps);
   if (s.kind == "rl") {
     reset_optim(*actor_, t_.optim, rl_optimizer_steps());
@@ -263,15 +274,16 @@ void Trainer::enter_stage(int index, bool fresh) {
   if (!fresh) return;
   // A policy stage starts from the actor as it is now: the reference is its frozen copy, and the critic's
   // trunk starts from it too (when the shapes agree), with its own value head.
-  if ((s.kind == "rl" || s.kind == "dpo") && ref_ && spec("ref") == spec("actor") && !in_.model_dirs.count("ref"))
+  if ((s.kind == "rl" || s.kind == "dpo") && ref_ && spec("ref") == spec("actor") &&
+      !in_.model_dirs.count("ref"))
     ref_->load_shards(actor_->model->named_params(), false);
   if (s.kind == "rl" && critic_ && spec("critic") == spec("actor") && !in_.model_dirs.count("critic")) {
     // The critic's trunk lives in its own home layout: reallocate the actor's trunk there.
     ShardMover trunk(model_params(spec("actor"), HeadKind::kLanguageModel), spec("actor").n_layers,
                      actor_->model->dtype());
-    critic_->model->load_shards(trunk.move(*world_, actor_->model->named_params(), place_->home("actor"),
-                                           place_->home("critic")),
-                                false);
+    critic_->model->load_shards(
+        trunk.move(*world_, actor_->model->named_params(), place_->home("actor"), place_->home("critic")),
+        false);
   }
 }
 
@@ -291,7 +303,9 @@ std::vector<PlacedSlot> Trainer::placed_slots() {
 }
 
 Json Trainer::loop_state() const {
-  auto sampler = [](const data::EpochSampler& s) { return Json{{"epoch", s.state().epoch}, {"position", s.state().position}}; };
+  auto sampler = [](const data::EpochSampler& s) {
+    return Json{{"epoch", s.state().epoch}, {"position", s.state().position}};
+  };
   return Json{{"prompts", sampler(*prompt_sampler_)},
               {"sft", sampler(*sft_sampler_)},
               {"preferences", sampler(*pref_sampler_)},
@@ -315,7 +329,8 @@ double Trainer::evaluate() {
   double sums[2] = {0, 0};
   place_->run_call("eval_gen", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer& m) {
     const Range r = rows_in("eval_gen", "actor", n);
-    std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin, data_.eval_prompts.begin() + r.end);
+    std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin,
+                                          data_.eval_prompts.begin() + r.end);
     std::vector<TokenIds> prompts;
     for (const auto& p : local) prompts.push_back(codec_.encode(p.prompt));
     SamplingOptions o;
@@ -323,7 +338,8 @@ double Trainer::evaluate() {
     o.max_new_tokens = in_.algorithm.batch.gen_len;
     o.stop_tokens = codec_.stop_tokens();
     o.pad_id = codec_.pad_id();
-    std::vector<TokenIds> responses = prompts.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, prompts, o);
+    std::vector<TokenIds> responses =
+        prompts.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, prompts, o);
     std::vector<std::string> texts;
     for (const TokenIds& t : responses) texts.push_back(codec_.decode(t));
     // Tensor-parallel replicas generate the same rows: count each row once.
@@ -359,18 +375,21 @@ Json Trainer::rm_step(int64_t) {
   int64_t n = algorithm_ == "rm" ? in_.algorithm.batch.prompts : t_.reward_model_stage.batch;
   std::vector<int64_t> idx = pref_sampler_->next(n);
   PairStats st;
-  place_->run_call("reward_train", "reward", *reward_->model, [&](const CallContext& ctx, model::Transformer&) {
-    const Range r = rows_in("reward_train", "reward", n);
-    std::vector<TokenIds> p, c, q;
-    for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
-      p.push_back(codec_.encode(rec.prompt));
-      c.push_back(codec_.encode(rec.chosen));
-      q.push_back(codec_.encode(rec.rejected));
-    }
-    st = reward_model_train_call(ctx, *reward_, make_sequence_batch(p, c, codec_.pad_id()),
-                                 make_sequence_batch(p, q, codec_.pad_id()));
-  });
-  return Json{{"loss/reward_model", st.loss}, {"rm/accuracy", st.accuracy}, {"rm/margin", st.margin},
+  place_->run_call("reward_train", "reward", *reward_->model,
+                   [&](const CallContext& ctx, model::Transformer&) {
+                     const Range r = rows_in("reward_train", "reward", n);
+                     std::vector<TokenIds> p, c, q;
+                     for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
+                       p.push_back(codec_.encode(rec.prompt));
+                       c.push_back(codec_.encode(rec.chosen));
+                       q.push_back(codec_.encode(rec.rejected));
+                     }
+                     st = reward_model_train_call(ctx, *reward_, make_sequence_batch(p, c, codec_.pad_id()),
+                                                  make_sequence_batch(p, q, codec_.pad_id()));
+                   });
+  return Json{{"loss/reward_model", st.loss},
+              {"rm/accuracy", st.accuracy},
+              {"rm/margin", st.margin},
               {"grad_norm/reward", st.grad_norm}};
 }
 
@@ -384,7 +403,8 @@ Json Trainer::dpo_step(int64_t) {
       c.push_back(codec_.encode(rec.chosen));
       q.push_back(codec_.encode(rec.rejected));
     }
-    return PreferenceRows{make_sequence_batch(p, c, codec_.pad_id()), make_sequence_batch(p, q, codec_.pad_id())};
+    return PreferenceRows{make_sequence_batch(p, c, codec_.pad_id()),
+                          make_sequence_batch(p, q, codec_.pad_id())};
   };
   // The reference's summed log-probs, computed on its layout and brought to the policy's.
   Rows ref_out;
@@ -394,14 +414,17 @@ Json Trainer::dpo_step(int64_t) {
     ref_out["rejected"] = sum_over_response(logprobs_call(ctx, m, b.rejected), b.rejected);
   });
   const Rows on_batch = place_->rows_from("ref_inf", place_->layout_of("ref_inf", "ref"), n, ref_out);
-  const Rows on_policy = place_->rows_to("actor_train", place_->layout_of("actor_train", "actor"), n, on_batch);
+  const Rows on_policy =
+      place_->rows_to("actor_train", place_->layout_of("actor_train", "actor"), n, on_batch);
   PairStats st;
   place_->run_call("actor_train", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
     const PreferenceRows b = pairs(rows_in("actor_train", "actor", n));
     st = dpo_train_call(ctx, *actor_, b.chosen, b.rejected, on_policy.at("chosen"), on_policy.at("rejected"),
                         t_.dpo_beta, t_.dpo_label_smoothing);
   });
-  return Json{{"loss/dpo", st.loss}, {"dpo/accuracy", st.accuracy}, {"dpo/margin", st.margin},
+  return Json{{"loss/dpo", st.loss},
+              {"dpo/accuracy", st.accuracy},
+              {"dpo/margin", st.margin},
               {"grad_norm/actor", st.grad_norm}};
 }
 
@@ -413,7 +436,9 @@ Json Trainer::rl_step(int64_t step) {
   // Row i of the step's batch answers prompt idx[i / group]. Every rank can build any row's prompt; generated
   // responses and model outputs move between the calls' layouts by row (CallPlacement).
   const int64_t n = bs.prompts * group;
-  auto record_of = [&](int64_t i) -> const data::PromptRecord& { return data_.prompts[size_t(idx[size_t(i / group)])]; };
+  auto record_of = [&](int64_t i) -> const data::PromptRecord& {
+    return data_.prompts[size_t(idx[size_t(i / group)])];
+  };
   auto prompts_of = [&](const Range& r) {
     std::vector<TokenIds> out;
     for (int64_t i = r.begin; i < r.end; ++i) out.push_back(codec_.encode(record_of(i).prompt));
@@ -449,7 +474,8 @@ Json Trainer::rl_step(int64_t step) {
   const at::Tensor& mask = seqs.response_mask;
   const int64_t T = seqs.batch.tokens.size(1);
 
-  // An inference call on its layout over the rows of `resp`: its (rows) or (rows, T) output on this rank's rows.
+  // An inference call on its layout over the rows of `resp`: its (rows) or (rows, T) output on this rank's
+  // rows.
   using InferFn = std::function<at::Tensor(const CallContext&, model::Transformer&, const SequenceBatch&)>;
   auto infer = [&](const std::string& call, const std::string& role, model::Transformer& home_model,
                    const std::vector<TokenIds>& resp, const InferFn& fn) {
@@ -468,7 +494,9 @@ Json Trainer::rl_step(int64_t step) {
   auto score = [&](const std::vector<TokenIds>& resp, const std::string& call) {
     if (reward_)
       return infer(call, "reward", *reward_->model, resp,
-                   [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) { return scores_call(ctx, m, b); });
+                   [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
+                     return scores_call(ctx, m, b);
+                   });
     std::vector<std::string> texts;
     for (const TokenIds& r : resp) texts.push_back(codec_.decode(r));
     return at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat);
@@ -484,7 +512,9 @@ Json Trainer::rl_step(int64_t step) {
   at::Tensor values;
   if (critic_)
     values = infer("critic_inf", "critic", *critic_->model, responses,
-                   [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) { return values_call(ctx, m, b); });
+                   [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
+                     return values_call(ctx, m, b);
+                   });
 
   algo::KlEstimator est = algo::kl_estimator_from_string(ppo.kl_estimator, "train.ppo.kl_estimator");
   at::Tensor kl = algo::kl_per_token(old_lp, ref_lp, est) * mask;
@@ -504,7 +534,8 @@ Json Trainer::rl_step(int64_t step) {
   if (algorithm_ == "ppo") {
     at::Tensor rewards = algo::token_rewards(scores, kl, mask, kl_in_reward ? kl_coef : 0.0);
     algo::GaeResult g = algo::gae(rewards, values, mask, ppo.gamma, ppo.lambda);
-    batch.advantages = ppo.whiten_advantages ? global_masked_whiten(*world_, g.advantages, mask) * mask : g.advantages;
+    batch.advantages =
+        ppo.whiten_advantages ? global_masked_whiten(*world_, g.advantages, mask) * mask : g.advantages;
     batch.returns = g.returns;
     batch.old_values = values;
   } else {
@@ -546,7 +577,9 @@ Json Trainer::rl_step(int64_t step) {
     const std::vector<TokenIds> r = token_lists(got, "response");
     b.seqs = make_sequence_batch(prompts_of(rows_in(call, role, n)), r, codec_.pad_id());
     const int64_t t = b.seqs.batch.tokens.size(1);
-    auto field = [&](const char* name) { return got.count(name) ? fit_columns(got.at(name), t) : at::Tensor(); };
+    auto field = [&](const char* name) {
+      return got.count(name) ? fit_columns(got.at(name), t) : at::Tensor();
+    };
     b.old_logprobs = field("old_logprobs");
     b.ref_logprobs = field("ref_logprobs");
     b.advantages = field("advantages");
@@ -562,22 +595,31 @@ Json Trainer::rl_step(int64_t step) {
   CriticStats cs;
   if (critic_) {
     const PpoBatch critic_batch = batch_for("critic_train", "critic");
-    place_->run_call("critic_train", "critic", *critic_->model, [&](const CallContext& ctx, model::Transformer&) {
-      cs = critic_train_call(ctx, *critic_, critic_batch, ppo.value_clip, bs.epochs, bs.mini_batches);
-    });
+    place_->run_call(
+        "critic_train", "critic", *critic_->model, [&](const CallContext& ctx, model::Transformer&) {
+          cs = critic_train_call(ctx, *critic_, critic_batch, ppo.value_clip, bs.epochs, bs.mini_batches);
+        });
   }
 
   double resp_tokens = mask.sum().item<double>();
-  std::vector<double> m = dp_mean(context("metrics"),
-                                  {raw_scores.mean().item<double>(), raw_scores.std(false).item<double>(),
-                                   algo::masked_mean(kl, mask).item<double>(), kl.sum(1).mean().item<double>(),
-                                   resp_tokens / double(std::max<int64_t>(seqs.size(), 1)),
-                                   values.defined() ? algo::masked_mean(values, mask).item<double>() : 0.0});
+  std::vector<double> m = dp_mean(
+      context("metrics"), {raw_scores.mean().item<double>(), raw_scores.std(false).item<double>(),
+                           algo::masked_mean(kl, mask).item<double>(), kl.sum(1).mean().item<double>(),
+                           resp_tokens / double(std::max<int64_t>(seqs.size(), 1)),
+                           values.defined() ? algo::masked_mean(values, mask).item<double>() : 0.0});
   if (ppo.adaptive_kl) kl_ctl_->update(m[3], bs.prompts * group);
-  Json j{{"reward/mean", m[0]},       {"reward/std", m[1]},         {"kl/mean", m[2]},
-         {"kl/sequence", m[3]},       {"kl/coef", kl_coef},          {"loss/policy", as.policy_loss},
-         {"entropy", as.entropy},     {"clip_fraction", as.clip_fraction}, {"approx_kl", as.approx_kl},
-         {"grad_norm/actor", as.grad_norm}, {"lr", as.lr},          {"updates", as.updates},
+  Json j{{"reward/mean", m[0]},
+         {"reward/std", m[1]},
+         {"kl/mean", m[2]},
+         {"kl/sequence", m[3]},
+         {"kl/coef", kl_coef},
+         {"loss/policy", as.policy_loss},
+         {"entropy", as.entropy},
+         {"clip_fraction", as.clip_fraction},
+         {"approx_kl", as.approx_kl},
+         {"grad_norm/actor", as.grad_norm},
+         {"lr", as.lr},
+         {"updates", as.updates},
          {"response/length", m[4]}};
   if (ao.kl_loss_coef > 0) j["loss/kl"] = as.kl_loss;
   if (as.early_stopped) j["early_stopped"] = true;
@@ -599,21 +641,27 @@ TrainResult Trainer::run() {
     at::set_num_threads(std::max(1, int(hw) / world_->size()));
   }
   if (in_.algorithm.batch.prompts < world_->size())
-    throw Error("batch.prompts", std::to_string(in_.algorithm.batch.prompts) + " prompts cannot be split over " +
-                                     std::to_string(world_->size()) + " data-parallel ranks");
+    throw Error("batch.prompts", std::to_string(in_.algorithm.batch.prompts) +
+                                     " prompts cannot be split over " + std::to_string(world_->size()) +
+                                     " data-parallel ranks");
   data_ = load_task_data(in_.sections.data, t_.eval_prompts);
   build_stages();
   if (stages_.empty()) throw Error("train.steps", "nothing to run: every stage has 0 steps");
   for (const Stage& s : stages_) {
-    if ((s.kind == "sft") && data_.sft.empty()) throw Error("data.sft", "the SFT stage needs SFT pairs (data.sft)");
+    if ((s.kind == "sft") && data_.sft.empty())
+      throw Error("data.sft", "the SFT stage needs SFT pairs (data.sft)");
     if ((s.kind == "rm" || s.kind == "dpo") && data_.preferences.empty())
       throw Error("data.preferences", "the " + s.kind + " stage needs preference pairs (data.preferences)");
-    if (s.kind == "rl" && data_.prompts.empty()) throw Error("data.prompts", "RL needs prompts (data.prompts)");
+    if (s.kind == "rl" && data_.prompts.empty())
+      throw Error("data.prompts", "RL needs prompts (data.prompts)");
   }
   build_models();
-  prompt_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.prompts.size())), mix_seed(t_.seed, 10, 0));
-  sft_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.sft.size())), mix_seed(t_.seed, 11, 0));
-  pref_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.preferences.size())), mix_seed(t_.seed, 12, 0));
+  prompt_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.prompts.size())),
+                                                         mix_seed(t_.seed, 10, 0));
+  sft_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.sft.size())),
+                                                      mix_seed(t_.seed, 11, 0));
+  pref_sampler_ = std::make_unique<data::EpochSampler>(
+      std::max<int64_t>(1, int64_t(data_.preferences.size())), mix_seed(t_.seed, 12, 0));
 
   RunDir dir{in_.run_dir};
   const int64_t total = stages_.back().first + stages_.back().steps - 1;
@@ -624,8 +672,8 @@ TrainResult Trainer::run() {
     std::optional<int64_t> latest = latest_checkpoint_step(dir.checkpoints());
     if (latest) {
       if (*latest > total)
-        throw Error(in_.run_dir, "its latest checkpoint is step " + std::to_string(*latest) + " but the run has only " +
-                                     std::to_string(total) + " steps");
+        throw Error(in_.run_dir, "its latest checkpoint is step " + std::to_string(*latest) +
+                                     " but the run has only " + std::to_string(total) + " steps");
       enter_stage(stage_of(*latest), false);
       const std::vector<PlacedSlot> placed = placed_slots();
       const FullCheckpointSlots full = FullCheckpointSlots::for_loading(placed);
@@ -653,7 +701,8 @@ TrainResult Trainer::run() {
   if (done == 0) {
     double acc = evaluate();
     result.eval_before = acc;
-    if (lead() && acc >= 0) metrics->write(Json{{"step", 0}, {"stage", stages_[0].kind}, {"eval/accuracy", acc}});
+    if (lead() && acc >= 0)
+      metrics->write(Json{{"step", 0}, {"stage", stages_[0].kind}, {"eval/accuracy", acc}});
   }
   ProgressBar bar(algorithm_, total, done, stderr, stderr_is_tty(), 2.0);
   result.first_step = done + 1;
@@ -664,7 +713,10 @@ TrainResult Trainer::run() {
     const Stage& s = stages_[size_t(stage)];
     const Clock::time_point step_start = Clock::now();
     place_->begin_step();
-    Json m = s.kind == "sft" ? sft_step(step) : s.kind == "rm" ? rm_step(step) : s.kind == "dpo" ? dpo_step(step) : rl_step(step);
+    Json m = s.kind == "sft"   ? sft_step(step)
+             : s.kind == "rm"  ? rm_step(step)
+             : s.kind == "dpo" ? dpo_step(step)
+                               : rl_step(step);
     double step_s = std::chrono::duration<double>(Clock::now() - step_start).count();
     const Timeline timeline = place_->gathered_timeline();
     Json rec{{"step", step}, {"stage", s.kind}};
@@ -698,15 +750,20 @@ TrainResult Trainer::run() {
       // Wall-clock fields differ between runs; everything else is deterministic.
       metrics->write(rec);
       std::vector<std::pair<std::string, double>> fields;
-      for (auto [key, label] : {std::pair{"reward/mean", "reward"}, {"kl/mean", "kl"}, {"loss/sft", "loss"},
-                                {"loss/reward_model", "loss"}, {"loss/dpo", "loss"}, {"eval/accuracy", "eval"}})
+      for (auto [key, label] : {std::pair{"reward/mean", "reward"},
+                                {"kl/mean", "kl"},
+                                {"loss/sft", "loss"},
+                                {"loss/reward_model", "loss"},
+                                {"loss/dpo", "loss"},
+                                {"eval/accuracy", "eval"}})
         if (rec.contains(key)) fields.emplace_back(label, rec[key].get<double>());
       if (in_.progress) bar.update(step, fields);
     }
     bool checkpoint = step == total || (t_.checkpoint_every > 0 && step % t_.checkpoint_every == 0);
     if (checkpoint) {
       // ZeRO-1 keeps each dp rank's share of the optimizer state: bring it whole before saving.
-      for (auto [role, m] : {std::pair{"actor", actor_.get()}, {"critic", critic_.get()}, {"reward", reward_.get()}})
+      for (auto [role, m] :
+           {std::pair{"actor", actor_.get()}, {"critic", critic_.get()}, {"reward", reward_.get()}})
         if (m) gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
       const FullCheckpointSlots full = FullCheckpointSlots::gather(*world_, placed_slots());
       if (lead()) save_train_checkpoint(dir.checkpoints(), step, full.slots(), loop_state());
@@ -718,7 +775,8 @@ TrainResult Trainer::run() {
   if (in_.progress) bar.finish();
   if (lead()) {
     write_text_file(dir.timeline_file(), to_json(last_timeline_).dump(2) + "\n");
-    write_text_file(dir.progress_file(), std::to_string(result.last_step) + "/" + std::to_string(total) + "\n");
+    write_text_file(dir.progress_file(),
+                    std::to_string(result.last_step) + "/" + std::to_string(total) + "\n");
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - wall0).count();
   return result;
@@ -742,8 +800,8 @@ std::map<std::string, Layout> homes_of(const std::map<std::string, Layout>& call
 
 TrainResult run_training(const TrainerInput& input, comm::World& world) {
   auto place = std::make_unique<CallPlacement>(
-      world.global(), [&world](const Layout& layout) { return world.axis_groups(layout); }, input.call_layouts,
-      homes_of(input.call_layouts, world.size()));
+      world.global(), [&world](const Layout& layout) { return world.axis_groups(layout); },
+      input.call_layouts, homes_of(input.call_layouts, world.size()));
   Trainer trainer(input, std::move(place));
   return trainer.run();
 }

@@ -1,13 +1,13 @@
 // The training loop of `realign train`: stages (SFT to teach the format, reward-model training, then the RL
 // algorithm, or SFT / RM / DPO alone), each step a sequence of model function calls (runtime/*_calls.h) under
-// their CallContexts, with metrics, progress, evaluation, checkpoints and exact resume. Every call runs in the
-// layout its plan gives it (runtime/call_placement.h): parameters are reallocated from the model's home layout
-// and batch rows moved to the call's ranks and back.
+// their CallContexts, with metrics, progress, evaluation, checkpoints and exact resume. Every call runs in
+// the layout its plan gives it (runtime/call_placement.h): parameters are reallocated from the model's home
+// layout and batch rows moved to the call's ranks and back.
 //
 // Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward
 // (rule_rewards or scores_call), ref_inf / actor_inf / critic_inf (logprobs_call, values_call), the advantage
-// computation (algo/), actor_train (actor_train_call) and critic_train (critic_train_call); each call takes its
-// context from CallPlacement::run_call(call, role, model, body).
+// computation (algo/), actor_train (actor_train_call) and critic_train (critic_train_call); each call takes
+// its context from CallPlacement::run_call(call, role, model, body).
 #pragma once
 
 #include <map>
@@ -16,9 +16,9 @@
 
 #include "comm/group.h"
 #include "comm/world.h"
-#include "plan/layout.h"
 #include "core/json.h"
 #include "graph/algorithms.h"
+#include "plan/layout.h"
 #include "runtime/train_config.h"
 
 namespace realign::runtime {
@@ -26,9 +26,10 @@ namespace realign::runtime {
 struct TrainerInput {
   AlgorithmConfig algorithm;  // algorithm, model specs by role, batch shape
   TrainingSections sections;  // train, data, reward
-  std::map<std::string, std::string> model_dirs;  // role -> HF directory to load weights from; absent: from scratch
-  Json raw_config;         // the merged config (written to config.yaml)
-  Json plan;               // the execution plan (written to plan.json); may be null
+  std::map<std::string, std::string>
+      model_dirs;   // role -> HF directory to load weights from; absent: from scratch
+  Json raw_config;  // the merged config (written to config.yaml)
+  Json plan;        // the execution plan (written to plan.json); may be null
   // The layout of every call the plan places (call name -> layout); calls it does not name run in their
   // model's home layout. Empty: every call in the co-located layout (dp over every rank).
   std::map<std::string, Layout> call_layouts;
@@ -42,7 +43,8 @@ struct TrainerInput {
 struct TrainResult {
   std::string run_dir;
   int64_t first_step = 0, last_step = 0;  // steps this process ran (first_step > 1 after a resume)
-  double eval_before = -1, eval_after = -1;  // held-out greedy accuracy at step 0 / the end (-1: not measured)
+  double eval_before = -1,
+         eval_after = -1;  // held-out greedy accuracy at step 0 / the end (-1: not measured)
   double reward_first = 0, reward_last = 0;  // mean RL reward of the first / last RL step run (0 without RL)
   double seconds = 0;
 };

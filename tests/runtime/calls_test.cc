@@ -16,8 +16,8 @@ namespace {
 
 std::unique_ptr<model::Transformer> tiny(HeadKind head, uint64_t seed) {
   ModelSpec spec = builtin_model("llama-tiny");
-  auto m = std::make_unique<model::Transformer>(spec, head, model::ParallelContext{comm::single_rank_group(), 0, 1},
-                                                at::kFloat, at::Device(at::kCPU));
+  auto m = std::make_unique<model::Transformer>(
+      spec, head, model::ParallelContext{comm::single_rank_group(), 0, 1}, at::kFloat, at::Device(at::kCPU));
   m->load_shards(model::init_full_params(spec, head, seed), true);
   return m;
 }
@@ -73,10 +73,12 @@ TEST(GenerateCall, SeededSamplingRepeatsAndGreedyMatchesArgmaxOfFullForward) {
 
 TEST(InferenceCalls, LogprobsMatchLogSoftmaxAndMicroBatchesAgree) {
   auto m = tiny(HeadKind::kLanguageModel, 5);
-  SequenceBatch b = make_sequence_batch({ids("3+4="), ids("5+5="), ids("9+9=")}, {ids("7\n"), ids("10\n"), ids("18")});
+  SequenceBatch b =
+      make_sequence_batch({ids("3+4="), ids("5+5="), ids("9+9=")}, {ids("7\n"), ids("10\n"), ids("18")});
   CallContext ctx = single_rank_context("ref_inf");
   at::Tensor lp = logprobs_call(ctx, *m, b);
-  at::Tensor ref = m->logits(m->forward(b.batch)).log_softmax(-1).gather(2, b.targets.unsqueeze(2)).squeeze(2);
+  at::Tensor ref =
+      m->logits(m->forward(b.batch)).log_softmax(-1).gather(2, b.targets.unsqueeze(2)).squeeze(2);
   EXPECT_TRUE(at::allclose(lp * b.response_mask, ref * b.response_mask, 1e-5, 1e-5));
   ctx.micro_batch_rows = 1;
   EXPECT_TRUE(at::allclose(logprobs_call(ctx, *m, b), lp, 1e-6, 1e-6));

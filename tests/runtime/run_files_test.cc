@@ -60,9 +60,10 @@ TEST(Report, DrawsCurvesAndTimeline) {
     data::JsonlWriter w(dir.metrics_file());
     for (int s = 1; s <= 4; ++s) w.write(Json{{"step", s}, {"reward/mean", 0.2 * s}, {"kl/mean", 0.01}});
   }
-  write_text_file(dir.timeline_file(),
-                  R"({"version":1,"n_devices":1,"events":[{"name":"actor_gen","kind":"call","first_device":0,)"
-                  R"("n_devices":1,"start_s":0,"end_s":1.5,"bytes":0}]})");
+  write_text_file(
+      dir.timeline_file(),
+      R"({"version":1,"n_devices":1,"events":[{"name":"actor_gen","kind":"call","first_device":0,)"
+      R"("n_devices":1,"start_s":0,"end_s":1.5,"bytes":0}]})");
   auto files = write_report(dir.root);
   ASSERT_EQ(files.size(), 2u);
   std::string curves = read_text_file(files[0]);

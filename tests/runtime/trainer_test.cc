@@ -33,7 +33,8 @@ train:
 data: {task: addition, max_digits: 1}
 )";
 
-TrainerInput input_from(const std::string& yaml, const std::vector<std::string>& overrides, const std::string& dir) {
+TrainerInput input_from(const std::string& yaml, const std::vector<std::string>& overrides,
+                        const std::string& dir) {
   Json raw = parse_yaml(yaml, "test.yaml");
   apply_overrides(raw, overrides);
   apps::RunConfig rc = apps::run_config_from_json(raw);
@@ -50,7 +51,8 @@ TrainerInput input_from(const std::string& yaml, const std::vector<std::string>&
 std::vector<Json> deterministic_metrics(const std::string& dir) {
   std::vector<Json> out;
   for (Json r : read_metrics(RunDir{dir}.metrics_file())) {
-    for (auto it = r.begin(); it != r.end();) it = it.key().rfind("time/", 0) == 0 ? r.erase(it) : std::next(it);
+    for (auto it = r.begin(); it != r.end();)
+      it = it.key().rfind("time/", 0) == 0 ? r.erase(it) : std::next(it);
     out.push_back(r);
   }
   return out;
@@ -95,18 +97,19 @@ TEST(Trainer, ResumeReproducesTheUninterruptedMetricsExactly) {
 
 TEST(Trainer, ShortPpoPipelineRaisesTheReward) {
   TempDir tmp;
-  TrainerInput in = input_from(kBase,
-                               {"batch.prompts=32", "train.steps=60", "train.sft_stage.steps=60",
-                                "train.sft_stage.batch=32", "train.sft_stage.optim.lr=3e-3", "train.optim.lr=3e-4",
-                                "train.optim.schedule=constant", "train.checkpoint_every=0", "train.eval_prompts=100",
-                                "train.threads=2"},
-                               tmp.file("run"));
+  TrainerInput in = input_from(
+      kBase,
+      {"batch.prompts=32", "train.steps=60", "train.sft_stage.steps=60", "train.sft_stage.batch=32",
+       "train.sft_stage.optim.lr=3e-3", "train.optim.lr=3e-4", "train.optim.schedule=constant",
+       "train.checkpoint_every=0", "train.eval_prompts=100", "train.threads=2"},
+      tmp.file("run"));
   TrainResult r = run_training(in, comm::single_rank_group());
   double after_sft = -1;
   for (const Json& rec : read_metrics(RunDir{r.run_dir}.metrics_file()))
     if (rec["step"] == 60) after_sft = rec["eval/accuracy"].get<double>();
   ASSERT_GE(after_sft, 0);
-  EXPECT_GT(r.eval_after, after_sft + 0.1) << "accuracy after SFT " << after_sft << ", after PPO " << r.eval_after;
+  EXPECT_GT(r.eval_after, after_sft + 0.1)
+      << "accuracy after SFT " << after_sft << ", after PPO " << r.eval_after;
   EXPECT_TRUE(fs::exists(RunDir{r.run_dir}.timeline_file()));
   EXPECT_EQ(latest_checkpoint_step(RunDir{r.run_dir}.checkpoints()), 120);
 }
@@ -134,7 +137,8 @@ TEST(Trainer, FailingOrGarbageRewardCommandIsAClearErrorAndKeepsTheLastCheckpoin
   run_training(first, comm::single_rank_group());
   std::string before = read_text_file(RunDir{dir}.checkpoints() + "/step-3/manifest.json");
   for (const char* command : {"exit 3", "echo not-a-number", "cat > /dev/null; echo 1"}) {
-    TrainerInput bad = input_from(kBase, {"reward.kind=command", std::string("reward.command=") + command}, dir);
+    TrainerInput bad =
+        input_from(kBase, {"reward.kind=command", std::string("reward.command=") + command}, dir);
     bad.resume = true;
     std::string msg = error_of([&] { run_training(bad, comm::single_rank_group()); });
     EXPECT_NE(msg.find(command), std::string::npos) << msg;
@@ -145,7 +149,8 @@ TEST(Trainer, FailingOrGarbageRewardCommandIsAClearErrorAndKeepsTheLastCheckpoin
 
 TEST(Trainer, BadJsonlLineNamesFileAndLine) {
   TempDir tmp;
-  io::testing::write_file(tmp.file("prompts.jsonl"), "{\"prompt\": \"1+1=\", \"answer\": \"2\"}\n{not json\n");
+  io::testing::write_file(tmp.file("prompts.jsonl"),
+                          "{\"prompt\": \"1+1=\", \"answer\": \"2\"}\n{not json\n");
   TrainerInput in = input_from(
       kBase, {"data.task=files", "data.prompts=" + tmp.file("prompts.jsonl"), "train.sft_stage.steps=0"},
       tmp.file("run"));
@@ -155,7 +160,8 @@ TEST(Trainer, BadJsonlLineNamesFileAndLine) {
 
 TEST(Trainer, UnknownAlgorithmOrKeyIsRejected) {
   TempDir tmp;
-  EXPECT_NE(error_of([&] { input_from(kBase, {"algorithm=ppg"}, tmp.file("r")); }).find("ppg"), std::string::npos);
+  EXPECT_NE(error_of([&] { input_from(kBase, {"algorithm=ppg"}, tmp.file("r")); }).find("ppg"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { input_from(kBase, {"train.ppo.gamme=0.9"}, tmp.file("r")); }).find("gamme"),
             std::string::npos);
   EXPECT_NE(error_of([&] { input_from(kBase, {"reward.kind=oracle"}, tmp.file("r")); }).find("reward.kind"),
