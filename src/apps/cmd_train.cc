@@ -11,6 +11,8 @@
 #include "comm/world.h"
 #include "core/config_file.h"
 #include "core/log.h"
+#include "plan/execution_plan.h"
+#include "runtime/call_layouts.h"
 #include "runtime/run_dir.h"
 #include "runtime/trainer.h"
 
@@ -54,7 +56,19 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
   }
   runtime::TrainerInput input = base;
   input.progress = !args.no_progress;
-  runtime::TrainResult r = runtime::run_training(input, group);
+  runtime::TrainResult r;
+  if (world) {
+    // Every rank reads the plan the launcher (or, under torchrun, rank 0) saved, so all walk the same
+    // per-call layouts; the barrier orders rank 0's write before the others' read.
+    world->global()->barrier();
+    const std::string plan_file = input.run_dir + "/plan.json";
+    ExecutionPlan plan = load_plan_file(plan_file);
+    validate_plan(config.graph, config.cluster, plan, plan_file);
+    input.call_layouts = runtime::call_layouts(config.graph, plan).call;
+    r = runtime::run_training(input, *world);
+  } else {
+    r = runtime::run_training(input, group);
+  }
   if (group->rank() == 0) {
     std::printf("run directory: %s\n", r.run_dir.c_str());
     std::printf("steps %lld..%lld in %.1f s\n", (long long)r.first_step, (long long)r.last_step, r.seconds);
@@ -88,7 +102,7 @@ void add_train_command(CLI::App& app) {
       "|\n"
       "command; partial_credit, command, timeout_s). The cluster's device count is the number of "
       "data-parallel\n"
-      "workers. Every call currently runs in the co-located layout; the planner's plan is saved beside it.");
+      "workers. Each call runs in its plan's layout (train calls must use every device in this version).");
   on_run(sub, [args] {
     // Positional tokens after CONFIG are overrides; with --resume the config may be left out.
     std::vector<std::string> overrides = args->overrides;
@@ -126,11 +140,6 @@ void add_train_command(CLI::App& app) {
       const PlanReport report = make_plan_report(config, "");
       input.plan = to_json(report.planner.plan);
       input.estimated_timeline = to_json(report.simulation.timeline);
-      if (config.plan.mode != "co-located")
-        std::fprintf(stderr,
-                     "realign: note: plan.mode %s: the plan is saved in the run directory, but every call "
-                     "runs in the co-located layout (per-call layouts are not executed yet)\n",
-                     config.plan.mode.c_str());
       if (!input.resume) {
         runtime::write_text_file(run_dir + "/plan.json", input.plan.dump(2) + "\n");
         runtime::write_text_file(run_dir + "/timeline_estimated.json",

@@ -23,6 +23,7 @@ void add_profile_command(CLI::App& app);
 void add_realloc_check_command(CLI::App& app);
 void add_model_commands(CLI::App& app);  // logprobs, generate, init
 void add_train_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
 #endif
 
 }  // namespace realign::apps

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add_realloc_check_command(app);
   add_model_commands(app);
   add_train_command(app);
+  add_validate_command(app);
 #endif
   try {
     app.parse(argc, argv);

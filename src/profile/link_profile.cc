@@ -54,7 +54,11 @@ LinkFit measure_link(comm::Group& group, const std::vector<int64_t>& sizes_bytes
     samples.emplace_back(double(buffer.nbytes()), times[times.size() / 2]);
   }
   group.barrier();
-  return rank == 0 ? fit_alpha_beta(samples) : LinkFit{};
+  if (rank != 0) return LinkFit{};
+  LinkFit fit = fit_alpha_beta(samples);
+  // Noise can put the fitted line through the origin; the smallest message's time bounds the latency then.
+  if (fit.latency_s <= 0) fit.latency_s = samples.front().second;
+  return fit;
 }
 
 }  // namespace realign::profile

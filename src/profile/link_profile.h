@@ -20,7 +20,8 @@ struct LinkFit {
 LinkFit fit_alpha_beta(const std::vector<std::pair<double, double>>& samples);
 
 // Ranks 0 and 1 of `group` bounce messages of each size; every other rank waits. Returns the fit on rank 0
-// (other ranks get an empty fit). All ranks of the group must call it.
+// (other ranks get an empty fit; a fitted latency of zero is replaced by the smallest message's time). All
+// ranks of the group must call it.
 LinkFit measure_link(comm::Group& group, const std::vector<int64_t>& sizes_bytes, int repeats);
 
 }  // namespace realign::profile

@@ -7,6 +7,9 @@
 #include <ATen/Parallel.h>
 
 #include "core/units.h"
+#include "graph/model_spec.h"
+#include "model/init.h"
+#include "model/transformer.h"
 #include "profile/op_timer.h"
 
 namespace realign::profile {
@@ -116,13 +119,24 @@ MachineProfile measure_machine(const DeviceSpec& device_spec, const ProfileOptio
 
   const std::string launch_name = "per-layer launch overhead";
   tick(launch_name);
-  // A layer's worth of tiny kernels (norms, projections, activations): the time with almost no data.
-  const at::Tensor tiny = at::randn({1, 64}, opts), tiny_w = at::randn({64, 64}, opts);
-  const double launch_t = timer(launch_name, [&] {
-    at::Tensor h = tiny;
-    for (int i = 0; i < 12; ++i) h = at::silu(at::mm(h, tiny_w)) + h;
-  });
-  out.measurements.push_back({"12 tiny kernels x2 (one layer)", launch_t, 0, ""});
+  // The fixed cost of one layer of realign's own transformer: a forward of a tiny batch through a tiny
+  // 3-layer model minus that of a 1-layer one (embedding and head cancel), halved. The FLOPs are negligible,
+  // so what remains is the per-op cost (kernel launches, dispatch, allocation) that dominates small models.
+  auto tiny_forward = [&](int64_t layers) {
+    ModelSpec spec = builtin_model("llama-tiny");
+    spec.n_layers = layers;
+    model::Transformer m(spec, HeadKind::kLanguageModel, {}, o.dtype, o.device);
+    m.load_shards(model::init_full_params(spec, HeadKind::kLanguageModel, 1));
+    model::TokenBatch b;
+    const auto i64 = at::TensorOptions().dtype(at::kLong).device(o.device);
+    b.tokens = at::zeros({1, 8}, i64);
+    b.positions = at::arange(8, i64).unsqueeze(0);
+    b.segments = at::ones({1, 8}, i64.dtype(at::kInt));
+    at::NoGradGuard no_grad;
+    return timer(launch_name + " (" + std::to_string(layers) + " layers)", [&] { m.forward(b); });
+  };
+  const double launch_t = std::max(0.0, (tiny_forward(3) - tiny_forward(1)) / 2.0);
+  out.measurements.push_back({"one tiny transformer layer forward", launch_t, 0, ""});
 
   HardwareProfile& p = out.profile;
   const double peak = p.peak_flops.value;
@@ -131,7 +145,7 @@ MachineProfile measure_machine(const DeviceSpec& device_spec, const ProfileOptio
   p.memory_bandwidth = {bandwidth, where + ": large tensor copy, read + write"};
   p.decode_bandwidth_efficiency = {std::min(1.0, median(decode_fractions)),
                                    where + ": decode steps (weights + KV cache) against the copy bandwidth"};
-  p.layer_launch_overhead_s = {launch_t, where + ": one layer's worth of tiny kernels"};
+  p.layer_launch_overhead_s = {launch_t, where + ": a tiny layer of realign's transformer, forward"};
   if (progress) progress(total, total, "done");
   return out;
 }

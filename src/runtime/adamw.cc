@@ -27,6 +27,7 @@ AdamW::AdamW(std::map<std::string, at::Tensor> params, OptimConfig config, int64
 }
 
 double AdamW::step() {
+  REALIGN_CHECK(full_state_valid_) << "AdamW::step after step_zero1 without gather_state";
   at::NoGradGuard no_grad;
   double lr = scheduled_lr(config_, step_, total_steps_);
   ++step_;
@@ -56,6 +57,10 @@ void AdamW::zero_grad() {
 }
 
 std::map<std::string, at::Tensor> AdamW::state_tensors() const {
+  if (!full_state_valid_)
+    throw Error("optim.zero1",
+                "the optimizer state is sharded over the data-parallel ranks: call gather_state "
+                "(gather_optimizer_state) on every dp rank before saving it");
   std::map<std::string, at::Tensor> out;
   for (const auto& [name, m] : m_) out["m/" + name] = m;
   for (const auto& [name, v] : v_) out["v/" + name] = v;
@@ -66,17 +71,20 @@ void AdamW::load_state(const std::map<std::string, at::Tensor>& tensors, int64_t
   at::NoGradGuard no_grad;
   for (auto* moments : {&m_, &v_}) {
     const char* prefix = moments == &m_ ? "m/" : "v/";
-    for (auto& [name, t] : *moments) {
+    for (auto& [name, p] : params_) {
       auto it = tensors.find(prefix + name);
       if (it == tensors.end())
         throw Error(std::string(prefix) + name, "optimizer state missing from the checkpoint");
-      if (it->second.sizes() != t.sizes())
+      if (it->second.sizes() != p.sizes())
         throw Error(std::string(prefix) + name,
                     "optimizer state has another shape: the checkpoint is from another model");
-      t.copy_(it->second);
+      // Fresh tensors: a ZeRO-1 optimizer freed its full moments after its first step.
+      (*moments)[name] = it->second.to(p.options().dtype(at::kFloat).requires_grad(false)).clone();
     }
   }
   step_ = steps_done;
+  full_state_valid_ = true;
+  shard_.reset();  // the next ZeRO-1 step slices its share from the loaded moments
 }
 
 }  // namespace realign::runtime

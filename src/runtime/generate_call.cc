@@ -22,12 +22,12 @@ std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& 
   g.seed = o.seed;
   g.row_seeds = o.row_seeds;
   g.pad_id = o.pad_id;
-  model::GenerateResult r = model::generate(model, prompts, g);
-  at::Tensor tokens = r.tokens.to(at::kCPU).contiguous(), lengths = r.lengths.to(at::kCPU).contiguous();
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    int64_t n = lengths[int64_t(i)].item<int64_t>();
-    const int64_t* row = tokens[int64_t(i)].data_ptr<int64_t>();
-    out[i].assign(row, row + n);
+  const model::GenerateResult r = model::generate(model, prompts, g);
+  const at::Tensor tokens = r.tokens.to(at::kCPU).contiguous(), lengths = r.lengths.to(at::kCPU).contiguous();
+  for (size_t b = 0; b < prompts.size(); ++b) {
+    const int64_t n = lengths[int64_t(b)].item<int64_t>();
+    const int64_t* row = tokens[int64_t(b)].data_ptr<int64_t>();
+    out[b].assign(row, row + n);
   }
   return out;
 }

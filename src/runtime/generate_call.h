@@ -1,7 +1,6 @@
-// The actor's generation call: model::generate (KV cache, left-padded prompts, greedy or sampled, stop
-// tokens) under a call context, returning each row's response tokens. With row seeds, a row's response
-// depends only on its prompt and seed, not on how the batch is split over data-parallel ranks. tp works
-// through the model; pp must be 1.
+// The actor's generation call (model/generate.h): samples a response for every prompt with a KV cache,
+// stopping a row at a stop token or after max_new_tokens. Deterministic in `seed`, so a resumed
+// run samples what an uninterrupted one would. tp works through the model; pp must be 1.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +20,9 @@ struct SamplingOptions {
   double top_p = 1.0;                // 1: off
   std::vector<int64_t> stop_tokens;  // included in the response when produced
   uint64_t seed = 0;
-  std::vector<uint64_t> row_seeds;  // one per prompt; empty: one generator seeded with `seed`
+  // One seed per prompt (model/generate.h): a row samples the same tokens whichever rows share its batch, so
+  // any data-parallel split of the generation samples the same responses. Empty: `seed` for the batch.
+  std::vector<uint64_t> row_seeds;
   int64_t pad_id = 0;
 };
 

@@ -1,7 +1,8 @@
 // Inference calls (no gradients): per-token log-probs of the sampled tokens (actor "old" log-probs,
 // reference), per-token values (critic) and per-sequence scores (reward model). Each is a function of
-// (call context, model, batch); micro-batches of ctx.micro_batch_rows rows bound the memory.
-// Pipeline-parallel inference is not supported yet (ctx.pp of one rank).
+// (call context, model, batch); micro-batches of ctx.micro_batch_rows rows bound the memory. With ctx.pp > 1
+// the micro-batches are pipelined (runtime/call_forward.h): every rank of the call passes the same batch and
+// gets the same outputs.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -21,7 +22,8 @@ at::Tensor values_call(const CallContext& ctx, model::Transformer& model, const 
 // (B) the value head at each sequence's last token.
 at::Tensor scores_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch);
 
-// Throws Error naming the call when ctx asks for pipeline parallelism (not supported by these calls yet).
+// Throws Error naming the call when ctx asks for pipeline parallelism (for calls that cannot pipeline, e.g.
+// generation; the inference and training calls here all can).
 void require_single_stage(const CallContext& ctx);
 
 }  // namespace realign::runtime

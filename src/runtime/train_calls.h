@@ -1,6 +1,8 @@
 // Training calls, each a function of (call context, trained model, batch) -> statistics: the PPO-family actor
 // update (PPO, GRPO and ReMax differ only in the advantages they pass), the critic update, SFT, reward-model
-// training (Bradley-Terry) and DPO. Gradients are averaged over ctx.dp and clipped over every shard.
+// training (Bradley-Terry) and DPO. Gradients are averaged over ctx.dp and clipped over every shard. Any
+// (dp, tp, pp): with pp > 1 the update runs through the pipeline (runtime/call_forward.h: every rank of a dp
+// group's tp/pp ranks passes the same batch); the stats are equal on every rank of the call.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -45,6 +45,7 @@ void read_optim(ObjectReader& r, OptimConfig& o) {
   if (!(o.beta2 >= 0 && o.beta2 < 1)) throw Error(r.path_of("beta2"), "must be in [0, 1)");
   o.eps = r.get_double("eps", o.eps);
   o.grad_clip = r.get_double("grad_clip", o.grad_clip);
+  o.zero1 = r.get_bool("zero1", o.zero1);
 }
 
 void read_stage(ObjectReader& r, StageConfig& s) {

@@ -18,6 +18,10 @@ struct OptimConfig {
   double weight_decay = 0.0;        // decoupled (AdamW), on matrices only
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   double grad_clip = 1.0;  // global L2 norm over every shard; <= 0 disables
+  // ZeRO-1: each dp rank keeps the AdamW moments of, and updates, only its 1/dp share of the flattened
+  // parameters (gradients reduce-scattered, updated parameters all-gathered). Same updates within fp32
+  // round-off.
+  bool zero1 = false;
 };
 
 struct PpoConfig {

@@ -19,11 +19,14 @@
 #include "data/jsonl.h"
 #include "model/checkpoint.h"
 #include "model/init.h"
+#include "runtime/call_placement.h"
 #include "runtime/checkpoint_store.h"
+#include "runtime/full_checkpoint_slots.h"
 #include "runtime/generate_call.h"
 #include "runtime/inference_calls.h"
 #include "runtime/metrics_log.h"
 #include "runtime/progress_bar.h"
+#include "runtime/row_exchange.h"
 #include "runtime/run_dir.h"
 #include "runtime/task_data.h"
 #include "runtime/text_codec.h"
@@ -49,11 +52,6 @@ struct Stage {
   int64_t first = 1;  // its first global step
 };
 
-// Rows [begin, end) of `n` that data-parallel rank `r` of `size` handles.
-std::pair<int64_t, int64_t> dp_slice(int64_t n, int r, int size) {
-  return {n * r / size, n * (r + 1) / size};
-}
-
 template <class T>
 std::vector<T> pick(const std::vector<T>& all, const std::vector<int64_t>& idx, int64_t begin, int64_t end) {
   std::vector<T> out;
@@ -61,16 +59,79 @@ std::vector<T> pick(const std::vector<T>& all, const std::vector<int64_t>& idx, 
   return out;
 }
 
+// Token lists as batch rows: `name` (rows, longest) zero-padded and `name`_len (rows).
+Rows token_rows(const std::string& name, const std::vector<TokenIds>& lists) {
+  std::vector<int64_t> lengths;
+  int64_t longest = 0;
+  for (const TokenIds& l : lists) {
+    lengths.push_back(int64_t(l.size()));
+    longest = std::max<int64_t>(longest, int64_t(l.size()));
+  }
+  at::Tensor tokens = at::zeros({int64_t(lists.size()), longest}, at::kLong);
+  for (size_t i = 0; i < lists.size(); ++i)
+    if (!lists[i].empty())
+      tokens[int64_t(i)].narrow(0, 0, int64_t(lists[i].size())).copy_(at::tensor(lists[i], at::kLong));
+  return Rows{{name, tokens}, {name + "_len", at::tensor(lengths, at::kLong)}};
+}
+
+std::vector<TokenIds> token_lists(const Rows& rows, const std::string& name) {
+  std::vector<TokenIds> out;
+  auto it = rows.find(name);
+  if (it == rows.end()) return out;
+  const at::Tensor tokens = it->second.contiguous(), lengths = rows.at(name + "_len").contiguous();
+  for (int64_t i = 0; i < tokens.size(0); ++i) {
+    const int64_t n = lengths[i].item<int64_t>();
+    const int64_t* row = tokens[i].data_ptr<int64_t>();
+    out.emplace_back(row, row + n);
+  }
+  return out;
+}
+
+// (B, T') per-token rows brought to the T columns of a local batch (rows arrive padded to the longest
+// sender).
+at::Tensor fit_columns(const at::Tensor& x, int64_t T) {
+  if (x.dim() < 2 || x.size(1) == T) return x;
+  if (x.size(1) > T) return x.narrow(1, 0, T).contiguous();
+  return at::constant_pad_nd(x, {0, T - x.size(1)}, 0);
+}
+
+// Every rank's rows of a (B) per-sequence tensor assembled into the whole batch's (n) on every rank.
+at::Tensor gather_rows(comm::Group& world, const at::Tensor& mine, const Range& rows, int64_t n) {
+  at::Tensor all = at::zeros({n}, at::kDouble);
+  all.narrow(0, rows.begin, rows.size()).copy_(mine.to(at::kDouble));
+  world.all_reduce_sum(all);
+  return all.to(mine.scalar_type());
+}
+
+// (x - mean) / std over the masked entries of every rank's rows (advantage whitening independent of the
+// split).
+at::Tensor global_masked_whiten(comm::Group& world, const at::Tensor& x, const at::Tensor& mask) {
+  at::Tensor sums = at::stack({(x * mask).sum(), (x * x * mask).sum(), mask.sum()}).to(at::kDouble);
+  world.all_reduce_sum(sums);
+  const double n = std::max(1.0, sums[2].item<double>()), mean = sums[0].item<double>() / n;
+  const double var = std::max(0.0, sums[1].item<double>() / n - mean * mean) * n / std::max(1.0, n - 1);
+  return (x - mean) / std::sqrt(var + 1e-8);
+}
+
 class Trainer {
  public:
-  Trainer(const TrainerInput& in, std::shared_ptr<comm::Group> world)
-      : in_(in), t_(in.sections.train), world_(std::move(world)), codec_(TextCodec::bytes()) {}
+  Trainer(const TrainerInput& in, std::unique_ptr<CallPlacement> place)
+      : in_(in),
+        t_(in.sections.train),
+        place_(std::move(place)),
+        world_(place_->global_ptr()),
+        codec_(TextCodec::bytes()) {}
 
   TrainResult run();
 
  private:
   CallContext context(const std::string& name) const { return data_parallel_context(name, world_); }
   bool lead() const { return world_->rank() == 0; }
+  int rank() const { return world_->rank(); }
+  // Rows of an n-row batch that this rank handles in `call`'s layout.
+  Range rows_in(const std::string& call, const std::string& role, int64_t n) const {
+    return samples_of(n, place_->layout_of(call, role), rank());
+  }
   const ModelSpec& spec(const std::string& role) const;
   std::unique_ptr<model::Transformer> make_model(const std::string& role, HeadKind head, uint64_t seed);
   void build_stages();
@@ -78,6 +139,7 @@ class Trainer {
   int stage_of(int64_t step) const;
   void enter_stage(int index, bool fresh);
   std::vector<ModelSlot> slots();
+  std::vector<PlacedSlot> placed_slots();
   Json loop_state() const;
   void restore_loop_state(const Json& s);
   int64_t rl_optimizer_steps() const;
@@ -87,10 +149,10 @@ class Trainer {
   Json rl_step(int64_t step);
   Json dpo_step(int64_t step);
   double evaluate();
-  void record(const std::string& call, Clock::time_point start);
 
   TrainerInput in_;
   const TrainConfig& t_;
+  std::unique_ptr<CallPlacement> place_;
   std::shared_ptr<comm::Group> world_;
   TextCodec codec_;
   TaskData data_;
@@ -103,8 +165,6 @@ class Trainer {
   std::unique_ptr<data::EpochSampler> prompt_sampler_, sft_sampler_, pref_sampler_;
   std::unique_ptr<algo::AdaptiveKlController> kl_ctl_;
 
-  Clock::time_point step_start_;
-  std::vector<TimelineEvent> step_events_;
   Timeline last_timeline_;
 };
 
@@ -123,15 +183,20 @@ std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role,
                                       " tokens is smaller than the " + std::to_string(codec_.vocab_size()) +
                                       " the tokenizer needs");
   at::ScalarType dtype = t_.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
-  auto m = std::make_unique<model::Transformer>(
-      s, head, model::ParallelContext{comm::single_rank_group(), 0, 1}, dtype, at::Device(at::kCPU));
+  // Built in its home layout: this rank holds its (tp, pp) shards there.
+  const Layout home = place_->home(role);
+  const Layout::Coord c = home.coord_of(rank());
+  const std::optional<CallContext> ctx = place_->context(role, home);
+  auto m = std::make_unique<model::Transformer>(s, head, model::ParallelContext{ctx->tp, c.pp, home.pp},
+                                                dtype, at::Device(at::kCPU));
   auto dir = in_.model_dirs.find(role);
   if (dir != in_.model_dirs.end()) {
     model::LoadOptions lo;
     lo.value_head_seed = seed;
-    m->load_shards(model::load_hf_full(dir->second, s, head, dtype, lo), true);
+    m->load_shards(model::load_hf_shards(dir->second, s, head, {c.tp, home.tp, c.pp, home.pp}, dtype, lo),
+                   true);
   } else {
-    m->load_shards(model::init_full_params(s, head, seed), true);
+    m->load_shards(model::init_rank_params(s, head, seed, c.tp, home.tp, c.pp, home.pp), true);
   }
   return m;
 }
@@ -212,8 +277,14 @@ void Trainer::enter_stage(int index, bool fresh) {
   if ((s.kind == "rl" || s.kind == "dpo") && ref_ && spec("ref") == spec("actor") &&
       !in_.model_dirs.count("ref"))
     ref_->load_shards(actor_->model->named_params(), false);
-  if (s.kind == "rl" && critic_ && spec("critic") == spec("actor") && !in_.model_dirs.count("critic"))
-    critic_->model->load_shards(actor_->model->named_params(), false);
+  if (s.kind == "rl" && critic_ && spec("critic") == spec("actor") && !in_.model_dirs.count("critic")) {
+    // The critic's trunk lives in its own home layout: reallocate the actor's trunk there.
+    ShardMover trunk(model_params(spec("actor"), HeadKind::kLanguageModel), spec("actor").n_layers,
+                     actor_->model->dtype());
+    critic_->model->load_shards(
+        trunk.move(*world_, actor_->model->named_params(), place_->home("actor"), place_->home("critic")),
+        false);
+  }
 }
 
 std::vector<ModelSlot> Trainer::slots() {
@@ -222,6 +293,12 @@ std::vector<ModelSlot> Trainer::slots() {
   if (critic_) out.push_back({"critic", critic_->model.get(), critic_->optim.get()});
   if (reward_) out.push_back({"reward", reward_->model.get(), reward_->optim.get()});
   if (ref_) out.push_back({"ref", ref_.get(), nullptr});
+  return out;
+}
+
+std::vector<PlacedSlot> Trainer::placed_slots() {
+  std::vector<PlacedSlot> out;
+  for (const ModelSlot& s : slots()) out.push_back({s, place_->home(s.role)});
   return out;
 }
 
@@ -246,62 +323,70 @@ void Trainer::restore_loop_state(const Json& s) {
   kl_ctl_->set_coef(s.value("kl_coef", t_.ppo.kl_coef));
 }
 
-void Trainer::record(const std::string& call, Clock::time_point start) {
-  auto secs = [&](Clock::time_point t) { return std::chrono::duration<double>(t - step_start_).count(); };
-  step_events_.push_back({call, "call", 0, world_->size(), secs(start), secs(Clock::now()), 0});
-}
-
 double Trainer::evaluate() {
   if (!actor_ || data_.eval_prompts.empty()) return -1;
-  CallContext ctx = context("eval_gen");
-  auto [b0, b1] = dp_slice(int64_t(data_.eval_prompts.size()), world_->rank(), world_->size());
-  std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + b0, data_.eval_prompts.begin() + b1);
-  std::vector<TokenIds> prompts;
-  for (const auto& p : local) prompts.push_back(codec_.encode(p.prompt));
-  SamplingOptions o;
-  o.greedy = true;
-  o.max_new_tokens = in_.algorithm.batch.gen_len;
-  o.stop_tokens = codec_.stop_tokens();
-  o.pad_id = codec_.pad_id();
-  std::vector<TokenIds> responses = generate_call(ctx, *actor_->model, prompts, o);
-  RewardConfig verifier;
-  double correct = 0;
-  std::vector<std::string> texts;
-  for (const TokenIds& r : responses) texts.push_back(codec_.decode(r));
-  for (double r : rule_rewards(verifier, local, texts)) correct += r;
-  at::Tensor sums = at::tensor({correct, double(local.size())}, at::kDouble);
-  world_->all_reduce_sum(sums);
-  return sums[0].item<double>() / std::max(1.0, sums[1].item<double>());
+  const int64_t n = int64_t(data_.eval_prompts.size());
+  double sums[2] = {0, 0};
+  place_->run_call("eval_gen", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer& m) {
+    const Range r = rows_in("eval_gen", "actor", n);
+    std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin,
+                                          data_.eval_prompts.begin() + r.end);
+    std::vector<TokenIds> prompts;
+    for (const auto& p : local) prompts.push_back(codec_.encode(p.prompt));
+    SamplingOptions o;
+    o.greedy = true;
+    o.max_new_tokens = in_.algorithm.batch.gen_len;
+    o.stop_tokens = codec_.stop_tokens();
+    o.pad_id = codec_.pad_id();
+    std::vector<TokenIds> responses =
+        prompts.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, prompts, o);
+    std::vector<std::string> texts;
+    for (const TokenIds& t : responses) texts.push_back(codec_.decode(t));
+    // Tensor-parallel replicas generate the same rows: count each row once.
+    if (ctx.tp->rank() != 0) return;
+    for (double v : rule_rewards(RewardConfig{}, local, texts)) sums[0] += v;
+    sums[1] += double(local.size());
+  });
+  at::Tensor t = at::tensor({sums[0], sums[1]}, at::kDouble);
+  world_->all_reduce_sum(t);
+  return t[0].item<double>() / std::max(1.0, t[1].item<double>());
 }
 
 Json Trainer::sft_step(int64_t) {
   int64_t n = algorithm_ == "sft" ? in_.algorithm.batch.prompts : t_.sft_stage.batch;
   std::vector<int64_t> idx = sft_sampler_->next(n);
-  auto [b0, b1] = dp_slice(n, world_->rank(), world_->size());
-  std::vector<TokenIds> p, r;
-  for (const auto& rec : pick(data_.sft, idx, b0, b1))
-    p.push_back(codec_.encode(rec.prompt)), r.push_back(codec_.encode(rec.response));
-  auto t0 = Clock::now();
-  SftStats st = sft_train_call(context("actor_train"), *actor_, make_sequence_batch(p, r, codec_.pad_id()));
-  record("actor_train", t0);
+  SftStats st;
+  place_->run_call("actor_sft", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
+    const Range r = rows_in("actor_sft", "actor", n);
+    std::vector<TokenIds> p, q;
+    for (const auto& rec : pick(data_.sft, idx, r.begin, r.end))
+      p.push_back(codec_.encode(rec.prompt)), q.push_back(codec_.encode(rec.response));
+    st = sft_train_call(ctx, *actor_, make_sequence_batch(p, q, codec_.pad_id()));
+  });
   return Json{{"loss/sft", st.loss}, {"grad_norm/actor", st.grad_norm}, {"lr", st.lr}};
 }
+
+// Preference rows [r.begin, r.end) of this step's sample: prompts with chosen and rejected responses.
+struct PreferenceRows {
+  SequenceBatch chosen, rejected;
+};
 
 Json Trainer::rm_step(int64_t) {
   int64_t n = algorithm_ == "rm" ? in_.algorithm.batch.prompts : t_.reward_model_stage.batch;
   std::vector<int64_t> idx = pref_sampler_->next(n);
-  auto [b0, b1] = dp_slice(n, world_->rank(), world_->size());
-  std::vector<TokenIds> p, c, r;
-  for (const auto& rec : pick(data_.preferences, idx, b0, b1)) {
-    p.push_back(codec_.encode(rec.prompt));
-    c.push_back(codec_.encode(rec.chosen));
-    r.push_back(codec_.encode(rec.rejected));
-  }
-  auto t0 = Clock::now();
-  PairStats st =
-      reward_model_train_call(context("reward_train"), *reward_, make_sequence_batch(p, c, codec_.pad_id()),
-                              make_sequence_batch(p, r, codec_.pad_id()));
-  record("reward_train", t0);
+  PairStats st;
+  place_->run_call("reward_train", "reward", *reward_->model,
+                   [&](const CallContext& ctx, model::Transformer&) {
+                     const Range r = rows_in("reward_train", "reward", n);
+                     std::vector<TokenIds> p, c, q;
+                     for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
+                       p.push_back(codec_.encode(rec.prompt));
+                       c.push_back(codec_.encode(rec.chosen));
+                       q.push_back(codec_.encode(rec.rejected));
+                     }
+                     st = reward_model_train_call(ctx, *reward_, make_sequence_batch(p, c, codec_.pad_id()),
+                                                  make_sequence_batch(p, q, codec_.pad_id()));
+                   });
   return Json{{"loss/reward_model", st.loss},
               {"rm/accuracy", st.accuracy},
               {"rm/margin", st.margin},
@@ -311,24 +396,32 @@ Json Trainer::rm_step(int64_t) {
 Json Trainer::dpo_step(int64_t) {
   int64_t n = in_.algorithm.batch.prompts;
   std::vector<int64_t> idx = pref_sampler_->next(n);
-  auto [b0, b1] = dp_slice(n, world_->rank(), world_->size());
-  std::vector<TokenIds> p, c, r;
-  for (const auto& rec : pick(data_.preferences, idx, b0, b1)) {
-    p.push_back(codec_.encode(rec.prompt));
-    c.push_back(codec_.encode(rec.chosen));
-    r.push_back(codec_.encode(rec.rejected));
-  }
-  SequenceBatch chosen = make_sequence_batch(p, c, codec_.pad_id()),
-                rejected = make_sequence_batch(p, r, codec_.pad_id());
-  auto t0 = Clock::now();
-  CallContext ref_ctx = context("ref_inf");
-  at::Tensor rc = sum_over_response(logprobs_call(ref_ctx, *ref_, chosen), chosen);
-  at::Tensor rr = sum_over_response(logprobs_call(ref_ctx, *ref_, rejected), rejected);
-  record("ref_inf", t0);
-  t0 = Clock::now();
-  PairStats st = dpo_train_call(context("actor_train"), *actor_, chosen, rejected, rc, rr, t_.dpo_beta,
-                                t_.dpo_label_smoothing);
-  record("actor_train", t0);
+  auto pairs = [&](const Range& r) {
+    std::vector<TokenIds> p, c, q;
+    for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
+      p.push_back(codec_.encode(rec.prompt));
+      c.push_back(codec_.encode(rec.chosen));
+      q.push_back(codec_.encode(rec.rejected));
+    }
+    return PreferenceRows{make_sequence_batch(p, c, codec_.pad_id()),
+                          make_sequence_batch(p, q, codec_.pad_id())};
+  };
+  // The reference's summed log-probs, computed on its layout and brought to the policy's.
+  Rows ref_out;
+  place_->run_call("ref_inf", "ref", *ref_, [&](const CallContext& ctx, model::Transformer& m) {
+    const PreferenceRows b = pairs(rows_in("ref_inf", "ref", n));
+    ref_out["chosen"] = sum_over_response(logprobs_call(ctx, m, b.chosen), b.chosen);
+    ref_out["rejected"] = sum_over_response(logprobs_call(ctx, m, b.rejected), b.rejected);
+  });
+  const Rows on_batch = place_->rows_from("ref_inf", place_->layout_of("ref_inf", "ref"), n, ref_out);
+  const Rows on_policy =
+      place_->rows_to("actor_train", place_->layout_of("actor_train", "actor"), n, on_batch);
+  PairStats st;
+  place_->run_call("actor_train", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
+    const PreferenceRows b = pairs(rows_in("actor_train", "actor", n));
+    st = dpo_train_call(ctx, *actor_, b.chosen, b.rejected, on_policy.at("chosen"), on_policy.at("rejected"),
+                        t_.dpo_beta, t_.dpo_label_smoothing);
+  });
   return Json{{"loss/dpo", st.loss},
               {"dpo/accuracy", st.accuracy},
               {"dpo/margin", st.margin},
@@ -339,13 +432,22 @@ Json Trainer::rl_step(int64_t step) {
   const BatchShape& bs = in_.algorithm.batch;
   const PpoConfig& ppo = t_.ppo;
   const int64_t group = algorithm_ == "grpo" ? std::max<int64_t>(1, bs.samples_per_prompt) : 1;
-  std::vector<int64_t> idx = prompt_sampler_->next(bs.prompts);
-  auto [b0, b1] = dp_slice(bs.prompts, world_->rank(), world_->size());
+  const std::vector<int64_t> idx = prompt_sampler_->next(bs.prompts);
+  // Row i of the step's batch answers prompt idx[i / group]. Every rank can build any row's prompt; generated
+  // responses and model outputs move between the calls' layouts by row (CallPlacement).
+  const int64_t n = bs.prompts * group;
+  auto record_of = [&](int64_t i) -> const data::PromptRecord& {
+    return data_.prompts[size_t(idx[size_t(i / group)])];
+  };
+  auto prompts_of = [&](const Range& r) {
+    std::vector<TokenIds> out;
+    for (int64_t i = r.begin; i < r.end; ++i) out.push_back(codec_.encode(record_of(i).prompt));
+    return out;
+  };
+  const Range mine = samples_of(n, place_->batch_layout(), rank());
   std::vector<data::PromptRecord> records;
-  for (const auto& rec : pick(data_.prompts, idx, b0, b1))
-    for (int64_t k = 0; k < group; ++k) records.push_back(rec);
-  std::vector<TokenIds> prompts;
-  for (const auto& rec : records) prompts.push_back(codec_.encode(rec.prompt));
+  for (int64_t i = mine.begin; i < mine.end; ++i) records.push_back(record_of(i));
+  const std::vector<TokenIds> prompts = prompts_of(mine);
 
   SamplingOptions so;
   so.max_new_tokens = bs.gen_len;
@@ -354,49 +456,75 @@ Json Trainer::rl_step(int64_t step) {
   so.top_k = t_.sampling.top_k;
   so.stop_tokens = codec_.stop_tokens();
   so.pad_id = codec_.pad_id();
-  // A seed per sample (global index), so the responses do not depend on the data-parallel split.
-  for (int64_t i = 0; i < int64_t(records.size()); ++i)
-    so.row_seeds.push_back(mix_seed(t_.seed, uint64_t(step), uint64_t(b0 * group + i)));
-  auto t0 = Clock::now();
-  std::vector<TokenIds> responses = generate_call(context("actor_gen"), *actor_->model, prompts, so);
-  record("actor_gen", t0);
+  so.seed = mix_seed(t_.seed, uint64_t(step), 0);
+  // Generation on its layout; the responses come back to this rank's rows of the batch.
+  auto generate_rows = [&](const std::string& call, const SamplingOptions& options) {
+    Rows produced;
+    place_->run_call(call, "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer& m) {
+      const Range r = rows_in(call, "actor", n);
+      SamplingOptions o = options;
+      for (int64_t i = r.begin; i < r.end; ++i) o.row_seeds.push_back(mix_seed(options.seed, uint64_t(i), 1));
+      const std::vector<TokenIds> p = prompts_of(r);
+      produced = token_rows("response", p.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, p, o));
+    });
+    return token_lists(place_->rows_from(call, place_->layout_of(call, "actor"), n, produced), "response");
+  };
+  const std::vector<TokenIds> responses = generate_rows("actor_gen", so);
   SequenceBatch seqs = make_sequence_batch(prompts, responses, codec_.pad_id());
   const at::Tensor& mask = seqs.response_mask;
+  const int64_t T = seqs.batch.tokens.size(1);
 
-  auto score = [&](const std::vector<TokenIds>& resp, const SequenceBatch& batch, const std::string& call) {
-    auto start = Clock::now();
-    at::Tensor out;
-    if (reward_) {
-      out = scores_call(context(call), *reward_->model, batch);
-    } else {
-      std::vector<std::string> texts;
-      for (const TokenIds& r : resp) texts.push_back(codec_.decode(r));
-      out = at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat);
-    }
-    record(call, start);
-    return out;
+  // An inference call on its layout over the rows of `resp`: its (rows) or (rows, T) output on this rank's
+  // rows.
+  using InferFn = std::function<at::Tensor(const CallContext&, model::Transformer&, const SequenceBatch&)>;
+  auto infer = [&](const std::string& call, const std::string& role, model::Transformer& home_model,
+                   const std::vector<TokenIds>& resp, const InferFn& fn) {
+    const Layout layout = place_->layout_of(call, role);
+    const Rows in = place_->rows_to(call, layout, n, token_rows("response", resp));
+    Rows out;
+    place_->run_call(call, role, home_model, [&](const CallContext& ctx, model::Transformer& m) {
+      const std::vector<TokenIds> r = token_lists(in, "response");
+      if (r.empty()) return;
+      out["y"] = fn(ctx, m, make_sequence_batch(prompts_of(rows_in(call, role, n)), r, codec_.pad_id()));
+    });
+    const at::Tensor y = place_->rows_from(call, layout, n, out).at("y");
+    return fit_columns(y, T);
   };
-  at::Tensor scores = score(responses, seqs, "reward_inf");
+
+  auto score = [&](const std::vector<TokenIds>& resp, const std::string& call) {
+    if (reward_)
+      return infer(call, "reward", *reward_->model, resp,
+                   [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
+                     return scores_call(ctx, m, b);
+                   });
+    std::vector<std::string> texts;
+    for (const TokenIds& r : resp) texts.push_back(codec_.decode(r));
+    return at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat);
+  };
+  at::Tensor scores = score(responses, "reward_inf");
   at::Tensor raw_scores = scores.clone();
 
-  t0 = Clock::now();
-  at::Tensor ref_lp = logprobs_call(context("ref_inf"), *ref_, seqs);
-  record("ref_inf", t0);
-  t0 = Clock::now();
-  at::Tensor old_lp = logprobs_call(context("actor_inf"), *actor_->model, seqs);
-  record("actor_inf", t0);
+  const InferFn logprobs = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
+    return logprobs_call(ctx, m, b);
+  };
+  at::Tensor ref_lp = infer("ref_inf", "ref", *ref_, responses, logprobs);
+  at::Tensor old_lp = infer("actor_inf", "actor", *actor_->model, responses, logprobs);
   at::Tensor values;
-  if (critic_) {
-    t0 = Clock::now();
-    values = values_call(context("critic_inf"), *critic_->model, seqs);
-    record("critic_inf", t0);
-  }
+  if (critic_)
+    values = infer("critic_inf", "critic", *critic_->model, responses,
+                   [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
+                     return values_call(ctx, m, b);
+                   });
 
   algo::KlEstimator est = algo::kl_estimator_from_string(ppo.kl_estimator, "train.ppo.kl_estimator");
   at::Tensor kl = algo::kl_per_token(old_lp, ref_lp, est) * mask;
   const double kl_coef = kl_ctl_->coef();
+  // Normalisation and advantages use the whole batch (every rank's rows), so they do not depend on the split.
   if (ppo.reward_clip > 0) scores = scores.clamp(-ppo.reward_clip, ppo.reward_clip);
-  if (ppo.reward_norm && scores.numel() > 1) scores = (scores - scores.mean()) / (scores.std() + 1e-8);
+  if (ppo.reward_norm && n > 1) {
+    const at::Tensor all = gather_rows(*world_, scores, mine, n);
+    scores = (scores - all.mean()) / (all.std() + 1e-8);
+  }
 
   PpoBatch batch;
   batch.seqs = seqs;
@@ -406,27 +534,25 @@ Json Trainer::rl_step(int64_t step) {
   if (algorithm_ == "ppo") {
     at::Tensor rewards = algo::token_rewards(scores, kl, mask, kl_in_reward ? kl_coef : 0.0);
     algo::GaeResult g = algo::gae(rewards, values, mask, ppo.gamma, ppo.lambda);
-    batch.advantages = ppo.whiten_advantages ? algo::masked_whiten(g.advantages, mask) * mask : g.advantages;
+    batch.advantages =
+        ppo.whiten_advantages ? global_masked_whiten(*world_, g.advantages, mask) * mask : g.advantages;
     batch.returns = g.returns;
     batch.old_values = values;
   } else {
     at::Tensor seq_scores = kl_in_reward ? scores - kl_coef * kl.sum(1) : scores;
+    const at::Tensor all_scores = gather_rows(*world_, seq_scores, mine, n);
     at::Tensor adv;
     if (algorithm_ == "grpo") {
-      adv = algo::group_advantages(seq_scores, group, ppo.grpo_scale_std);
+      adv = algo::group_advantages(all_scores, group, ppo.grpo_scale_std);
     } else {
       SamplingOptions greedy = so;
       greedy.greedy = true;
-      t0 = Clock::now();
-      std::vector<TokenIds> base =
-          generate_call(context("actor_greedy_gen"), *actor_->model, prompts, greedy);
-      record("actor_greedy_gen", t0);
-      SequenceBatch base_seqs = make_sequence_batch(prompts, base, codec_.pad_id());
-      at::Tensor base_scores = score(base, base_seqs, "reward_greedy_inf");
+      const std::vector<TokenIds> base = generate_rows("actor_greedy_gen", greedy);
+      at::Tensor base_scores = score(base, "reward_greedy_inf");
       if (ppo.reward_clip > 0) base_scores = base_scores.clamp(-ppo.reward_clip, ppo.reward_clip);
-      adv = algo::remax_advantages(seq_scores, base_scores);
+      adv = algo::remax_advantages(all_scores, gather_rows(*world_, base_scores, mine, n));
     }
-    batch.advantages = algo::broadcast_to_tokens(adv, mask);
+    batch.advantages = algo::broadcast_to_tokens(adv.narrow(0, mine.begin, mine.size()), mask);
   }
 
   ActorOptions ao;
@@ -437,15 +563,42 @@ Json Trainer::rl_step(int64_t step) {
   ao.early_stop_kl = ppo.early_stop_kl;
   ao.epochs = bs.epochs;
   ao.mini_batches = bs.mini_batches;
-  t0 = Clock::now();
-  ActorStats as = actor_train_call(context("actor_train"), *actor_, batch, ao);
-  record("actor_train", t0);
+
+  // The batch moved to a train call's layout (its home): rows, then the PpoBatch rebuilt there.
+  auto batch_for = [&](const std::string& call, const std::string& role) {
+    Rows rows = token_rows("response", responses);
+    rows["old_logprobs"] = batch.old_logprobs;
+    rows["ref_logprobs"] = batch.ref_logprobs;
+    rows["advantages"] = batch.advantages;
+    if (batch.returns.defined()) rows["returns"] = batch.returns, rows["old_values"] = batch.old_values;
+    const Layout layout = place_->layout_of(call, role);
+    const Rows got = place_->rows_to(call, layout, n, rows);
+    PpoBatch b;
+    const std::vector<TokenIds> r = token_lists(got, "response");
+    b.seqs = make_sequence_batch(prompts_of(rows_in(call, role, n)), r, codec_.pad_id());
+    const int64_t t = b.seqs.batch.tokens.size(1);
+    auto field = [&](const char* name) {
+      return got.count(name) ? fit_columns(got.at(name), t) : at::Tensor();
+    };
+    b.old_logprobs = field("old_logprobs");
+    b.ref_logprobs = field("ref_logprobs");
+    b.advantages = field("advantages");
+    b.returns = field("returns");
+    b.old_values = field("old_values");
+    return b;
+  };
+  ActorStats as;
+  const PpoBatch actor_batch = batch_for("actor_train", "actor");
+  place_->run_call("actor_train", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
+    as = actor_train_call(ctx, *actor_, actor_batch, ao);
+  });
   CriticStats cs;
   if (critic_) {
-    t0 = Clock::now();
-    cs = critic_train_call(context("critic_train"), *critic_, batch, ppo.value_clip, bs.epochs,
-                           bs.mini_batches);
-    record("critic_train", t0);
+    const PpoBatch critic_batch = batch_for("critic_train", "critic");
+    place_->run_call(
+        "critic_train", "critic", *critic_->model, [&](const CallContext& ctx, model::Transformer&) {
+          cs = critic_train_call(ctx, *critic_, critic_batch, ppo.value_clip, bs.epochs, bs.mini_batches);
+        });
   }
 
   double resp_tokens = mask.sum().item<double>();
@@ -522,7 +675,10 @@ TrainResult Trainer::run() {
         throw Error(in_.run_dir, "its latest checkpoint is step " + std::to_string(*latest) +
                                      " but the run has only " + std::to_string(total) + " steps");
       enter_stage(stage_of(*latest), false);
-      restore_loop_state(load_train_checkpoint(dir.checkpoints(), *latest, slots()));
+      const std::vector<PlacedSlot> placed = placed_slots();
+      const FullCheckpointSlots full = FullCheckpointSlots::for_loading(placed);
+      restore_loop_state(load_train_checkpoint(dir.checkpoints(), *latest, full.slots()));
+      full.scatter(rank(), placed);
       done = *latest;
       if (done < total && stage_of(done + 1) != current_stage_) enter_stage(stage_of(done + 1), true);
     } else {
@@ -558,21 +714,27 @@ TrainResult Trainer::run() {
     int stage = stage_of(step);
     if (stage != current_stage_) enter_stage(stage, true);
     const Stage& s = stages_[size_t(stage)];
-    step_start_ = Clock::now();
-    step_events_.clear();
+    const Clock::time_point step_start = Clock::now();
+    place_->begin_step();
     Json m = s.kind == "sft"   ? sft_step(step)
              : s.kind == "rm"  ? rm_step(step)
              : s.kind == "dpo" ? dpo_step(step)
                                : rl_step(step);
-    double step_s = std::chrono::duration<double>(Clock::now() - step_start_).count();
+    double step_s = std::chrono::duration<double>(Clock::now() - step_start).count();
+    const Timeline timeline = place_->gathered_timeline();
     Json rec{{"step", step}, {"stage", s.kind}};
     for (auto& [k, v] : m.items()) rec[k] = v;
-    for (const TimelineEvent& e : step_events_) {
+    double realloc_bytes = 0, data_bytes = 0;
+    for (const TimelineEvent& e : timeline.events) {
+      if (e.kind == "realloc") realloc_bytes += e.bytes;
+      if (e.kind == "data") data_bytes += e.bytes;
+      if (e.kind != "call") continue;
       std::string key = "time/" + e.name + "_s";
       rec[key] = rec.value(key, 0.0) + (e.end_s - e.start_s);
     }
     rec["time/step_s"] = step_s;
-    rec["realloc/bytes"] = 0;  // every call runs in the one co-located layout
+    rec["realloc/bytes"] = realloc_bytes;
+    rec["data/bytes"] = data_bytes;
     bool stage_end = step == s.first + s.steps - 1;
     if (stage_end || (t_.eval_every > 0 && step % t_.eval_every == 0)) {
       double acc = evaluate();
@@ -586,9 +748,9 @@ TrainResult Trainer::run() {
       if (!rl_seen) result.reward_first = m["reward/mean"].get<double>();
       rl_seen = true;
       result.reward_last = m["reward/mean"].get<double>();
-      last_timeline_ = Timeline{world_->size(), step_events_};
+      last_timeline_ = timeline;
     } else if (!rl_seen) {
-      last_timeline_ = Timeline{world_->size(), step_events_};
+      last_timeline_ = timeline;
     }
     if (lead()) {
       metrics->write(rec);  // the time/* fields differ between runs; every other field is deterministic
@@ -605,7 +767,12 @@ TrainResult Trainer::run() {
     }
     bool checkpoint = step == total || (t_.checkpoint_every > 0 && step % t_.checkpoint_every == 0);
     if (checkpoint) {
-      if (lead()) save_train_checkpoint(dir.checkpoints(), step, slots(), loop_state());
+      // ZeRO-1 keeps each dp rank's share of the optimizer state: bring it whole before saving.
+      for (auto [role, m] :
+           {std::pair{"actor", actor_.get()}, {"critic", critic_.get()}, {"reward", reward_.get()}})
+        if (m) gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
+      const FullCheckpointSlots full = FullCheckpointSlots::gather(*world_, placed_slots());
+      if (lead()) save_train_checkpoint(dir.checkpoints(), step, full.slots(), loop_state());
       world_->barrier();
     }
     result.last_step = step;
@@ -621,8 +788,44 @@ TrainResult Trainer::run() {
 
 }  // namespace
 
+namespace {
+
+// Where each model lives: the layout of its train call; the reference shares the actor's (it starts as the
+// actor's frozen copy); a model the plan never trains lives in the batch layout.
+std::map<std::string, Layout> homes_of(const std::map<std::string, Layout>& calls, int world) {
+  std::map<std::string, Layout> homes =
+      home_layouts(calls, {{"actor", "actor_train"}, {"critic", "critic_train"}, {"reward", "reward_train"}},
+                   {"actor", "critic", "reward"}, world);
+  homes["ref"] = homes["actor"];
+  return homes;
+}
+
+}  // namespace
+
+TrainResult run_training(const TrainerInput& input, comm::World& world) {
+  auto place = std::make_unique<CallPlacement>(
+      world.global(), [&world](const Layout& layout) { return world.axis_groups(layout); },
+      input.call_layouts, homes_of(input.call_layouts, world.size()));
+  Trainer trainer(input, std::move(place));
+  return trainer.run();
+}
+
 TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group> world) {
-  Trainer trainer(input, std::move(world));
+  if (!input.call_layouts.empty() && world->size() > 1)
+    throw Error("plan", "per-call layouts need the multi-process entry (run_training with a comm::World)");
+  const std::shared_ptr<comm::Group> dp = world;
+  // Only the co-located layout exists here: dp over the group, tp = pp = 1.
+  auto groups = [dp](const Layout& layout) -> std::optional<comm::AxisGroups> {
+    if (layout.tp != 1 || layout.pp != 1 || layout.dp != dp->size() || layout.first_device != 0)
+      throw Error("plan", to_string(layout) + ": only the co-located layout runs without a comm::World");
+    comm::AxisGroups g;
+    g.dp = dp;
+    g.tp = g.pp = comm::single_rank_group();
+    return g;
+  };
+  std::map<std::string, Layout> calls;
+  auto place = std::make_unique<CallPlacement>(world, groups, calls, homes_of(calls, world->size()));
+  Trainer trainer(input, std::move(place));
   return trainer.run();
 }
 

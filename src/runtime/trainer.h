@@ -1,15 +1,13 @@
 // The training loop of `realign train`: stages (SFT to teach the format, reward-model training, then the RL
 // algorithm, or SFT / RM / DPO alone), each step a sequence of model function calls (runtime/*_calls.h) under
-// their CallContexts, with metrics, progress, evaluation, checkpoints and exact resume.
+// their CallContexts, with metrics, progress, evaluation, checkpoints and exact resume. Every call runs in
+// the layout its plan gives it (runtime/call_placement.h): parameters are reallocated from the model's home
+// layout and batch rows moved to the call's ranks and back.
 //
-// Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward_inf
-// (rule_rewards, or scores_call on the reward model), ref_inf, actor_inf (the behaviour log-probs; not a call of
-// the planner's graph) and critic_inf (logprobs_call, values_call), for ReMax also actor_greedy_gen and
-// reward_greedy_inf, then the advantages (algo/), actor_train (actor_train_call) and critic_train
-// (critic_train_call). The call names are the dataflow graph's. Each call takes its groups from
-// Trainer::context(call_name); today every call gets the co-located layout (dp over all ranks, tp = pp = 1).
-// Giving a call its own layout means returning its groups there, reallocating the model's parameters and
-// redistributing the batch rows before the call.
+// Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward
+// (rule_rewards or scores_call), ref_inf / actor_inf / critic_inf (logprobs_call, values_call), the advantage
+// computation (algo/), actor_train (actor_train_call) and critic_train (critic_train_call); each call takes
+// its context from CallPlacement::run_call(call, role, model, body).
 #pragma once
 
 #include <map>
@@ -17,8 +15,10 @@
 #include <string>
 
 #include "comm/group.h"
+#include "comm/world.h"
 #include "core/json.h"
 #include "graph/algorithms.h"
+#include "plan/layout.h"
 #include "runtime/train_config.h"
 
 namespace realign::runtime {
@@ -27,9 +27,12 @@ struct TrainerInput {
   AlgorithmConfig algorithm;  // algorithm, model specs by role, batch shape
   TrainingSections sections;  // train, data, reward
   std::map<std::string, std::string>
-      model_dirs;           // role -> HF directory to load weights from; absent: from scratch
-  Json raw_config;          // the merged config (written to config.yaml)
-  Json plan;                // the execution plan (written to plan.json); may be null
+      model_dirs;   // role -> HF directory to load weights from; absent: from scratch
+  Json raw_config;  // the merged config (written to config.yaml)
+  Json plan;        // the execution plan (written to plan.json); may be null
+  // The layout of every call the plan places (call name -> layout); calls it does not name run in their
+  // model's home layout. Empty: every call in the co-located layout (dp over every rank).
+  std::map<std::string, Layout> call_layouts;
   Json estimated_timeline;  // the planner's estimate of one iteration (timeline_estimated.json); may be null
   std::string run_dir;
   bool resume = false;     // continue from run_dir's latest checkpoint
@@ -47,7 +50,9 @@ struct TrainResult {
   double seconds = 0;
 };
 
-// Runs the whole schedule on this rank; `world` is the group of every rank of the run (data parallel).
+// Runs the whole schedule on this rank of a multi-process run, each call in its plan layout.
+TrainResult run_training(const TrainerInput& input, comm::World& world);
+// The same on one process (or co-located data parallelism over `world`: input.call_layouts must be empty).
 TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group> world);
 
 }  // namespace realign::runtime

@@ -83,7 +83,7 @@ TEST(InferenceCalls, LogprobsMatchLogSoftmaxAndMicroBatchesAgree) {
   ctx.micro_batch_rows = 1;
   EXPECT_TRUE(at::allclose(logprobs_call(ctx, *m, b), lp, 1e-6, 1e-6));
   CallContext pp = single_rank_context("critic_inf");
-  // A pipeline-parallel context is refused by name, not mis-run.
+  // A pp group that does not match the model's stages is refused by name, not mis-run.
   struct TwoRanks : comm::Group {
     int rank() const override { return 0; }
     int size() const override { return 2; }

@@ -36,7 +36,7 @@ TEST(TrainConfig, ReadsNestedSections) {
   TrainingSections s = read(R"(
 train:
   steps: 7
-  optim: {lr: 0.01, warmup_steps: 3, schedule: constant}
+  optim: {lr: 0.01, warmup_steps: 3, schedule: constant, zero1: true}
   ppo: {gamma: 0.99, kl_mode: loss, adaptive_kl: true, kl_estimator: k3}
   sampling: {temperature: 0.7, top_p: 0.9}
   sft_stage: {steps: 100, batch: 16}
@@ -45,6 +45,8 @@ reward: {kind: command, command: "python3 score.py"}
 )");
   EXPECT_EQ(s.train.steps, 7);
   EXPECT_EQ(s.train.optim.schedule, "constant");
+  EXPECT_TRUE(s.train.optim.zero1);
+  EXPECT_FALSE(read("{}").train.optim.zero1);
   EXPECT_EQ(s.train.critic_optim.lr, 0.01);
   EXPECT_EQ(s.train.sft_stage.optim.lr, 0.01);  // stages inherit the main optimiser unless given
   EXPECT_EQ(s.train.sft_stage.steps, 100);
@@ -61,6 +63,7 @@ TEST(TrainConfig, ErrorsNameTheField) {
   EXPECT_NE(error_of("reward: {kind: command}").find("reward.command"), std::string::npos);
   EXPECT_NE(error_of("data: {task: sorting}").find("data.task"), std::string::npos);
   EXPECT_NE(error_of("train: {optim: {lr: -1}}").find("train.optim.lr"), std::string::npos);
+  EXPECT_NE(error_of("train: {optim: {zero_1: true}}").find("zero_1"), std::string::npos);
 }
 
 }  // namespace

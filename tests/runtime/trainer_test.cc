@@ -100,7 +100,7 @@ TEST(Trainer, ShortPpoPipelineRaisesTheReward) {
   TempDir tmp;
   TrainerInput in = input_from(
       kBase,
-      {"batch.prompts=32", "train.steps=30", "train.sft_stage.steps=60", "train.sft_stage.batch=32",
+      {"batch.prompts=32", "train.steps=60", "train.sft_stage.steps=60", "train.sft_stage.batch=32",
        "train.sft_stage.optim.lr=3e-3", "train.optim.lr=3e-4", "train.optim.schedule=constant",
        "train.checkpoint_every=0", "train.eval_prompts=100", "train.threads=2"},
       tmp.file("run"));
@@ -112,7 +112,7 @@ TEST(Trainer, ShortPpoPipelineRaisesTheReward) {
   EXPECT_GT(r.eval_after, after_sft + 0.1)
       << "accuracy after SFT " << after_sft << ", after PPO " << r.eval_after;
   EXPECT_TRUE(fs::exists(RunDir{r.run_dir}.timeline_file()));
-  EXPECT_EQ(latest_checkpoint_step(RunDir{r.run_dir}.checkpoints()), 90);
+  EXPECT_EQ(latest_checkpoint_step(RunDir{r.run_dir}.checkpoints()), 120);
 }
 
 TEST(Trainer, CheckpointFromAnotherModelIsRefusedAndLeftIntact) {

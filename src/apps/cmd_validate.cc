@@ -1,0 +1,137 @@
+// `realign validate CONFIG --plans N`: runs N plans (the presets, then random valid ones) for a few RL steps
+// each on local workers (`realign train` with the plan as a file), and sets each plan's measured iteration
+// time and per-call times beside the simulator's estimate: per-plan and per-call error, the median absolute
+// error and Kendall's tau over plans. `--svg` draws one plan's estimated and measured timelines together.
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "apps/commands.h"
+#include "apps/validation.h"
+#include "comm/launcher.h"
+#include "core/config_file.h"
+#include "cost/timeline_svg.h"
+#include "runtime/run_dir.h"
+
+namespace realign::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Args {
+  std::string config;
+  std::vector<std::string> overrides;
+  int plans = 10;
+  int steps = 4;
+  uint64_t seed = 1;
+  std::string svg, out = "validate";
+  bool json = false;
+};
+
+struct Measured {
+  double iteration_s = 0;
+  std::map<std::string, double> calls;  // call -> seconds, median over the measured steps
+};
+
+// Runs `realign train` on the plan and reads the median step time of the RL steps after the first (warm-up).
+Measured measure(const Args& args, const std::string& config_file, const std::string& plan_file,
+                 const std::string& run_dir) {
+  std::ostringstream cmd;
+  cmd << comm::current_executable() << " train " << config_file;
+  for (const std::string& o : args.overrides) cmd << " '" << o << "'";
+  cmd << " plan.mode=file plan.file=" << plan_file << " train.steps=" << args.steps
+      << " train.sft_stage.steps=0 train.checkpoint_every=0 train.eval_prompts=0 --no-progress --out " << run_dir
+      << " > " << run_dir << ".log 2>&1";
+  if (std::system(cmd.str().c_str()) != 0)
+    throw Error("validate", "the run of " + plan_file + " failed; see " + run_dir + ".log");
+  std::vector<double> steps;
+  std::map<std::string, std::vector<double>> calls;
+  std::istringstream lines(runtime::read_text_file(run_dir + "/metrics.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const Json j = Json::parse(line);
+    if (j.value("stage", "") != "rl" || j["step"].get<int64_t>() < 2) continue;
+    steps.push_back(j["time/step_s"].get<double>());
+    for (const auto& [key, v] : j.items())
+      if (key.rfind("time/", 0) == 0 && key != "time/step_s")
+        calls[key.substr(5, key.size() - 7)].push_back(v.get<double>());
+  }
+  if (steps.empty()) throw Error("validate.steps", "needs at least 2 RL steps (the first is a warm-up)");
+  Measured m;
+  m.iteration_s = median(steps);
+  for (const auto& [call, v] : calls) m.calls[call] = median(v);
+  return m;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("validate", "Run several plans on local workers and compare measured with estimated times");
+  auto args = std::make_shared<Args>();
+  sub->add_option("config", args->config, "Run config (an RL algorithm on local workers)")->required();
+  sub->add_option("overrides", args->overrides, "key=value overrides");
+  sub->add_option("--plans", args->plans, "How many plans to run (presets first, then random valid ones)")
+      ->capture_default_str();
+  sub->add_option("--steps", args->steps, "RL steps per plan (the first is not measured)")->capture_default_str();
+  sub->add_option("--seed", args->seed, "Seed of the random plans")->capture_default_str();
+  sub->add_option("--out", args->out, "Directory for the runs")->capture_default_str();
+  sub->add_option("--svg", args->svg, "Draw the first plan's estimated and measured timelines to this SVG");
+  sub->add_flag("--json", args->json, "One JSON object on stdout: median_abs_error, kendall_tau, plans");
+  on_run(sub, [args] {
+    if (args->plans < 2) throw Error("--plans", "needs at least 2 plans to rank");
+    if (args->steps < 2) throw Error("--steps", "needs at least 2 steps (the first is a warm-up)");
+    const RunConfig config = load_run_config(args->config, args->overrides);
+    const HardwareProfile profile = config.profile_path.empty() ? default_profile(config.cluster.device)
+                                                                : load_hardware_profile(config.profile_path);
+    Simulator simulator(config.graph, config.cluster, profile);
+    const std::vector<CandidatePlan> plans = validation_plans(config, simulator, args->plans, args->seed);
+    if (plans.size() < 2) throw Error("--plans", "fewer than 2 runnable plans fit this cluster");
+    fs::create_directories(args->out);
+    Json report = Json::array();
+    std::vector<double> estimated, measured, errors;
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const CandidatePlan& p = plans[i];
+      const std::string plan_file = args->out + "/" + p.name + ".plan.json";
+      save_plan_file(p.plan, plan_file);
+      const SimulationResult sim = simulator.run(p.plan);
+      const std::string run_dir = args->out + "/" + p.name;
+      fs::remove_all(run_dir);
+      std::fprintf(stderr, "[%zu/%zu] %s ...\n", i + 1, plans.size(), p.name.c_str());
+      const Measured m = measure(*args, args->config, plan_file, run_dir);
+      estimated.push_back(sim.iteration_time_s);
+      measured.push_back(m.iteration_s);
+      errors.push_back(relative_error(sim.iteration_time_s, m.iteration_s));
+      Json calls = Json::array();
+      for (const CallResult& c : sim.calls) {
+        Json entry{{"name", c.name}, {"estimated_s", c.end_s - c.start_s}};
+        if (m.calls.count(c.name)) entry["measured_s"] = m.calls.at(c.name);
+        calls.push_back(entry);
+      }
+      report.push_back(Json{{"name", p.name}, {"estimated_s", sim.iteration_time_s}, {"measured_s", m.iteration_s},
+                            {"error", errors.back()}, {"calls", calls}, {"plan", to_json(p.plan)}});
+      if (i == 0 && !args->svg.empty()) {
+        const Timeline real = timeline_from_json(load_config_file(run_dir + "/timeline.json"), run_dir);
+        runtime::write_text_file(args->svg, timeline_comparison_svg(sim.timeline, real, p.name));
+      }
+    }
+    const double mae = median(errors), tau = kendall_tau(estimated, measured);
+    if (args->json) {
+      std::printf("%s\n", Json{{"median_abs_error", mae}, {"kendall_tau", tau}, {"plans", report}}.dump().c_str());
+      return 0;
+    }
+    std::printf("%-16s %12s %12s %8s\n", "plan", "estimated", "measured", "error");
+    for (const Json& r : report) {
+      std::printf("%-16s %11.3fs %11.3fs %7.1f%%\n", r["name"].get<std::string>().c_str(),
+                  r["estimated_s"].get<double>(), r["measured_s"].get<double>(), 100 * r["error"].get<double>());
+      for (const Json& c : r["calls"])
+        std::printf("  %-14s %11.3fs %12s\n", c["name"].get<std::string>().c_str(), c["estimated_s"].get<double>(),
+                    c.contains("measured_s") ? (std::to_string(c["measured_s"].get<double>()).substr(0, 6) + "s").c_str()
+                                             : "-");
+    }
+    std::printf("\nmedian absolute error %.1f%%, Kendall tau %.2f over %zu plans (profile: %s)\n", 100 * mae, tau,
+                plans.size(), config.profile_path.empty() ? "defaults" : config.profile_path.c_str());
+    return 0;
+  });
+}
+
+}  // namespace realign::apps

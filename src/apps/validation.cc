@@ -1,0 +1,99 @@
+#include "apps/validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/rng.h"
+#include "search/presets.h"
+#include "search/simulator_evaluator.h"
+
+namespace realign::apps {
+namespace {
+
+std::string key_of(const ExecutionPlan& plan) { return to_json(plan).at("mfcs").dump(); }
+
+}  // namespace
+
+std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& simulator, int n, uint64_t seed) {
+  std::vector<CandidatePlan> out;
+  std::set<std::string> seen;
+  const int devices = config.cluster.n_devices();
+  auto runnable = [&](const ExecutionPlan& p) {
+    for (const auto& a : p.assignments) {
+      const Mfc& mfc = config.graph.mfcs[size_t(config.graph.mfc_index(a.mfc))];
+      if (mfc.kind == MfcKind::kTrain && a.mesh.size != devices) return false;
+      if (mfc.kind == MfcKind::kGenerate && a.strategy.pp != 1) return false;  // KV-cache decoding needs pp = 1
+    }
+    return simulator.run(p).fits;
+  };
+  auto add = [&](const std::string& name, ExecutionPlan plan) {
+    if (int(out.size()) >= n || !runnable(plan) || !seen.insert(key_of(plan)).second) return;
+    plan.name = name;
+    out.push_back({name, plan});
+  };
+  SimulatorEvaluator evaluator(simulator);
+  for (const std::string& name : preset_names())
+    if (auto plan = make_preset(name, config.graph, config.cluster, evaluator)) add(name, *plan);
+
+  // Random plans: each call a random mesh (an aligned power-of-two block) and a random valid strategy on it.
+  Rng rng(seed);
+  std::vector<int> sizes;
+  for (int s = 1; s <= devices; s *= 2)
+    if (s <= config.cluster.devices_per_node || s % config.cluster.devices_per_node == 0) sizes.push_back(s);
+  for (int attempt = 0; attempt < 2000 && int(out.size()) < n; ++attempt) {
+    ExecutionPlan plan;
+    bool ok = true;
+    for (const Mfc& mfc : config.graph.mfcs) {
+      const ModelSpec& spec = config.graph.model(mfc.model).spec;
+      const int size = mfc.kind == MfcKind::kTrain ? devices : sizes[size_t(rng.uniform_int(int64_t(sizes.size())))];
+      const int first = size * int(rng.uniform_int(devices / size));
+      std::vector<Strategy> strategies = enumerate_strategies(mfc, spec, config.cluster, size);
+      if (strategies.empty()) {
+        ok = false;
+        break;
+      }
+      plan.assignments.push_back({mfc.name, DeviceMesh{first, size},
+                                  strategies[size_t(rng.uniform_int(int64_t(strategies.size())))]});
+    }
+    if (!ok) continue;
+    try {
+      validate_plan(config.graph, config.cluster, plan);
+    } catch (const Error&) {
+      continue;
+    }
+    add("random-" + std::to_string(out.size()), plan);
+  }
+  return out;
+}
+
+double relative_error(double estimate, double measured) { return std::abs(estimate - measured) / measured; }
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t m = values.size() / 2;
+  return values.size() % 2 ? values[m] : (values[m - 1] + values[m]) / 2;
+}
+
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
+  double concordant = 0, discordant = 0, ties_a = 0, ties_b = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t j = i + 1; j < a.size(); ++j) {
+      const double da = a[i] - a[j], db = b[i] - b[j];
+      if (da == 0 && db == 0) continue;
+      if (da == 0) {
+        ++ties_a;
+      } else if (db == 0) {
+        ++ties_b;
+      } else if ((da > 0) == (db > 0)) {
+        ++concordant;
+      } else {
+        ++discordant;
+      }
+    }
+  const double denom = std::sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b));
+  return denom > 0 ? (concordant - discordant) / denom : 0;
+}
+
+}  // namespace realign::apps

@@ -1,0 +1,29 @@
+// `realign validate`'s pure half: which plans to run (the presets, then random valid plans that the runtime
+// can execute), and how estimates are scored against measurements (relative error, Kendall's tau).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/run_config.h"
+#include "cost/simulator.h"
+
+namespace realign::apps {
+
+struct CandidatePlan {
+  std::string name;  // "co-located", "random-3"
+  ExecutionPlan plan;
+};
+
+// Up to `n` distinct plans: every preset that fits, then random ones (each call a random valid strategy on a
+// random mesh; train calls on every device, as the runtime requires), all fitting in memory per the simulator.
+std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& simulator, int n, uint64_t seed);
+
+// |estimate - measured| / measured.
+double relative_error(double estimate, double measured);
+double median(std::vector<double> values);
+// Kendall's tau-b between two equally long sequences (ties counted as neither concordant nor discordant).
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace realign::apps

@@ -1,0 +1,171 @@
+#include "runtime/call_forward.h"
+
+#include <ATen/ATen.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "runtime/pipeline.h"
+
+namespace realign::runtime {
+namespace {
+
+// One micro-batch: rows [begin, end) of batch `index`.
+struct Micro {
+  size_t index = 0;
+  int64_t begin = 0, end = 0;
+  SequenceBatch rows;
+};
+
+// The call's pp group must be the model's stages (a layout mismatch is the caller's error, named by the
+// call).
+void require_matching_stages(const CallContext& ctx, const model::Transformer& model) {
+  const auto& par = model.parallel();
+  if (ctx.pp->size() != par.n_stages || ctx.pp->rank() != par.stage)
+    throw Error(ctx.name, "the call's pp group (rank " + std::to_string(ctx.pp->rank()) + " of " +
+                              std::to_string(ctx.pp->size()) +
+                              ") does not match the model's pipeline stage (" + std::to_string(par.stage) +
+                              " of " + std::to_string(par.n_stages) +
+                              "): build the model for the call's layout");
+}
+
+std::vector<Micro> split(const CallContext& ctx, const std::vector<const SequenceBatch*>& batches) {
+  std::vector<Micro> out;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const int64_t B = batches[i]->size(), step = micro_batch_rows(ctx, B);
+    for (int64_t b = 0; b < B; b += step) {
+      const int64_t e = std::min(B, b + step);
+      out.push_back(Micro{i, b, e, slice_rows(*batches[i], b, e)});
+    }
+  }
+  return out;
+}
+
+HeadOutputs outputs_of(model::Transformer& model, const at::Tensor& hidden, const SequenceBatch& b,
+                       HeadKindOut what) {
+  HeadOutputs o;
+  if (what == HeadKindOut::kValues) {
+    o.values = model.values(hidden);
+  } else {
+    at::Tensor ent;
+    o.logprobs =
+        model.token_logprobs(hidden, b.targets, what == HeadKindOut::kLogprobsEntropy ? &ent : nullptr);
+    o.entropy = ent;
+  }
+  return o;
+}
+
+// The head outputs as one tensor (what pipeline_forward broadcasts), and back.
+at::Tensor pack(const HeadOutputs& o, HeadKindOut what) {
+  if (what == HeadKindOut::kValues) return o.values;
+  if (what == HeadKindOut::kLogprobs) return o.logprobs;
+  return at::stack({o.logprobs, o.entropy});
+}
+
+HeadOutputs unpack(const at::Tensor& t, HeadKindOut what) {
+  HeadOutputs o;
+  if (what == HeadKindOut::kValues) o.values = t;
+  if (what == HeadKindOut::kLogprobs) o.logprobs = t;
+  if (what == HeadKindOut::kLogprobsEntropy) o.logprobs = t[0], o.entropy = t[1];
+  return o;
+}
+
+at::Tensor cat_rows(const std::vector<at::Tensor>& parts) {
+  return parts.size() == 1 ? parts[0] : at::cat(parts, 0);
+}
+
+// Per batch, the micro-batches' outputs put back together (pp > 1, no grad).
+std::vector<HeadOutputs> pipelined_outputs(const CallContext& ctx, model::Transformer& model,
+                                           const std::vector<const SequenceBatch*>& batches,
+                                           const std::vector<Micro>& micro, HeadKindOut what) {
+  std::vector<model::TokenBatch> tokens;
+  for (const Micro& m : micro) tokens.push_back(m.rows.batch);
+  const std::vector<at::Tensor> packed =
+      pipeline_forward(ctx.pp_group(), model, tokens, [&](const at::Tensor& hidden, int i) {
+        return pack(outputs_of(model, hidden, micro[size_t(i)].rows, what), what);
+      });
+  const at::Device device = model.named_params().begin()->second.device();
+  std::vector<std::vector<at::Tensor>> lp(batches.size()), ent(batches.size()), val(batches.size());
+  for (size_t i = 0; i < micro.size(); ++i) {
+    HeadOutputs o = unpack(packed[i].to(device), what);
+    const size_t b = micro[i].index;
+    if (o.logprobs.defined()) lp[b].push_back(o.logprobs);
+    if (o.entropy.defined()) ent[b].push_back(o.entropy);
+    if (o.values.defined()) val[b].push_back(o.values);
+  }
+  std::vector<HeadOutputs> out(batches.size());
+  for (size_t b = 0; b < batches.size(); ++b) {
+    if (!lp[b].empty()) out[b].logprobs = cat_rows(lp[b]);
+    if (!ent[b].empty()) out[b].entropy = cat_rows(ent[b]);
+    if (!val[b].empty()) out[b].values = cat_rows(val[b]);
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t micro_batch_rows(const CallContext& ctx, int64_t rows) {
+  if (ctx.micro_batch_rows > 0) return ctx.micro_batch_rows;
+  const int64_t n = ctx.pp->size() > 1 ? 2 * int64_t(ctx.pp->size()) : 1;
+  return std::max<int64_t>(1, (rows + n - 1) / n);
+}
+
+HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
+                            HeadKindOut what) {
+  require_matching_stages(ctx, model);
+  at::NoGradGuard no_grad;
+  const std::vector<Micro> micro = split(ctx, {&batch});
+  if (ctx.pp->size() > 1) return pipelined_outputs(ctx, model, {&batch}, micro, what)[0];
+  std::vector<at::Tensor> parts;
+  for (const Micro& m : micro)
+    parts.push_back(pack(outputs_of(model, model.forward(m.rows.batch), m.rows, what), what));
+  return unpack(parts.size() == 1 ? parts[0] : at::cat(parts, what == HeadKindOut::kLogprobsEntropy ? 1 : 0),
+                what);
+}
+
+at::Tensor backward_loss(const CallContext& ctx, model::Transformer& model,
+                         const std::vector<const SequenceBatch*>& batches, HeadKindOut what,
+                         const LossOfOutputs& loss_fn) {
+  require_matching_stages(ctx, model);
+  if (ctx.pp->size() == 1) {
+    std::vector<HeadOutputs> outs;
+    for (const SequenceBatch* b : batches)
+      outs.push_back(outputs_of(model, model.forward(b->batch), *b, what));
+    at::Tensor loss = loss_fn(outs);
+    loss.backward();
+    return loss.detach();
+  }
+  const std::vector<Micro> micro = split(ctx, batches);
+  // Pass 1: the outputs, then d loss / d outputs.
+  std::vector<HeadOutputs> outs = pipelined_outputs(ctx, model, batches, micro, what);
+  for (HeadOutputs& o : outs)
+    for (at::Tensor* t : {&o.logprobs, &o.entropy, &o.values})
+      if (t->defined()) *t = t->detach().requires_grad_(true);
+  at::Tensor loss = loss_fn(outs);
+  loss.backward();
+  auto grad_of = [](const at::Tensor& t) {
+    if (!t.defined()) return at::Tensor();
+    return t.grad().defined() ? t.grad() : at::zeros_like(t);
+  };
+  // Pass 2: 1F1B of sum(outputs * G) per micro-batch.
+  std::vector<model::TokenBatch> tokens;
+  for (const Micro& m : micro) tokens.push_back(m.rows.batch);
+  pipeline_train_1f1b(ctx.pp_group(), model, tokens, [&](const at::Tensor& hidden, int i) {
+    const Micro& m = micro[size_t(i)];
+    const HeadOutputs o = outputs_of(model, hidden, m.rows, what);
+    const HeadOutputs& full = outs[m.index];
+    at::Tensor surrogate;
+    auto add = [&](const at::Tensor& out, const at::Tensor& leaf) {
+      if (!out.defined()) return;
+      at::Tensor term = (out * grad_of(leaf).slice(0, m.begin, m.end)).sum();
+      surrogate = surrogate.defined() ? surrogate + term : term;
+    };
+    add(o.logprobs, full.logprobs);
+    add(o.entropy, full.entropy);
+    add(o.values, full.values);
+    REALIGN_CHECK(surrogate.defined());
+    return surrogate;
+  });
+  return loss.detach();
+}
+
+}  // namespace realign::runtime

@@ -1,0 +1,171 @@
+#include "runtime/call_placement.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+
+#include "core/error.h"
+#include "model/transformer.h"
+
+namespace realign::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+std::map<std::string, Layout> home_layouts(const std::map<std::string, Layout>& call_layouts,
+                                           const std::map<std::string, std::string>& train_calls,
+                                           const std::vector<std::string>& roles, int world) {
+  std::map<std::string, Layout> homes;
+  for (const std::string& role : roles) {
+    auto train = train_calls.find(role);
+    auto layout = train == train_calls.end() ? call_layouts.end() : call_layouts.find(train->second);
+    homes[role] = layout == call_layouts.end() ? Layout{0, world, 1, 1} : layout->second;
+  }
+  return homes;
+}
+
+CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups,
+                             std::map<std::string, Layout> call_layouts, std::map<std::string, Layout> homes)
+    : global_(std::move(global)),
+      axis_groups_(std::move(axis_groups)),
+      calls_(std::move(call_layouts)),
+      homes_(std::move(homes)),
+      batch_{0, global_->size(), 1, 1} {
+  for (const auto& [call, layout] : calls_)
+    if (layout.first_device + layout.size() > world())
+      throw Error("plan.mfcs." + call, to_string(layout) + " needs devices up to " +
+                                           std::to_string(layout.first_device + layout.size() - 1) + " but the run has " +
+                                           std::to_string(world()) + " ranks");
+  for (const auto& [role, layout] : homes_)
+    if (layout.first_device != 0 || layout.size() != world())
+      throw Error("plan", "the " + role + " model's train call runs on " + to_string(layout) +
+                              ": in this version a train call must use every device (dp*tp*pp = " +
+                              std::to_string(world()) + "); generation and inference calls may use any mesh");
+  begin_step();
+}
+
+CallPlacement CallPlacement::single_rank() {
+  return CallPlacement(comm::single_rank_group(), [](const Layout&) {
+    comm::AxisGroups g;
+    g.dp = g.tp = g.pp = comm::single_rank_group();
+    return std::optional<comm::AxisGroups>(g);
+  }, {}, {});
+}
+
+Layout CallPlacement::home(const std::string& role) const {
+  auto it = homes_.find(role);
+  return it == homes_.end() ? batch_ : it->second;
+}
+
+Layout CallPlacement::layout_of(const std::string& call, const std::string& role) const {
+  auto it = calls_.find(call);
+  return it == calls_.end() ? home(role) : it->second;
+}
+
+std::optional<CallContext> CallPlacement::context(const std::string& call, const Layout& layout) const {
+  std::optional<comm::AxisGroups> g = axis_groups_(layout);
+  if (!g) return std::nullopt;
+  return CallContext{call, g->dp, g->tp, g->pp, 0};
+}
+
+ShardMover& CallPlacement::mover(const std::string& role, const model::Transformer& m) {
+  auto& slot = movers_[role];
+  if (!slot)
+    slot = std::make_unique<ShardMover>(model_params(m.spec(), m.head()), m.spec().n_layers, m.dtype());
+  return *slot;
+}
+
+void CallPlacement::run_call(const std::string& call, const std::string& role, model::Transformer& home_model,
+                             const std::function<void(const CallContext&, model::Transformer&)>& body) {
+  const Layout home_layout = home(role), layout = layout_of(call, role);
+  if (layout == home_layout) {
+    const auto start = Clock::now();
+    if (auto ctx = context(call, layout)) {
+      body(*ctx, home_model);
+      record(call, "call", layout, start, 0);
+    }
+    return;
+  }
+  auto start = Clock::now();
+  ReallocStats stats;
+  const ShardMap shards = mover(role, home_model).move(*global_, home_model.named_params(), home_layout, layout, &stats);
+  realloc_bytes_ += stats.bytes_received;
+  if (layout.contains(rank())) record(call, "realloc", layout, start, stats.bytes_received);
+  start = Clock::now();
+  if (auto ctx = context(call, layout)) {
+    const Layout::Coord c = layout.coord_of(rank());
+    model::Transformer copy(home_model.spec(), home_model.head(), {ctx->tp, c.pp, layout.pp}, home_model.dtype(),
+                            home_model.device());
+    copy.load_shards(shards);
+    body(*ctx, copy);
+    record(call, "call", layout, start, 0);
+  }
+}
+
+Rows CallPlacement::rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine) {
+  const auto start = Clock::now();
+  DataMoveStats stats;
+  Rows out = exchange_rows(*global_, n, batch_, layout, mine, &stats);
+  data_bytes_ += stats.bytes_received;
+  if (layout != batch_ && layout.contains(rank())) record(call, "data", layout, start, stats.bytes_received);
+  return out;
+}
+
+Rows CallPlacement::rows_from(const std::string& call, const Layout& layout, int64_t n, const Rows& theirs) {
+  const auto start = Clock::now();
+  DataMoveStats stats;
+  Rows out = exchange_rows(*global_, n, layout, batch_, theirs, &stats);
+  data_bytes_ += stats.bytes_received;
+  if (layout != batch_) record(call + ".out", "data", batch_, start, stats.bytes_received);
+  return out;
+}
+
+void CallPlacement::begin_step() {
+  step_start_ = Clock::now();
+  events_.clear();
+  realloc_bytes_ = data_bytes_ = 0;
+}
+
+void CallPlacement::record(const std::string& name, const std::string& kind, const Layout& layout,
+                           Clock::time_point start, int64_t bytes) {
+  auto secs = [&](Clock::time_point t) { return std::chrono::duration<double>(t - step_start_).count(); };
+  events_.push_back({name, kind, layout.first_device, layout.size(), secs(start), secs(Clock::now()), double(bytes)});
+}
+
+Timeline CallPlacement::gathered_timeline() {
+  // Every rank's events as JSON, padded to the longest and gathered; events of one (name, kind, devices) merge
+  // into the span from the earliest start to the latest end, with the bytes every rank received.
+  const std::string mine = to_json(Timeline{world(), events_}).dump();
+  at::Tensor length = at::tensor({double(mine.size())}, at::kDouble);
+  global_->all_reduce(length, comm::ReduceOp::kMax);
+  at::Tensor bytes = at::zeros({int64_t(length.item<double>())}, at::kByte);
+  std::memcpy(bytes.data_ptr<uint8_t>(), mine.data(), mine.size());
+  const at::Tensor all = global_->all_gather_cat(bytes.unsqueeze(0), 0);
+  Timeline merged{world(), {}};
+  std::map<std::tuple<std::string, std::string, int, int>, size_t> index;
+  for (int64_t r = 0; r < all.size(0); ++r) {
+    const at::Tensor row = all[r].contiguous();
+    const char* text = reinterpret_cast<const char*>(row.data_ptr<uint8_t>());
+    const Timeline t = timeline_from_json(Json::parse(std::string(text, strnlen(text, size_t(row.numel())))),
+                                          "timeline of rank " + std::to_string(r));
+    for (const TimelineEvent& e : t.events) {
+      const auto key = std::make_tuple(e.name, e.kind, e.first_device, e.n_devices);
+      auto it = index.find(key);
+      if (it == index.end()) {
+        index[key] = merged.events.size();
+        merged.events.push_back(e);
+        continue;
+      }
+      TimelineEvent& m = merged.events[it->second];
+      m.start_s = std::min(m.start_s, e.start_s);
+      m.end_s = std::max(m.end_s, e.end_s);
+      m.bytes += e.bytes;
+    }
+  }
+  std::sort(merged.events.begin(), merged.events.end(),
+            [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_s < b.start_s; });
+  return merged;
+}
+
+}  // namespace realign::runtime

@@ -1,0 +1,91 @@
+// CallPlacement: gives every model function call of a training step the layout its plan assigns, SPMD. It
+// builds the call's dp/tp/pp groups, moves a model's parameters from its home layout to the call's layout
+// (ShardMover) and the batch rows from the step's batch layout to the call's ranks and back (exchange_rows),
+// and records each call and each move on the step's timeline (cost/simulation_result.h's schema), so the
+// measured timeline lines up with the simulated one.
+//
+// Batch data lives between calls in the batch layout: dp over every rank (rank r holds rows
+// balanced_part(n, r, world)). Every model lives in a home layout spanning every rank: its train call's layout
+// (parameters and optimizer state stay there), or the batch layout for a model never trained in the plan.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "comm/world.h"
+#include "cost/simulation_result.h"
+#include "model/transformer.h"
+#include "runtime/call_context.h"
+#include "runtime/row_exchange.h"
+#include "runtime/shard_mover.h"
+
+namespace realign::runtime {
+
+// This rank's dp/tp/pp groups in a layout, or nullopt outside it (comm::World::axis_groups).
+using AxisGroupsFn = std::function<std::optional<comm::AxisGroups>(const Layout&)>;
+
+class CallPlacement {
+ public:
+  // `call_layouts`: call name -> layout (from the plan); calls absent from it run in their model's home.
+  // `homes`: role -> home layout. Throws Error naming the call when a layout does not fit the world or a home
+  // does not span every rank.
+  CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups,
+                std::map<std::string, Layout> call_layouts, std::map<std::string, Layout> homes);
+  // One rank, every call on it.
+  static CallPlacement single_rank();
+
+  int rank() const { return global_->rank(); }
+  int world() const { return global_->size(); }
+  comm::Group& global() const { return *global_; }
+  const std::shared_ptr<comm::Group>& global_ptr() const { return global_; }
+  const Layout& batch_layout() const { return batch_; }
+  Layout home(const std::string& role) const;
+  Layout layout_of(const std::string& call, const std::string& role) const;
+  // The call's context on this rank; nullopt when this rank is outside the layout.
+  std::optional<CallContext> context(const std::string& call, const Layout& layout) const;
+
+  // Runs `body` on the ranks of `call`'s layout with `home_model` (in its home layout) moved there: the model
+  // itself when the layouts agree, else a temporary copy built from reallocated shards and dropped after.
+  // Every rank of the run calls this (collective over the home and call layouts).
+  void run_call(const std::string& call, const std::string& role, model::Transformer& home_model,
+                const std::function<void(const CallContext&, model::Transformer&)>& body);
+
+  // Rows from the batch layout to the ranks of `call`'s layout (every tp/pp rank of a dp group gets its
+  // share), and back. Collective over both layouts; timeline events are named after the call.
+  Rows rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine);
+  Rows rows_from(const std::string& call, const Layout& layout, int64_t n, const Rows& theirs);
+
+  // The step's timeline: calls and moves since begin_step().
+  void begin_step();
+  const std::vector<TimelineEvent>& events() const { return events_; }
+  int64_t realloc_bytes() const { return realloc_bytes_; }  // received by this rank this step
+  // Every rank's events of this step merged into one timeline (collective over the world).
+  Timeline gathered_timeline();
+  int64_t data_bytes() const { return data_bytes_; }
+
+ private:
+  ShardMover& mover(const std::string& role, const model::Transformer& m);
+  void record(const std::string& name, const std::string& kind, const Layout& layout,
+              std::chrono::steady_clock::time_point start, int64_t bytes);
+
+  std::shared_ptr<comm::Group> global_;
+  AxisGroupsFn axis_groups_;
+  std::map<std::string, Layout> calls_, homes_;
+  Layout batch_;
+  std::map<std::string, std::unique_ptr<ShardMover>> movers_;
+  std::chrono::steady_clock::time_point step_start_;
+  std::vector<TimelineEvent> events_;
+  int64_t realloc_bytes_ = 0, data_bytes_ = 0;
+};
+
+// The home layouts of a plan's models: a trained model's train call layout, the batch layout otherwise.
+// `train_calls`: role -> its train call name.
+std::map<std::string, Layout> home_layouts(const std::map<std::string, Layout>& call_layouts,
+                                           const std::map<std::string, std::string>& train_calls,
+                                           const std::vector<std::string>& roles, int world);
+
+}  // namespace realign::runtime

@@ -1,0 +1,53 @@
+#include "apps/validation.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/config_file.h"
+
+namespace realign::apps {
+namespace {
+
+TEST(Validation, KendallTauAndMedian) {
+  EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  // Pairs: (1,2) +, (1,3) +, (2,3) - -> (2 - 1) / 3.
+  EXPECT_NEAR(kendall_tau({1, 2, 3}, {1, 3, 2}), 1.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(median({4, 1, 2, 3}), 2.5);
+  EXPECT_DOUBLE_EQ(relative_error(1.5, 1.0), 0.5);
+}
+
+TEST(Validation, PlansAreDistinctValidAndRunnable) {
+  const RunConfig config = run_config_from_json(parse_yaml(R"(
+algorithm: ppo
+models: {actor: llama-tiny, critic: llama-tiny}
+batch: {prompts: 32, prompt_len: 6, gen_len: 4, mini_batches: 2}
+cluster: {nodes: 1, devices_per_node: 4, device: cpu-gloo}
+)", "test.yaml"));
+  Simulator simulator(config.graph, config.cluster, default_profile(config.cluster.device));
+  const auto plans = validation_plans(config, simulator, 8, 3);
+  ASSERT_EQ(plans.size(), 8u);
+  EXPECT_EQ(plans[0].name, "co-located");
+  std::set<std::string> seen;
+  for (auto p : plans) {
+    EXPECT_NO_THROW(validate_plan(config.graph, config.cluster, p.plan)) << p.name;
+    EXPECT_TRUE(seen.insert(to_json(p.plan).at("mfcs").dump()).second) << p.name << " repeats a plan";
+    for (const auto& a : p.plan.assignments) {
+      const Mfc& mfc = config.graph.mfcs[size_t(config.graph.mfc_index(a.mfc))];
+      if (mfc.kind == MfcKind::kTrain) {
+        EXPECT_EQ(a.mesh.size, 4) << p.name << " " << a.mfc;
+      }
+      if (mfc.kind == MfcKind::kGenerate) {
+        EXPECT_EQ(a.strategy.pp, 1) << p.name << " " << a.mfc;
+      }
+    }
+  }
+  // The same seed gives the same plans.
+  const auto again = validation_plans(config, simulator, 8, 3);
+  for (size_t i = 0; i < plans.size(); ++i) EXPECT_EQ(plans[i].plan, again[i].plan);
+}
+
+}  // namespace
+}  // namespace realign::apps
