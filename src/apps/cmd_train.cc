@@ -71,9 +71,10 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
     std::printf("run directory: %s\n", r.run_dir.c_str());
     std::printf("steps %lld..%lld in %.1f s\n", (long long)r.first_step, (long long)r.last_step, r.seconds);
     if (r.eval_before >= 0) std::printf("held-out accuracy before: %.3f\n", r.eval_before);
+    if (r.eval_before_rl >= 0) std::printf("held-out accuracy before RL: %.3f\n", r.eval_before_rl);
     if (r.eval_after >= 0) std::printf("held-out accuracy after:  %.3f\n", r.eval_after);
     if (r.reward_first != 0 || r.reward_last != 0)
-      std::printf("RL reward: first step %.3f, last step %.3f\n", r.reward_first, r.reward_last);
+      std::printf("RL reward (sampled): first step %.3f, last step %.3f\n", r.reward_first, r.reward_last);
   }
   return 0;
 }
@@ -113,9 +114,17 @@ void add_train_command(CLI::App& app) {
     }
     const RunConfig config = load_run_config(config_file, overrides);
     std::string run_dir = !args->resume.empty() ? args->resume : args->out;
+    // A worker is a rank started by our launcher (which planned and made the run directory) or by torchrun /
+    // srun (where rank 0 does both, and every rank must be told the directory).
     const bool worker = std::getenv("RANK") != nullptr;
-    if (run_dir.empty()) run_dir = runtime::default_run_dir("runs", fs::path(config_file).stem().string());
-    if (!worker && args->resume.empty()) runtime::create_run_dir(run_dir);
+    const bool local_worker = std::getenv("REALIGN_LOCAL_WORKER") != nullptr;
+    const bool plans = !worker || (!local_worker && std::string(std::getenv("RANK")) == "0");
+    if (run_dir.empty()) {
+      if (worker)
+        throw Error("--out", "every rank of a torchrun/srun job must be given the same --out RUN_DIR");
+      run_dir = runtime::default_run_dir("runs", fs::path(config_file).stem().string());
+    }
+    if (plans && args->resume.empty()) runtime::create_run_dir(run_dir);
 
     runtime::TrainerInput input;
     input.algorithm = config.algorithm;
@@ -124,7 +133,7 @@ void add_train_command(CLI::App& app) {
     input.raw_config = config.raw;
     input.run_dir = run_dir;
     input.resume = !args->resume.empty();
-    if (!worker) {
+    if (plans) {
       // Planning is cheap and deterministic: the launcher plans and saves; workers do not repeat it.
       const PlanReport report = make_plan_report(config, "");
       input.plan = to_json(report.planner.plan);
@@ -142,6 +151,7 @@ void add_train_command(CLI::App& app) {
     // Local data parallelism: one worker per device, each re-running this command as rank r.
     comm::LaunchOptions o;
     o.nprocs = n;
+    o.env = {{"REALIGN_LOCAL_WORKER", "1"}};
     o.argv = {comm::current_executable(), "train"};
     if (args->resume.empty()) o.argv.push_back(config_file);
     for (const std::string& ov : overrides) o.argv.push_back(ov);

@@ -356,8 +356,8 @@ Json Trainer::sft_step(int64_t) {
   int64_t n = algorithm_ == "sft" ? in_.algorithm.batch.prompts : t_.sft_stage.batch;
   std::vector<int64_t> idx = sft_sampler_->next(n);
   SftStats st;
-  place_->run_call("actor_sft", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
-    const Range r = rows_in("actor_sft", "actor", n);
+  place_->run_call("actor_train", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
+    const Range r = rows_in("actor_train", "actor", n);
     std::vector<TokenIds> p, q;
     for (const auto& rec : pick(data_.sft, idx, r.begin, r.end))
       p.push_back(codec_.encode(rec.prompt)), q.push_back(codec_.encode(rec.response));
@@ -684,7 +684,10 @@ TrainResult Trainer::run() {
     } else {
       enter_stage(0, true);
     }
-    if (lead()) truncate_metrics_after(dir.metrics_file(), done);
+    if (lead()) {
+      truncate_metrics_after(dir.metrics_file(), done);
+      write_text_file(dir.config_file(), in_.raw_config.dump(2) + "\n");  // with this resume's overrides
+    }
   } else {
     enter_stage(0, true);
     if (lead()) {
@@ -737,6 +740,9 @@ TrainResult Trainer::run() {
       double acc = evaluate();
       if (acc >= 0) rec["eval/accuracy"] = acc;
       if (step == total) result.eval_after = acc;
+      if (stage + 1 < int(stages_.size()) &&
+          (stages_[size_t(stage) + 1].kind == "rl" || stages_[size_t(stage) + 1].kind == "dpo"))
+        result.eval_before_rl = acc;
     }
     if (s.kind == "rl") {
       if (!rl_seen) result.reward_first = m["reward/mean"].get<double>();

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "apps/run_config.h"
@@ -156,6 +157,32 @@ TEST(Trainer, BadJsonlLineNamesFileAndLine) {
       tmp.file("run"));
   std::string msg = error_of([&] { run_training(in, comm::single_rank_group()); });
   EXPECT_NE(msg.find("prompts.jsonl:2"), std::string::npos) << msg;
+}
+
+// The CLI end to end: two local data-parallel workers (the binary re-executed by the launcher), the report,
+// and a resume that extends the run.
+TEST(TrainCommand, TwoLocalWorkersReportAndResume) {
+  TempDir tmp;
+  io::testing::write_file(tmp.file("config.yaml"), kBase);
+  const std::string realign = std::string(REALIGN_BINARY_DIR) + "/src/apps/realign";
+  const std::string dir = tmp.file("run");
+  auto run = [](const std::string& cmd) { return std::system((cmd + " > /dev/null 2>&1").c_str()); };
+  ASSERT_EQ(run(realign + " train " + tmp.file("config.yaml") +
+                " cluster.devices_per_node=2 train.steps=2 train.threads=1 --no-progress --out " + dir),
+            0);
+  EXPECT_TRUE(fs::exists(dir + "/plan.json"));
+  EXPECT_TRUE(fs::exists(dir + "/timeline_estimated.json"));
+  EXPECT_EQ(latest_checkpoint_step(RunDir{dir}.checkpoints()), 5);
+  ASSERT_EQ(run(realign + " report " + dir), 0);
+  EXPECT_TRUE(fs::exists(dir + "/curves.svg"));
+  EXPECT_TRUE(fs::exists(dir + "/timeline.svg"));
+  ASSERT_EQ(run(realign + " train --resume " + dir + " train.steps=3 --no-progress"), 0);
+  std::vector<Json> m = read_metrics(RunDir{dir}.metrics_file());
+  ASSERT_EQ(m.size(), 7u);
+  EXPECT_EQ(m.back()["step"], 6);
+  // A bad key is an error before anything runs; the run's checkpoint stays.
+  EXPECT_NE(run(realign + " train --resume " + dir + " train.stepz=4 --no-progress"), 0);
+  EXPECT_EQ(latest_checkpoint_step(RunDir{dir}.checkpoints()), 6);
 }
 
 TEST(Trainer, UnknownAlgorithmOrKeyIsRejected) {
