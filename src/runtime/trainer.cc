@@ -356,8 +356,8 @@ Json Trainer::sft_step(int64_t) {
   int64_t n = algorithm_ == "sft" ? in_.algorithm.batch.prompts : t_.sft_stage.batch;
   std::vector<int64_t> idx = sft_sampler_->next(n);
   SftStats st;
-  place_->run_call("actor_sft", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
-    const Range r = rows_in("actor_sft", "actor", n);
+  place_->run_call("actor_train", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
+    const Range r = rows_in("actor_train", "actor", n);
     std::vector<TokenIds> p, q;
     for (const auto& rec : pick(data_.sft, idx, r.begin, r.end))
       p.push_back(codec_.encode(rec.prompt)), q.push_back(codec_.encode(rec.response));

@@ -4,10 +4,12 @@
 // the layout its plan gives it (runtime/call_placement.h): parameters are reallocated from the model's home
 // layout and batch rows moved to the call's ranks and back.
 //
-// Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward
-// (rule_rewards or scores_call), ref_inf / actor_inf / critic_inf (logprobs_call, values_call), the advantage
-// computation (algo/), actor_train (actor_train_call) and critic_train (critic_train_call); each call takes
-// its context from CallPlacement::run_call(call, role, model, body).
+// Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward_inf
+// (rule_rewards, or scores_call on the reward model), ref_inf, actor_inf (the behaviour log-probs; not a call of
+// the planner's graph, so it runs in the actor's home layout) and critic_inf (logprobs_call, values_call), for
+// ReMax also actor_greedy_gen and reward_greedy_inf, then the advantages (algo/), actor_train
+// (actor_train_call) and critic_train (critic_train_call). The call names are the dataflow graph's. Each call
+// runs through CallPlacement::run_call(call, role, model, body) in its plan layout.
 #pragma once
 
 #include <map>
