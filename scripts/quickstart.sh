@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
-./build/src/apps/realign plan examples/ppo_llama2_7b_16xh100.yaml
+./build/src/apps/realign train examples/addition_ppo.yaml

@@ -68,6 +68,12 @@ std::vector<ParamInfo> model_params(const ModelSpec& s, HeadKind head) {
   return out;
 }
 
+Range intersect(const Range& a, const Range& b) {
+  Range r{std::max(a.begin, b.begin), std::min(a.end, b.end)};
+  if (r.end < r.begin) r.end = r.begin;
+  return r;
+}
+
 Range balanced_part(int64_t units, int part, int parts) {
   REALIGN_CHECK(parts > 0 && part >= 0 && part < parts) << part << "/" << parts;
   return Range{units * part / parts, units * (part + 1) / parts};

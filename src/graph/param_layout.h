@@ -46,6 +46,9 @@ struct Range {
   bool operator==(const Range& o) const { return begin == o.begin && end == o.end; }
 };
 
+// The common part of two ranges (empty, at max(begins), when they do not overlap).
+Range intersect(const Range& a, const Range& b);
+
 // Balanced split of `units` units over `parts`: part p holds [floor(units*p/parts), floor(units*(p+1)/parts)).
 // Uneven when parts does not divide units (e.g. a 50257-token vocabulary over tp = 2).
 Range balanced_part(int64_t units, int part, int parts);

@@ -9,11 +9,6 @@
 namespace realign {
 namespace {
 
-Range intersect(const Range& a, const Range& b) {
-  Range r{std::max(a.begin, b.begin), std::min(a.end, b.end)};
-  if (r.end < r.begin) r.end = r.begin;
-  return r;
-}
 
 }  // namespace
 
