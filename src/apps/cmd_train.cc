@@ -137,7 +137,9 @@ void add_train_command(CLI::App& app) {
     input.resume = !args->resume.empty();
     if (plans) {
       // Planning is cheap and deterministic: the launcher plans and saves; workers do not repeat it.
-      const PlanReport report = make_plan_report(config, "");
+      RunConfig planned = config;
+      planned.plan.candidates.runtime_limits = true;  // search only what the runtime executes
+      const PlanReport report = make_plan_report(planned, "");
       input.plan = to_json(report.planner.plan);
       input.estimated_timeline = to_json(report.simulation.timeline);
       if (!input.resume) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/rng.h"
+#include "search/planner.h"
 #include "search/presets.h"
 #include "search/simulator_evaluator.h"
 
@@ -20,11 +21,8 @@ std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& 
   std::set<std::string> seen;
   const int devices = config.cluster.n_devices();
   auto runnable = [&](const ExecutionPlan& p) {
-    for (const auto& a : p.assignments) {
-      const Mfc& mfc = config.graph.mfcs[size_t(config.graph.mfc_index(a.mfc))];
-      if (mfc.kind == MfcKind::kTrain && a.mesh.size != devices) return false;
-      if (mfc.kind == MfcKind::kGenerate && a.strategy.pp != 1) return false;  // KV-cache decoding needs pp = 1
-    }
+    for (const auto& a : p.assignments)
+      if (!runtime_limit_problem(config.graph, config.cluster, a).empty()) return false;
     return simulator.run(p).fits;
   };
   auto add = [&](const std::string& name, ExecutionPlan plan) {
@@ -35,6 +33,11 @@ std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& 
   SimulatorEvaluator evaluator(simulator);
   for (const std::string& name : preset_names())
     if (auto plan = make_preset(name, config.graph, config.cluster, evaluator)) add(name, *plan);
+  // The plan `realign train plan.mode=search` would run.
+  PlanOptions search = config.plan;
+  search.mode = "search";
+  search.candidates.runtime_limits = true;
+  add("searched", plan_iteration(config.graph, config.cluster, evaluator, search).plan);
 
   // Random plans: each call a random mesh (an aligned power-of-two block) and a random valid strategy on it.
   Rng rng(seed);

@@ -16,8 +16,9 @@ struct CandidatePlan {
   ExecutionPlan plan;
 };
 
-// Up to `n` distinct plans: every preset that fits, then random ones (each call a random valid strategy on a
-// random mesh; train calls on every device, as the runtime requires), all fitting in memory per the simulator.
+// Up to `n` distinct plans: every preset, then the searched plan, then random ones (each call a random valid
+// strategy on a random mesh), keeping those the runtime executes (runtime_limit_problem) and that fit in
+// memory per the simulator.
 std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& simulator, int n, uint64_t seed);
 
 // |estimate - measured| / measured.

@@ -78,7 +78,13 @@ ShardMover& CallPlacement::mover(const std::string& role, const model::Transform
 
 void CallPlacement::run_call(const std::string& call, const std::string& role, model::Transformer& home_model,
                              const std::function<void(const CallContext&, model::Transformer&)>& body) {
-  const Layout home_layout = home(role), layout = layout_of(call, role);
+  run_call_in(layout_of(call, role), call, role, home_model, body);
+}
+
+void CallPlacement::run_call_in(const Layout& layout, const std::string& call, const std::string& role,
+                                model::Transformer& home_model,
+                                const std::function<void(const CallContext&, model::Transformer&)>& body) {
+  const Layout home_layout = home(role);
   if (layout == home_layout) {
     const auto start = Clock::now();
     if (auto ctx = context(call, layout)) {

@@ -53,6 +53,10 @@ class CallPlacement {
   // Every rank of the run calls this (collective over the home and call layouts).
   void run_call(const std::string& call, const std::string& role, model::Transformer& home_model,
                 const std::function<void(const CallContext&, model::Transformer&)>& body);
+  // The same in a layout the caller chooses (e.g. generation outside the plan, which needs pp = 1).
+  void run_call_in(const Layout& layout, const std::string& call, const std::string& role,
+                   model::Transformer& home_model,
+                   const std::function<void(const CallContext&, model::Transformer&)>& body);
 
   // Rows from the batch layout to the ranks of `call`'s layout (every tp/pp rank of a dp group gets its
   // share), and back. Collective over both layouts; timeline events are named after the call.

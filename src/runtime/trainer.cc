@@ -327,8 +327,12 @@ double Trainer::evaluate() {
   if (!actor_ || data_.eval_prompts.empty()) return -1;
   const int64_t n = int64_t(data_.eval_prompts.size());
   double sums[2] = {0, 0};
-  place_->run_call("eval_gen", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer& m) {
-    const Range r = rows_in("eval_gen", "actor", n);
+  // Evaluation is not a call of the plan: it generates on the actor's home devices, pipeline stages folded
+  // into data parallelism (KV-cache decoding needs pp = 1).
+  const Layout home = place_->home("actor");
+  const Layout layout{home.first_device, home.dp * home.pp, home.tp, 1};
+  place_->run_call_in(layout, "eval_gen", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer& m) {
+    const Range r = samples_of(n, layout, rank());
     std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin,
                                           data_.eval_prompts.begin() + r.end);
     std::vector<TokenIds> prompts;

@@ -1,6 +1,7 @@
 // The candidate assignments (mesh, strategy) of each call that the search chooses among.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "search/plan_evaluator.h"
@@ -18,7 +19,13 @@ struct CandidateOptions {
   // matters beyond the call itself, since other models' state shares the devices.
   int strategies_per_mesh_size = 4;
   bool all_node_runs = false;  // see enumerate_meshes
+  // Only what realign's runtime executes today (runtime_limit_problem): used when planning a training run.
+  bool runtime_limits = false;
 };
+
+// Empty when realign's runtime can execute the assignment, else why not: a train call must use every device
+// (its model's parameters and optimizer state live there), and generation cannot be pipelined (pp = 1).
+std::string runtime_limit_problem(const DataflowGraph& graph, const Cluster& cluster, const MfcAssignment& a);
 
 // candidates[i] lists call i's assignments, fastest standalone first. A call with no candidate that fits on its
 // own keeps its least-overflowing ones, so the search can still report the best it can do. The evaluator's

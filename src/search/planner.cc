@@ -30,6 +30,17 @@ PlanOptions plan_options_from_json(const Json& section, const std::string& path)
   return o;
 }
 
+namespace {
+
+// The first runtime limit a plan breaks, or empty.
+std::string runtime_problem(const DataflowGraph& graph, const Cluster& cluster, const ExecutionPlan& plan) {
+  for (const auto& a : plan.assignments)
+    if (std::string why = runtime_limit_problem(graph, cluster, a); !why.empty()) return why;
+  return "";
+}
+
+}  // namespace
+
 PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster, PlanEvaluator& evaluator,
                              const PlanOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -48,7 +59,9 @@ PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster,
     p.plan = make_preset(name, graph, cluster, evaluator);
     if (p.plan) {
       p.score = evaluator.evaluate(*p.plan);
-      if (!breaks_disjoint(graph, *p.plan, options.search.disjoint)) starts.push_back(*p.plan);
+      if (!breaks_disjoint(graph, *p.plan, options.search.disjoint) &&
+          (!options.candidates.runtime_limits || runtime_problem(graph, cluster, *p.plan).empty()))
+        starts.push_back(*p.plan);
     }
     out.presets.push_back(p);
   }

@@ -30,6 +30,7 @@ cluster: {nodes: 1, devices_per_node: 4, device: cpu-gloo}
   const auto plans = validation_plans(config, simulator, 8, 3);
   ASSERT_EQ(plans.size(), 8u);
   EXPECT_EQ(plans[0].name, "co-located");
+
   std::set<std::string> seen;
   for (auto p : plans) {
     EXPECT_NO_THROW(validate_plan(config.graph, config.cluster, p.plan)) << p.name;

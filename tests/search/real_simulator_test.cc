@@ -5,6 +5,7 @@
 #include "cost/hardware_profile.h"
 #include "search/candidates.h"
 #include "search/exhaustive.h"
+#include "search/planner.h"
 #include "search/simulator_evaluator.h"
 
 namespace realign {
@@ -36,6 +37,34 @@ batch: {prompts: 32, prompt_len: 256, gen_len: 768, samples_per_prompt: 4, mini_
     hits += r.score.fits() && r.score.time_s <= exact->score.time_s * (1 + 1e-12);
   }
   EXPECT_GE(hits, 19);
+}
+
+}  // namespace
+}  // namespace realign
+
+namespace realign {
+namespace {
+
+TEST(SearchWithSimulator, RuntimeLimitsKeepTrainingOnEveryDeviceAndGenerationUnpipelined) {
+  const DataflowGraph g = testing::graph_from_yaml(R"(
+algorithm: ppo
+models: {actor: llama2-7b, critic: llama2-7b}
+batch: {prompts: 256, prompt_len: 256, gen_len: 256, mini_batches: 2}
+)");
+  const Cluster c = testing::h100(2);
+  Simulator sim(g, c, default_profile(c.device));
+  SimulatorEvaluator evaluator(sim);
+  PlanOptions options;
+  options.search.seed = 1;
+  options.search.max_steps = 3000;
+  options.candidates.runtime_limits = true;
+  const PlannerOutput out = plan_iteration(g, c, evaluator, options);
+  for (const auto& a : out.plan.assignments)
+    EXPECT_EQ(runtime_limit_problem(g, c, a), "") << a.mfc;
+  const MfcAssignment subset_train{"actor_train", DeviceMesh{0, 8}, Strategy{2, 4, 1, 1}};
+  EXPECT_NE(runtime_limit_problem(g, c, subset_train), "");
+  const MfcAssignment pipelined_gen{"actor_gen", DeviceMesh{0, 16}, Strategy{4, 2, 2, 1}};
+  EXPECT_NE(runtime_limit_problem(g, c, pipelined_gen), "");
 }
 
 }  // namespace
