@@ -12,6 +12,7 @@
 #include "core/config_file.h"
 #include "core/log.h"
 #include "plan/execution_plan.h"
+#include "search/candidates.h"
 #include "runtime/call_layouts.h"
 #include "runtime/run_dir.h"
 #include "runtime/trainer.h"
@@ -126,7 +127,6 @@ void add_train_command(CLI::App& app) {
         throw Error("--out", "every rank of a torchrun/srun job must be given the same --out RUN_DIR");
       run_dir = runtime::default_run_dir("runs", fs::path(config_file).stem().string());
     }
-    if (plans && args->resume.empty()) runtime::create_run_dir(run_dir);
 
     runtime::TrainerInput input;
     input.algorithm = config.algorithm;
@@ -140,9 +140,16 @@ void add_train_command(CLI::App& app) {
       RunConfig planned = config;
       planned.plan.candidates.runtime_limits = true;  // search only what the runtime executes
       const PlanReport report = make_plan_report(planned, "");
+      // Refuse before starting workers a plan the runtime cannot execute (a preset or a plan file).
+      if (config.cluster.n_devices() > 1)
+        for (const auto& a : report.planner.plan.assignments)
+          if (std::string why = runtime_limit_problem(config.graph, config.cluster, a); !why.empty())
+            throw Error("plan.mode", config.plan.mode + ": " + why +
+                                         " (plan.mode=search finds a plan the runtime executes)");
       input.plan = to_json(report.planner.plan);
       input.estimated_timeline = to_json(report.simulation.timeline);
       if (!input.resume) {
+        runtime::create_run_dir(run_dir);  // only once the plan is known to run: no empty run directories
         runtime::write_text_file(run_dir + "/plan.json", input.plan.dump(2) + "\n");
         runtime::write_text_file(run_dir + "/timeline_estimated.json",
                                  input.estimated_timeline.dump(2) + "\n");

@@ -89,6 +89,17 @@ TEST(Cli, BadInputIsAClearErrorAndNonZeroExit) {
   EXPECT_NE(r.code, 0);
 }
 
+TEST(Cli, TrainRefusesAPlanTheRuntimeCannotRunBeforeStartingWorkers) {
+  // The interleaving preset trains the actor on half of the 4 devices, which this runtime does not execute.
+  const std::string out = ::testing::TempDir() + "refused_run";
+  const CliRun r = realign("train " + example("addition_ppo.yaml") +
+                           " cluster.devices_per_node=4 plan.mode=interleaving --no-progress --out " + out);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("plan.mode: interleaving: actor_train trains on 2 of 4 devices"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plan.mode=search"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::ifstream(out + "/plan.json").good()) << "no run directory for a refused plan";
+}
+
 TEST(Cli, PlanThatCannotFitExitsWithTwoAndSaysWhere) {
   // Four 70B models on one 8-GPU node cannot fit.
   const CliRun r = realign("plan " + example("ppo_llama2_70b_128xh100.yaml") + " cluster.nodes=1 plan.mode=co-located");
