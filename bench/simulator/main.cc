@@ -47,10 +47,11 @@ int main(int argc, char** argv) {
   Simulator sim(graph, cluster, default_profile(cluster.device));
 
   ExecutionPlan colocated, disaggregated;
-  for (const char* m : {"actor_gen", "ref_inf", "reward_inf", "critic_inf", "actor_train", "critic_train"})
+  for (const char* m : {"actor_gen", "ref_inf", "reward_inf", "actor_inf", "critic_inf", "actor_train", "critic_train"})
     colocated.assignments.push_back(assign(m, 0, 2, 8, 1, 4));
   disaggregated.assignments = {assign("actor_gen", 0, 2, 4, 1, 1),   assign("ref_inf", 8, 1, 4, 1, 2),
-                               assign("reward_inf", 12, 1, 4, 1, 2), assign("critic_inf", 8, 2, 4, 1, 2),
+                               assign("reward_inf", 12, 1, 4, 1, 2), assign("actor_inf", 8, 2, 4, 1, 2),
+                               assign("critic_inf", 8, 2, 4, 1, 2),
                                assign("actor_train", 8, 2, 4, 1, 8), assign("critic_train", 8, 2, 4, 1, 8)};
   const ExecutionPlan* plans[] = {&colocated, &disaggregated};
 

@@ -1,5 +1,7 @@
 #include "apps/run_config.h"
 
+#include <algorithm>
+
 #include "core/config_file.h"
 
 namespace realign::apps {
@@ -9,11 +11,18 @@ RunConfig run_config_from_json(Json raw) {
   rc.raw = std::move(raw);
   ObjectReader root(rc.raw, "");
   rc.algorithm = algorithm_config_from_json(root);
+  rc.training = runtime::training_sections_from_json(root);
+  // The graph holds a reward model's call only when the runtime will run one.
+  rc.algorithm.reward_model = rc.training.reward.kind == "model";
+  const bool names_reward_model = rc.raw.contains("models") && rc.raw["models"].contains("reward");
+  const auto roles = algorithm_roles(rc.algorithm.algorithm);
+  if (names_reward_model && !rc.algorithm.reward_model && std::count(roles.begin(), roles.end(), "reward"))
+    throw Error("reward.kind", "models.reward names a reward model but reward.kind is " + rc.training.reward.kind +
+                                   ": set reward.kind: model to score with it, or remove models.reward");
   rc.graph = build_graph(rc.algorithm);
   rc.cluster = cluster_from_json(root.at("cluster"), "cluster");
   if (const Json* p = root.find("plan")) rc.plan = plan_options_from_json(*p, "plan");
   rc.profile_path = root.get_string("profile", "");
-  rc.training = runtime::training_sections_from_json(root);
   root.finish();
   return rc;
 }

@@ -132,38 +132,44 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     role("actor", HeadKind::kLanguageModel, true);
     if (ppo) role("critic", HeadKind::kValue, true);
     role("ref", HeadKind::kLanguageModel, false);
-    role("reward", HeadKind::kValue, false);
+    if (c.reward_model) role("reward", HeadKind::kValue, false);
     data("seq", S * tok);
     data("logprobs", S * f32);
     data("ref_logprobs", S * f32);
-    data("rewards", f32);
-    g.mfcs.push_back(call("actor_gen", "actor", MfcKind::kGenerate, n, P, G, {"prompts"}, {"seq", "logprobs"}));
+    if (c.reward_model) data("rewards", f32);
+    g.mfcs.push_back(call("actor_gen", "actor", MfcKind::kGenerate, n, P, G, {"prompts"}, {"seq"}));
     if (c.algorithm == "remax") {
       data("greedy_seq", S * tok);
-      data("greedy_rewards", f32);
+      if (c.reward_model) data("greedy_rewards", f32);
       Mfc greedy = call("actor_greedy_gen", "actor", MfcKind::kGenerate, b.prompts, P, G, {"prompts"},
                         {"greedy_seq"});
       greedy.greedy = true;
       g.mfcs.push_back(greedy);
     }
     g.mfcs.push_back(call("ref_inf", "ref", MfcKind::kInference, n, P, G, {"seq"}, {"ref_logprobs"}));
-    g.mfcs.push_back(call("reward_inf", "reward", MfcKind::kInference, n, P, G, {"seq"}, {"rewards"}));
-    if (c.algorithm == "remax")
-      g.mfcs.push_back(call("reward_greedy_inf", "reward", MfcKind::kInference, b.prompts, P, G, {"greedy_seq"},
-                            {"greedy_rewards"}));
-    std::vector<std::string> actor_in = {"seq", "logprobs", "ref_logprobs", "rewards"};
+    if (c.reward_model) {
+      g.mfcs.push_back(call("reward_inf", "reward", MfcKind::kInference, n, P, G, {"seq"}, {"rewards"}));
+      if (c.algorithm == "remax")
+        g.mfcs.push_back(call("reward_greedy_inf", "reward", MfcKind::kInference, b.prompts, P, G,
+                              {"greedy_seq"}, {"greedy_rewards"}));
+    }
+    // The behaviour policy's log-probs are recomputed by a forward pass (as veRL does) rather than taken from
+    // sampling: they then match the train call's forward exactly, whatever the generation layout.
+    g.mfcs.push_back(call("actor_inf", "actor", MfcKind::kInference, n, P, G, {"seq"}, {"logprobs"}));
+    // Rule rewards are scored on the batch's own ranks: no call produces them, no data move carries them.
+    std::vector<std::string> actor_in = {"seq", "logprobs", "ref_logprobs"};
+    if (c.reward_model) actor_in.push_back("rewards");
     if (ppo) {
       data("values", S * f32);
       g.mfcs.push_back(call("critic_inf", "critic", MfcKind::kInference, n, P, G, {"seq"}, {"values"}));
       actor_in.push_back("values");
     }
-    if (c.algorithm == "remax") actor_in.push_back("greedy_rewards");
+    if (c.algorithm == "remax" && c.reward_model) actor_in.push_back("greedy_rewards");
     Mfc actor_train = call("actor_train", "actor", MfcKind::kTrain, n, P, G, actor_in, {});
     actor_train.train_steps = b.mini_batches * b.epochs;
     g.mfcs.push_back(actor_train);
     if (ppo) {
-      Mfc critic_train = call("critic_train", "critic", MfcKind::kTrain, n, P, G,
-                              {"seq", "logprobs", "ref_logprobs", "rewards", "values"}, {});
+      Mfc critic_train = call("critic_train", "critic", MfcKind::kTrain, n, P, G, actor_in, {});
       critic_train.train_steps = b.mini_batches * b.epochs;
       g.mfcs.push_back(critic_train);
     }

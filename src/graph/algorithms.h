@@ -24,6 +24,9 @@ struct AlgorithmConfig {
   std::string algorithm;                   // ppo | grpo | remax | dpo | sft | rm
   std::map<std::string, ModelSpec> models;  // role -> architecture
   BatchShape batch;
+  // RL rewards come from a reward model's inference call; false when a rule scores the responses (a
+  // verifier or an external command, run on the batch's ranks outside any model call).
+  bool reward_model = true;
 };
 
 std::vector<std::string> algorithm_names();
@@ -38,6 +41,8 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root);
 // Resolves "llama2-7b" or "path/to/config.json" or "path/to/model_dir".
 ModelSpec resolve_model_spec(const std::string& source, const std::string& path);
 
+// PPO-family graphs: actor_gen -> (ref_inf, reward_inf, actor_inf for the behaviour log-probs, critic_inf)
+// -> actor_train (+ critic_train). Without a reward model, "rewards" is batch data no call produces.
 DataflowGraph build_graph(const AlgorithmConfig& config);
 
 }  // namespace realign

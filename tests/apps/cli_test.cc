@@ -37,7 +37,7 @@ TEST(Cli, PlanJsonHasTheDocumentedFields) {
   for (const char* key : {"iteration_time_s", "search_time_s", "presets", "mfcs"}) EXPECT_TRUE(j.contains(key)) << key;
   for (const char* preset : {"co-located", "heuristic", "interleaving", "disaggregated"})
     EXPECT_TRUE(j["presets"].contains(preset)) << preset;
-  ASSERT_EQ(j["mfcs"].size(), 6u);
+  ASSERT_EQ(j["mfcs"].size(), 7u);
   for (const auto& m : j["mfcs"])
     for (const char* key : {"name", "model", "kind", "mesh", "dp", "tp", "pp", "micro_batches", "start_s", "end_s",
                             "peak_mem_bytes"})

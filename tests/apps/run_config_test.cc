@@ -27,7 +27,12 @@ std::string error_path(const std::string& extra, const std::vector<std::string>&
 TEST(RunConfig, ReadsEverySection) {
   Json j = parse_yaml(std::string(kBase) + "plan: {mode: co-located, seed: 4}\n", "run.yaml");
   const RunConfig c = run_config_from_json(j);
+  // The default reward is the task's verifier: no reward model call; actor_inf recomputes the log-probs.
   EXPECT_EQ(c.graph.mfcs.size(), 6u);
+  EXPECT_EQ(c.graph.mfc_index("reward_inf"), -1);
+  EXPECT_GE(c.graph.mfc_index("actor_inf"), 0);
+  Json with_model = parse_yaml(std::string(kBase) + "reward: {kind: model}\n", "run.yaml");
+  EXPECT_GE(run_config_from_json(with_model).graph.mfc_index("reward_inf"), 0);
   EXPECT_EQ(c.cluster.n_devices(), 4);
   EXPECT_EQ(c.plan.mode, "co-located");
   EXPECT_EQ(c.plan.search.seed, 4u);
@@ -43,6 +48,8 @@ TEST(RunConfig, UnknownKeysAndBadValuesNameTheField) {
   EXPECT_EQ(error_path("", {"cluster.devices_per_node=0"}), "cluster.devices_per_node");
   EXPECT_EQ(error_path("", {"cluster.gpus=8"}), "cluster.gpus");
   EXPECT_EQ(error_path("", {"batch.prompts=x"}), "batch.prompts");
+  // A reward model named but not used would be planned for nothing.
+  EXPECT_EQ(error_path("", {"models.reward=llama-tiny"}), "reward.kind");
 }
 
 }  // namespace

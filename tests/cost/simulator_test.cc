@@ -21,7 +21,7 @@ struct Ppo {
 ExecutionPlan colocated() {
   ExecutionPlan p;
   p.name = "co-located";
-  for (const char* m : {"actor_gen", "ref_inf", "reward_inf", "critic_inf", "actor_train", "critic_train"})
+  for (const char* m : {"actor_gen", "ref_inf", "reward_inf", "actor_inf", "critic_inf", "actor_train", "critic_train"})
     p.assignments.push_back(assign(m, 0, 2, 8, 1, 2));
   return p;
 }
@@ -31,7 +31,8 @@ ExecutionPlan disaggregated() {
   ExecutionPlan p;
   p.name = "disaggregated";
   p.assignments = {assign("actor_gen", 0, 2, 4, 1),      assign("ref_inf", 8, 1, 4, 1),
-                   assign("reward_inf", 12, 1, 4, 1),    assign("critic_inf", 8, 2, 4, 1),
+                   assign("reward_inf", 12, 1, 4, 1),    assign("actor_inf", 8, 2, 4, 1),
+                   assign("critic_inf", 8, 2, 4, 1),
                    assign("actor_train", 8, 2, 4, 1, 4), assign("critic_train", 8, 2, 4, 1, 4)};
   return p;
 }
@@ -61,7 +62,7 @@ TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {
   Simulator sim(s.graph, s.cluster, s.profile);
   const ExecutionPlan plan = colocated();
   const SimulationResult r = sim.run(plan);
-  ASSERT_EQ(r.calls.size(), 6u);
+  ASSERT_EQ(r.calls.size(), 7u);
   // Same layout everywhere: no reallocation, no data moves; calls follow each other on all 16 devices.
   EXPECT_EQ(r.realloc_bytes, 0);
   double t = 0;
@@ -75,7 +76,7 @@ TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {
     t = r.calls[i].end_s;
   }
   EXPECT_DOUBLE_EQ(r.iteration_time_s, t);
-  EXPECT_EQ(r.timeline.events.size(), 6u);
+  EXPECT_EQ(r.timeline.events.size(), 7u);
   for (double idle : r.device_idle_fraction) EXPECT_NEAR(idle, 0.0, 1e-12);
   EXPECT_TRUE(r.fits) << r.oom_report;
   EXPECT_TRUE(r.oom_report.empty());
@@ -177,7 +178,8 @@ TEST(Simulator, ModelsNeverTrainedStayOnTheirFirstCallsLayout) {
   ExecutionPlan plan;
   plan.assignments = {assign("actor_gen", 0, 4, 1, 1),         assign("actor_greedy_gen", 4, 4, 1, 1),
                       assign("ref_inf", 0, 2, 1, 1),           assign("reward_inf", 2, 2, 1, 1),
-                      assign("reward_greedy_inf", 4, 2, 1, 1), assign("actor_train", 0, 8, 1, 1)};
+                      assign("reward_greedy_inf", 4, 2, 1, 1), assign("actor_inf", 0, 8, 1, 1),
+                      assign("actor_train", 0, 8, 1, 1)};
   validate_plan(g, c, plan);  // the plan module accepts it
   const SimulationResult r = sim.run(plan);
   const auto index = [&](const char* name) { return size_t(g.mfc_index(name)); };

@@ -25,16 +25,17 @@ TEST(Algorithms, PpoGraphShape) {
   const DataflowGraph g = build_graph(parse(kPpo));
   std::vector<std::string> names;
   for (const auto& m : g.mfcs) names.push_back(m.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"actor_gen", "ref_inf", "reward_inf", "critic_inf", "actor_train",
-                                             "critic_train"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"actor_gen", "ref_inf", "reward_inf", "actor_inf", "critic_inf",
+                                             "actor_train", "critic_train"}));
   EXPECT_EQ(g.models.size(), 4u);
   EXPECT_TRUE(g.model("actor").trained);
   EXPECT_TRUE(g.model("critic").trained);
   EXPECT_FALSE(g.model("ref").trained);
   EXPECT_EQ(g.model("critic").head, HeadKind::kValue);
   const int train = g.mfc_index("actor_train");
-  EXPECT_EQ(g.parents(train), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(g.parents(train), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(g.parents(g.mfc_index("ref_inf")), (std::vector<int>{0}));
+  EXPECT_EQ(g.parents(g.mfc_index("actor_inf")), (std::vector<int>{0}));
   EXPECT_EQ(g.mfcs[train].train_steps, 4);
   EXPECT_EQ(g.mfcs[0].kind, MfcKind::kGenerate);
   EXPECT_EQ(g.mfcs[0].n_seqs, 512);
@@ -47,10 +48,20 @@ algorithm: grpo
 models: {actor: qwen2.5-7b}
 batch: {prompts: 64, prompt_len: 256, gen_len: 1024, samples_per_prompt: 8}
 )"));
-  EXPECT_EQ(g.mfcs.size(), 4u);
+  EXPECT_EQ(g.mfcs.size(), 5u);  // gen, ref, reward, actor_inf, train
   EXPECT_EQ(g.mfcs[0].n_seqs, 512);
   EXPECT_EQ(g.mfc_index("critic_inf"), -1);
   EXPECT_EQ(g.model("ref").spec.name, "qwen2.5-7b");
+}
+
+TEST(Algorithms, RuleRewardsNeedNoRewardModelCall) {
+  AlgorithmConfig c = parse(kPpo);
+  c.reward_model = false;
+  const DataflowGraph g = build_graph(c);
+  EXPECT_EQ(g.mfc_index("reward_inf"), -1);
+  EXPECT_EQ(g.models.size(), 3u);  // actor, critic, ref
+  const auto& in = g.mfcs[size_t(g.mfc_index("actor_train"))].inputs;
+  EXPECT_EQ(std::find(in.begin(), in.end(), "rewards"), in.end());
 }
 
 TEST(Algorithms, RemaxAddsGreedyGeneration) {

@@ -70,9 +70,10 @@ TEST(ExecutionPlan, DisjointGroupsAreEnforced) {
   p.assignments[0].mesh = {0, 8};
   p.disjoint = {{"actor_gen", "actor_train"}};
   validate_plan(g, c, p);
-  p.assignments[4].mesh = {0, 16};
-  p.assignments[4].strategy = {2, 8, 1, 1};
-  expect_invalid(g, c, p, "plan.mfcs[4].mesh", "overlaps 'actor_gen'");
+  const size_t train = size_t(g.mfc_index("actor_train"));
+  p.assignments[train].mesh = {0, 16};
+  p.assignments[train].strategy = {2, 8, 1, 1};
+  expect_invalid(g, c, p, "plan.mfcs[" + std::to_string(train) + "].mesh", "overlaps 'actor_gen'");
   p.disjoint = {{"actor_gen", "actor_trian"}};
   expect_invalid(g, c, p, "plan.disjoint[0][1]", "no call named");
 }

@@ -18,6 +18,7 @@ const char* kValidPlan = R"({"name": "p", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 2, "tp": 2, "pp": 1, "micro_batches": 1},
  {"name": "ref_inf", "mesh": "0-1", "dp": 1, "tp": 2, "pp": 1},
  {"name": "reward_inf", "mesh": "2-3", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "actor_inf", "mesh": "0-7", "dp": 8, "tp": 1, "pp": 1},
  {"name": "critic_inf", "mesh": "4-7", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_train", "mesh": "0-7", "dp": 2, "tp": 2, "pp": 2, "micro_batches": 2},
  {"name": "critic_train", "mesh": "4-7", "dp": 2, "tp": 1, "pp": 2}], "disjoint": [["actor_gen", "critic_inf"]]})";

@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 const char* kPlan = R"({"name": "mixed", "mfcs": [
  {"name": "actor_gen", "mesh": "2-3", "dp": 1, "tp": 2, "pp": 1},
- {"name": "reward_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "actor_inf", "mesh": "0-1", "dp": 1, "tp": 2, "pp": 1},
  {"name": "ref_inf", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
  {"name": "critic_inf", "mesh": "3", "dp": 1, "tp": 1, "pp": 1},
  {"name": "actor_train", "mesh": "0-3", "dp": 2, "tp": 2, "pp": 1},
@@ -103,7 +103,7 @@ TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
   TempDir tmp;
   io::testing::write_file(tmp.file("moved.json"), R"({"name": "moved", "mfcs": [
  {"name": "actor_gen", "mesh": "2-3", "dp": 1, "tp": 2, "pp": 1},
- {"name": "reward_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "actor_inf", "mesh": "0-3", "dp": 2, "tp": 2, "pp": 1},
  {"name": "ref_inf", "mesh": "0-1", "dp": 1, "tp": 2, "pp": 1},
  {"name": "critic_inf", "mesh": "1", "dp": 1, "tp": 1, "pp": 1},
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
@@ -114,7 +114,7 @@ TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
   std::string out;
   io::testing::write_file(tmp.file("colocated.json"), R"({"name": "colocated", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
- {"name": "reward_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "critic_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},

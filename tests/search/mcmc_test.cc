@@ -21,8 +21,8 @@ batch: {prompts: 64, prompt_len: 128, gen_len: 512, samples_per_prompt: 4, mini_
 
 testing::FakeEvaluator grpo_evaluator(const DataflowGraph& g, double limit) {
   return testing::FakeEvaluator(g, 8,
-                                {{"actor_gen", 40.0}, {"ref_inf", 6.0}, {"reward_inf", 5.0}, {"actor_train", 30.0}},
-                                {{"actor_gen", 3.0}, {"ref_inf", 1.0}, {"reward_inf", 1.0}, {"actor_train", 6.0}},
+                                {{"actor_gen", 40.0}, {"ref_inf", 6.0}, {"reward_inf", 5.0}, {"actor_inf", 6.0}, {"actor_train", 30.0}},
+                                {{"actor_gen", 3.0}, {"ref_inf", 1.0}, {"reward_inf", 1.0}, {"actor_inf", 1.0}, {"actor_train", 6.0}},
                                 limit, 0.8);
 }
 
