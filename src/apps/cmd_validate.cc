@@ -4,6 +4,7 @@
 // error and Kendall's tau over plans. `--svg` draws one plan's estimated and measured timelines together.
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "apps/validation.h"
 #include "comm/launcher.h"
 #include "core/config_file.h"
+#include "cost/calibration.h"
 #include "cost/timeline_svg.h"
 #include "runtime/run_dir.h"
 
@@ -25,7 +27,7 @@ struct Args {
   int plans = 10;
   int steps = 4;
   uint64_t seed = 1;
-  std::string svg, out = "validate";
+  std::string svg, out = "validate", calibrate;
   bool json = false;
 };
 
@@ -63,6 +65,39 @@ Measured measure(const Args& args, const std::string& config_file, const std::st
   return m;
 }
 
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "an unknown CPU";
+}
+
+// Fits the profile to the measured call times, writes it, and re-scores the same plans with it (in sample).
+Json calibrate_profile(const Args& args, const RunConfig& config, const HardwareProfile& profile,
+                       const std::vector<CandidatePlan>& plans, const std::vector<CallMeasurement>& call_times,
+                       const std::vector<double>& measured) {
+  const std::string evidence = "fitted to " + std::to_string(call_times.size()) + " call times of " +
+                               std::to_string(plans.size()) + " plans measured by `realign validate` on " +
+                               cpu_model() + " (" + std::to_string(config.cluster.n_devices()) + " local workers)";
+  const Calibration c = calibrate(config.graph, config.cluster, profile, call_times, evidence);
+  runtime::write_text_file(args.calibrate, to_json(c.profile).dump(2) + "\n");
+  Simulator calibrated(config.graph, config.cluster, c.profile);
+  std::vector<double> estimated, errors;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    estimated.push_back(calibrated.run(plans[i].plan).iteration_time_s);
+    errors.push_back(relative_error(estimated.back(), measured[i]));
+  }
+  Json scales = Json::object();
+  for (const GroupScale& g : c.scales)
+    if (g.fitted) scales[g.group] = g.scale;
+  return Json{{"profile", args.calibrate},
+              {"scales", scales},
+              {"call_median_error_before", c.median_error_before},
+              {"call_median_error_after", c.median_error_after},
+              {"median_abs_error", median(errors)},
+              {"kendall_tau", kendall_tau(estimated, measured)}};
+}
+
 }  // namespace
 
 void add_validate_command(CLI::App& app) {
@@ -76,6 +111,9 @@ void add_validate_command(CLI::App& app) {
   sub->add_option("--seed", args->seed, "Seed of the random plans")->capture_default_str();
   sub->add_option("--out", args->out, "Directory for the runs")->capture_default_str();
   sub->add_option("--svg", args->svg, "Draw the first plan's estimated and measured timelines to this SVG");
+  sub->add_option("--calibrate", args->calibrate,
+                  "Fit the profile's coefficient groups to the measured call times and write the calibrated "
+                  "profile here (load it with profile=FILE; validate again with another --seed to check it)");
   sub->add_flag("--json", args->json, "One JSON object on stdout: median_abs_error, kendall_tau, plans");
   on_run(sub, [args] {
     if (args->plans < 2) throw Error("--plans", "needs at least 2 plans to rank");
@@ -89,6 +127,7 @@ void add_validate_command(CLI::App& app) {
     fs::create_directories(args->out);
     Json report = Json::array();
     std::vector<double> estimated, measured, errors;
+    std::vector<CallMeasurement> call_times;
     for (size_t i = 0; i < plans.size(); ++i) {
       const CandidatePlan& p = plans[i];
       const std::string plan_file = args->out + "/" + p.name + ".plan.json";
@@ -102,9 +141,13 @@ void add_validate_command(CLI::App& app) {
       measured.push_back(m.iteration_s);
       errors.push_back(relative_error(sim.iteration_time_s, m.iteration_s));
       Json calls = Json::array();
-      for (const CallResult& c : sim.calls) {
+      for (size_t k = 0; k < sim.calls.size(); ++k) {
+        const CallResult& c = sim.calls[k];
         Json entry{{"name", c.name}, {"estimated_s", c.end_s - c.start_s}};
-        if (m.calls.count(c.name)) entry["measured_s"] = m.calls.at(c.name);
+        if (m.calls.count(c.name)) {
+          entry["measured_s"] = m.calls.at(c.name);
+          call_times.push_back({int(k), p.plan.assignments[k], m.calls.at(c.name)});
+        }
         calls.push_back(entry);
       }
       report.push_back(Json{{"name", p.name}, {"estimated_s", sim.iteration_time_s}, {"measured_s", m.iteration_s},
@@ -115,8 +158,12 @@ void add_validate_command(CLI::App& app) {
       }
     }
     const double mae = median(errors), tau = kendall_tau(estimated, measured);
+    Json calibration;
+    if (!args->calibrate.empty()) calibration = calibrate_profile(*args, config, profile, plans, call_times, measured);
     if (args->json) {
-      std::printf("%s\n", Json{{"median_abs_error", mae}, {"kendall_tau", tau}, {"plans", report}}.dump().c_str());
+      Json out{{"median_abs_error", mae}, {"kendall_tau", tau}, {"plans", report}};
+      if (!calibration.is_null()) out["calibration"] = calibration;
+      std::printf("%s\n", out.dump().c_str());
       return 0;
     }
     std::printf("%-16s %12s %12s %8s\n", "plan", "estimated", "measured", "error");
@@ -130,6 +177,16 @@ void add_validate_command(CLI::App& app) {
     }
     std::printf("\nmedian absolute error %.1f%%, Kendall tau %.2f over %zu plans (profile: %s)\n", 100 * mae, tau,
                 plans.size(), config.profile_path.empty() ? "defaults" : config.profile_path.c_str());
+    if (!calibration.is_null()) {
+      std::printf("\ncalibration (written to %s): time factor per coefficient group\n", args->calibrate.c_str());
+      for (const auto& [group, scale] : calibration["scales"].items())
+        std::printf("  %-10s x%.3g\n", group.c_str(), scale.get<double>());
+      std::printf("per call: median error %.1f%% -> %.1f%%; per plan, in sample: median error %.1f%%, Kendall tau "
+                  "%.2f\n",
+                  100 * calibration["call_median_error_before"].get<double>(),
+                  100 * calibration["call_median_error_after"].get<double>(),
+                  100 * calibration["median_abs_error"].get<double>(), calibration["kendall_tau"].get<double>());
+    }
     return 0;
   });
 }

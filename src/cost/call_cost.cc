@@ -109,6 +109,7 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   add(e, slot, steps * slots);
   e.comm_s += steps * dp_comm;
   e.compute_s += steps * optimizer;
+  e.overhead_s += steps * c.p.step_overhead_s.value;
 }
 
 void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
@@ -182,6 +183,7 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
       e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
       break;
   }
+  e.overhead_s += p.call_overhead_s.value;
   e.time_s = e.compute_s + e.comm_s + e.overhead_s;
   e.stages = stage_memory(model, mfc, s, shards);
   for (const MemoryBreakdown& m : e.stages)

@@ -17,6 +17,8 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"decode_bandwidth_efficiency", "fraction of memory_bandwidth (decode, optimizer step)"},
       {"usable_memory_fraction", "fraction of memory_bytes"},
       {"layer_launch_overhead_s", "seconds per layer forward"},
+      {"call_overhead_s", "seconds per call"},
+      {"step_overhead_s", "seconds per optimizer step"},
       {"intra_node_latency_s", "seconds per message"},
       {"intra_node_bandwidth", "bytes/s per device"},
       {"inter_node_latency_s", "seconds per message"},

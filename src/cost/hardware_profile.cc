@@ -15,6 +15,8 @@ std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coeffic
           {"decode_bandwidth_efficiency", &decode_bandwidth_efficiency},
           {"usable_memory_fraction", &usable_memory_fraction},
           {"layer_launch_overhead_s", &layer_launch_overhead_s},
+          {"call_overhead_s", &call_overhead_s},
+          {"step_overhead_s", &step_overhead_s},
           {"intra_node_latency_s", &intra_node_latency_s},
           {"intra_node_bandwidth", &intra_node_bandwidth},
           {"inter_node_latency_s", &inter_node_latency_s},
@@ -64,6 +66,12 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.layer_launch_overhead_s = {40e-6,
                                "default: ~10 kernels per transformer layer at ~4 us launch each without CUDA "
                                "graphs; calibrate with `realign profile`"};
+  p.call_overhead_s = {1e-3,
+                       "default: ~1 ms to assemble a call's batch and set up its groups; calibrate with "
+                       "`realign validate --calibrate`"};
+  p.step_overhead_s = {2e-3,
+                       "default: ~2 ms per optimizer step outside the matmuls (per-tensor Adam and clipping "
+                       "kernels); calibrate with `realign validate --calibrate`"};
   p.host_device_bandwidth = {25 * 1e9,
                              "default: PCIe Gen5 x16 achieves ~25 GB/s each way with pinned memory"};
   return p;

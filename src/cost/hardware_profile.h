@@ -17,7 +17,7 @@ struct Coefficient {
 };
 
 struct HardwareProfile {
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 2;  // 2: call_overhead_s, step_overhead_s
   std::string device;  // the DeviceSpec name it describes
 
   // Device peaks (copied from the DeviceSpec so a profile stands alone).
@@ -33,6 +33,8 @@ struct HardwareProfile {
 
   // Fixed costs.
   Coefficient layer_launch_overhead_s;  // kernel launches of one transformer layer's forward, seconds
+  Coefficient call_overhead_s;          // fixed cost of one call: batch assembly, tokenisation, set-up, seconds
+  Coefficient step_overhead_s;          // fixed cost of one optimizer step: zeroing, clipping, the step loop
 
   // Links: alpha (seconds per message) and beta (bytes/s per device, one direction).
   Coefficient intra_node_latency_s;

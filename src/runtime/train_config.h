@@ -35,7 +35,7 @@ struct PpoConfig {
   double kl_target = 0.05, kl_horizon = 1000;
   double reward_clip = 0;    // clip scores to [-c, c]; <= 0 disables
   bool reward_norm = false;  // normalise scores over the batch
-  bool whiten_advantages = true;
+  bool whiten_advantages = true;  // PPO: GAE advantages over the batch; ReMax: r - r_greedy over the batch
   double early_stop_kl = 0;  // stop an iteration's epochs when approx KL exceeds it; <= 0 disables
   double entropy_coef = 0;
   double value_loss_coef = 1.0;

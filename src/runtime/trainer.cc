@@ -555,6 +555,10 @@ Json Trainer::rl_step(int64_t step) {
       at::Tensor base_scores = score(base, "reward_greedy_inf");
       if (ppo.reward_clip > 0) base_scores = base_scores.clamp(-ppo.reward_clip, ppo.reward_clip);
       adv = algo::remax_advantages(all_scores, gather_rows(*world_, base_scores, mine, n));
+      // While samples are mostly worse than the greedy answer, r - r_greedy is mostly negative: unwhitened, the
+      // update mostly pushes sampled tokens down, entropy grows and the policy collapses on small models.
+      // Whitening over the whole batch keeps the greedy baseline's ranking and centres the step.
+      if (ppo.whiten_advantages && n > 1) adv = (adv - adv.mean()) / (adv.std() + 1e-8);
     }
     batch.advantages = algo::broadcast_to_tokens(adv.narrow(0, mine.begin, mine.size()), mask);
   }

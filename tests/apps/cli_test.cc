@@ -130,7 +130,7 @@ TEST(Cli, BadProfileNamesTheField) {
   CliRun r = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " profile=" + bad);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("version"), std::string::npos) << r.out;
-  std::ofstream(bad) << R"({"version": 1, "device": "x"})";
+  std::ofstream(bad) << R"({"version": 2, "device": "x"})";
   r = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " profile=" + bad);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("peak_flops"), std::string::npos) << r.out;

@@ -45,7 +45,7 @@ std::string error_of(const Json& j) {
 
 TEST(HardwareProfile, RejectsOtherVersionsAndMissingFields) {
   Json j = to_json(h100());
-  j["version"] = 2;
+  j["version"] = 1;  // version 1 lacked call_overhead_s and step_overhead_s
   EXPECT_NE(error_of(j).find("profile.version"), std::string::npos) << error_of(j);
   j = to_json(h100());
   j.erase("version");

@@ -1,0 +1,179 @@
+#include "cost/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace realign {
+namespace {
+
+constexpr double kOff = 1e30;      // a rate so high that its part of any estimate is zero
+constexpr double kMinScale = 1e-3;  // fitted factors stay positive: a profile's coefficients must be
+
+// Scales the coefficients of `group` by `s` (times take s times longer); s = 0 switches the group off.
+void scale_group(HardwareProfile& p, const std::string& group, double s, const std::string& note) {
+  auto slower_time = [&](Coefficient& c) {
+    c.value *= s;
+    if (!note.empty()) c.source = note + "; was: " + c.source;
+  };
+  // A rate is peak * efficiency. An efficiency above 1 is not a fraction any more: the excess moves into
+  // the peak, so the product is what the fit asked for.
+  auto slower_rate = [&](Coefficient& peak, std::vector<Coefficient*> efficiencies) {
+    if (s == 0) {
+      peak.value = kOff;
+      return;
+    }
+    double top = 0;
+    for (Coefficient* e : efficiencies) top = std::max(top, e->value / s);
+    const double into_peak = std::max(1.0, top);
+    for (Coefficient* e : efficiencies) {
+      e->value = e->value / s / into_peak;
+      if (!note.empty()) e->source = note + "; was: " + e->source;
+    }
+    if (into_peak > 1) {
+      peak.value *= into_peak;
+      if (!note.empty()) peak.source = note + " (efficiency above 1 moved into the peak); was: " + peak.source;
+    }
+  };
+  if (group == "compute") {
+    slower_rate(p.peak_flops, {&p.gemm_efficiency, &p.attention_efficiency});
+  } else if (group == "memory") {
+    slower_rate(p.memory_bandwidth, {&p.decode_bandwidth_efficiency});
+  } else if (group == "latency") {
+    slower_time(p.intra_node_latency_s);
+    slower_time(p.inter_node_latency_s);
+  } else if (group == "bandwidth") {
+    for (Coefficient* b : {&p.intra_node_bandwidth, &p.inter_node_bandwidth}) {
+      b->value = s == 0 ? kOff : b->value / s;
+      if (!note.empty()) b->source = note + "; was: " + b->source;
+    }
+  } else if (group == "launch") {
+    slower_time(p.layer_launch_overhead_s);
+  } else if (group == "call") {
+    slower_time(p.call_overhead_s);
+  } else if (group == "step") {
+    slower_time(p.step_overhead_s);
+  } else {
+    throw Error("calibration", "unknown coefficient group " + group);
+  }
+}
+
+double estimate(const DataflowGraph& g, const Cluster& c, const HardwareProfile& p, const CallMeasurement& m) {
+  return estimate_call(g, c, p, m.mfc, m.assignment).time_s;
+}
+
+double median_error(const DataflowGraph& g, const Cluster& c, const HardwareProfile& p,
+                    const std::vector<CallMeasurement>& calls) {
+  std::vector<double> e;
+  for (const CallMeasurement& m : calls) e.push_back(std::abs(estimate(g, c, p, m) - m.seconds) / m.seconds);
+  std::nth_element(e.begin(), e.begin() + long(e.size() / 2), e.end());
+  return e[e.size() / 2];
+}
+
+// Least squares of A x = 1 over the columns in `cols` (normal equations, Gaussian elimination with partial
+// pivoting); false when singular.
+bool least_squares(const std::vector<std::vector<double>>& a, const std::vector<int>& cols, std::vector<double>& x) {
+  const size_t k = cols.size();
+  std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0.0));
+  for (const auto& row : a)
+    for (size_t i = 0; i < k; ++i) {
+      for (size_t j = 0; j < k; ++j) m[i][j] += row[size_t(cols[i])] * row[size_t(cols[j])];
+      m[i][k] += row[size_t(cols[i])];
+    }
+  for (size_t i = 0; i < k; ++i) {
+    size_t pivot = i;
+    for (size_t r = i + 1; r < k; ++r)
+      if (std::abs(m[r][i]) > std::abs(m[pivot][i])) pivot = r;
+    if (std::abs(m[pivot][i]) < 1e-12) return false;
+    std::swap(m[i], m[pivot]);
+    for (size_t r = 0; r < k; ++r) {
+      if (r == i) continue;
+      const double f = m[r][i] / m[i][i];
+      for (size_t j = i; j <= k; ++j) m[r][j] -= f * m[i][j];
+    }
+  }
+  x.assign(k, 0.0);
+  for (size_t i = 0; i < k; ++i) x[i] = m[i][k] / m[i][i];
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> calibration_groups() {
+  return {"compute", "memory", "latency", "bandwidth", "launch", "call", "step"};
+}
+
+std::vector<std::vector<double>> call_time_parts(const DataflowGraph& graph, const Cluster& cluster,
+                                                 const HardwareProfile& profile,
+                                                 const std::vector<CallMeasurement>& calls) {
+  const std::vector<std::string> groups = calibration_groups();
+  std::vector<std::vector<double>> parts(calls.size(), std::vector<double>(groups.size(), 0.0));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    HardwareProfile only = profile;
+    for (size_t o = 0; o < groups.size(); ++o)
+      if (o != g) scale_group(only, groups[o], 0.0, "");
+    for (size_t i = 0; i < calls.size(); ++i) parts[i][g] = estimate(graph, cluster, only, calls[i]);
+  }
+  return parts;
+}
+
+Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& start,
+                      const std::vector<CallMeasurement>& calls, const std::string& evidence) {
+  if (calls.size() < 2) throw Error("calibration", "needs at least 2 measured calls, got " + std::to_string(calls.size()));
+  for (const CallMeasurement& m : calls)
+    if (!(m.seconds > 0)) throw Error("calibration", "a measured call took " + std::to_string(m.seconds) + " s");
+  const std::vector<std::string> groups = calibration_groups();
+  const auto parts = call_time_parts(graph, cluster, start, calls);
+  // Relative error: row i of A is call i's parts over its measured time, the target is 1.
+  std::vector<std::vector<double>> a;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    std::vector<double> row;
+    for (double part : parts[i]) row.push_back(part / calls[i].seconds);
+    a.push_back(row);
+  }
+  std::vector<int> active;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    double sum = 0;
+    for (const auto& row : a) sum += row[g];
+    if (sum > 1e-9) active.push_back(int(g));
+  }
+  // Non-negative least squares by trying every subset of the active groups (at most 2^7 small systems).
+  std::vector<double> best(groups.size(), 1.0);
+  double best_residual = INFINITY;
+  for (uint32_t mask = 1; mask < (1u << active.size()); ++mask) {
+    std::vector<int> cols;
+    for (size_t b = 0; b < active.size(); ++b)
+      if (mask & (1u << b)) cols.push_back(active[b]);
+    std::vector<double> x;
+    if (!least_squares(a, cols, x)) continue;
+    if (std::any_of(x.begin(), x.end(), [](double v) { return v < 0; })) continue;
+    double residual = 0;
+    for (const auto& row : a) {
+      double fit = 0;
+      for (size_t k = 0; k < cols.size(); ++k) fit += row[size_t(cols[k])] * x[k];
+      residual += (fit - 1) * (fit - 1);
+    }
+    if (residual < best_residual) {
+      best_residual = residual;
+      std::fill(best.begin(), best.end(), 0.0);
+      for (size_t k = 0; k < cols.size(); ++k) best[size_t(cols[k])] = x[k];
+    }
+  }
+  if (!std::isfinite(best_residual)) throw Error("calibration", "the measured calls do not determine any factor");
+
+  Calibration out;
+  out.profile = start;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const bool fitted = std::find(active.begin(), active.end(), int(g)) != active.end();
+    const double s = fitted ? std::max(kMinScale, best[g]) : 1.0;
+    out.scales.push_back({groups[g], s, fitted});
+    if (fitted)
+      scale_group(out.profile, groups[g], s, "calibrated: " + groups[g] + " time x" + std::to_string(s) + ", " + evidence);
+  }
+  out.median_error_before = median_error(graph, cluster, start, calls);
+  out.median_error_after = median_error(graph, cluster, out.profile, calls);
+  return out;
+}
+
+}  // namespace realign

@@ -1,0 +1,51 @@
+// Calibration of a HardwareProfile against measured call times: the estimate of a call is (nearly) a sum of
+// parts, each proportional to one group of coefficients (compute rate, memory rate, link latency, link
+// bandwidth, per-layer launch overhead, per-call and per-step overhead). Scaling each group by a factor s_g
+// scales its part, so measured times fix the factors by non-negative least squares on relative error, and the
+// fitted profile states the factor and the measurements in every coefficient's source.
+//
+// This is how the estimator is "calibrated by profiling": runs of real calls (`realign validate --calibrate`)
+// set the coefficients, and a second validation on other plans checks the result out of sample.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cost/call_cost.h"
+#include "cost/hardware_profile.h"
+
+namespace realign {
+
+// One call as measured: its index in the graph, its assignment, its measured seconds.
+struct CallMeasurement {
+  int mfc = -1;
+  MfcAssignment assignment;
+  double seconds = 0;
+};
+
+// A coefficient group and its fitted factor (1 = unchanged; < 1 faster than the start profile assumed).
+struct GroupScale {
+  std::string group;  // compute | memory | latency | bandwidth | launch | call | step
+  double scale = 1;
+  bool fitted = false;  // false when no measured call depends on the group (its coefficients stay)
+};
+
+struct Calibration {
+  HardwareProfile profile;
+  std::vector<GroupScale> scales;
+  double median_error_before = 0, median_error_after = 0;  // relative, over the measured calls
+};
+
+// Each call's estimate split into the group parts, under `profile` (parts[call][group], groups in the
+// order of calibration_groups()).
+std::vector<std::string> calibration_groups();
+std::vector<std::vector<double>> call_time_parts(const DataflowGraph& graph, const Cluster& cluster,
+                                                 const HardwareProfile& profile,
+                                                 const std::vector<CallMeasurement>& calls);
+
+// Fits the factors and returns the scaled profile. `evidence` ends each changed coefficient's source
+// ("fitted to 42 calls of 10 plans on ..."). Throws Error("calibration") with fewer calls than 2.
+Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& start,
+                      const std::vector<CallMeasurement>& calls, const std::string& evidence);
+
+}  // namespace realign
