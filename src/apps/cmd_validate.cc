@@ -29,6 +29,7 @@ struct Args {
   uint64_t seed = 1;
   std::string svg, out = "validate", calibrate;
   bool json = false;
+  bool rescore = false;  // reuse the runs already in --out: re-estimate and re-calibrate without running
 };
 
 struct Measured {
@@ -45,8 +46,10 @@ Measured measure(const Args& args, const std::string& config_file, const std::st
   cmd << " plan.mode=file plan.file=" << plan_file << " train.steps=" << args.steps
       << " train.sft_stage.steps=0 train.checkpoint_every=0 train.eval_prompts=0 --no-progress --out " << run_dir
       << " > " << run_dir << ".log 2>&1";
-  if (std::system(cmd.str().c_str()) != 0)
+  if (!args.rescore && std::system(cmd.str().c_str()) != 0)
     throw Error("validate", "the run of " + plan_file + " failed; see " + run_dir + ".log");
+  if (args.rescore && !std::filesystem::exists(run_dir + "/metrics.jsonl"))
+    throw Error("--rescore", run_dir + " holds no run; run validate with the same --out, --plans and --seed first");
   std::vector<double> steps;
   std::map<std::string, std::vector<double>> calls;
   std::istringstream lines(runtime::read_text_file(run_dir + "/metrics.jsonl"));
@@ -63,6 +66,21 @@ Measured measure(const Args& args, const std::string& config_file, const std::st
   m.iteration_s = median(steps);
   for (const auto& [call, v] : calls) m.calls[call] = median(v);
   return m;
+}
+
+// The plans of an earlier validate run in args.out, in the order it ran them (--rescore).
+std::vector<CandidatePlan> measured_plans(const Args& args, const RunConfig& config) {
+  const std::string list = args.out + "/plans.txt";
+  if (!fs::exists(list)) throw Error("--rescore", list + " not found: run validate with this --out first");
+  std::vector<CandidatePlan> plans;
+  std::istringstream names(runtime::read_text_file(list));
+  for (std::string name; std::getline(names, name);) {
+    if (name.empty()) continue;
+    ExecutionPlan plan = load_plan_file(args.out + "/" + name + ".plan.json");
+    validate_plan(config.graph, config.cluster, plan, args.out + "/" + name + ".plan.json");
+    plans.push_back({name, plan});
+  }
+  return plans;
 }
 
 std::string cpu_model() {
@@ -114,6 +132,8 @@ void add_validate_command(CLI::App& app) {
   sub->add_option("--calibrate", args->calibrate,
                   "Fit the profile's coefficient groups to the measured call times and write the calibrated "
                   "profile here (load it with profile=FILE; validate again with another --seed to check it)");
+  sub->add_flag("--rescore", args->rescore,
+                "Score the runs already in --out again (another profile, --calibrate) without running them");
   sub->add_flag("--json", args->json, "One JSON object on stdout: median_abs_error, kendall_tau, plans");
   on_run(sub, [args] {
     if (args->plans < 2) throw Error("--plans", "needs at least 2 plans to rank");
@@ -122,19 +142,25 @@ void add_validate_command(CLI::App& app) {
     const HardwareProfile profile = config.profile_path.empty() ? default_profile(config.cluster.device)
                                                                 : load_hardware_profile(config.profile_path);
     Simulator simulator(config.graph, config.cluster, profile);
-    const std::vector<CandidatePlan> plans = validation_plans(config, simulator, args->plans, args->seed);
+    const std::vector<CandidatePlan> plans =
+        args->rescore ? measured_plans(*args, config) : validation_plans(config, simulator, args->plans, args->seed);
     if (plans.size() < 2) throw Error("--plans", "fewer than 2 runnable plans fit this cluster");
     fs::create_directories(args->out);
+    if (!args->rescore) {
+      std::string names;
+      for (const CandidatePlan& p : plans) names += p.name + "\n";
+      runtime::write_text_file(args->out + "/plans.txt", names);
+    }
     Json report = Json::array();
     std::vector<double> estimated, measured, errors;
     std::vector<CallMeasurement> call_times;
     for (size_t i = 0; i < plans.size(); ++i) {
       const CandidatePlan& p = plans[i];
       const std::string plan_file = args->out + "/" + p.name + ".plan.json";
-      save_plan_file(p.plan, plan_file);
+      if (!args->rescore) save_plan_file(p.plan, plan_file);
       const SimulationResult sim = simulator.run(p.plan);
       const std::string run_dir = args->out + "/" + p.name;
-      fs::remove_all(run_dir);
+      if (!args->rescore) fs::remove_all(run_dir);
       std::fprintf(stderr, "[%zu/%zu] %s ...\n", i + 1, plans.size(), p.name.c_str());
       const Measured m = measure(*args, args->config, plan_file, run_dir);
       estimated.push_back(sim.iteration_time_s);

@@ -184,6 +184,13 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
       break;
   }
   e.overhead_s += p.call_overhead_s.value;
+  // The call's ranks on one node share its compute slots (CPU cores): everything, progress of the
+  // collectives included, slows down by the oversubscription.
+  const double ranks_per_node = double(std::min(s.dp * s.tp * s.pp, devices_per_node));
+  const double share = std::max(1.0, ranks_per_node / p.compute_slots_per_node.value);
+  e.compute_s *= share;
+  e.comm_s *= share;
+  e.overhead_s *= share;
   e.time_s = e.compute_s + e.comm_s + e.overhead_s;
   e.stages = stage_memory(model, mfc, s, shards);
   for (const MemoryBreakdown& m : e.stages)

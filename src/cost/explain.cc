@@ -19,6 +19,7 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"layer_launch_overhead_s", "seconds per layer forward"},
       {"call_overhead_s", "seconds per call"},
       {"step_overhead_s", "seconds per optimizer step"},
+      {"compute_slots_per_node", "ranks of a node computing at full speed at once"},
       {"intra_node_latency_s", "seconds per message"},
       {"intra_node_bandwidth", "bytes/s per device"},
       {"inter_node_latency_s", "seconds per message"},

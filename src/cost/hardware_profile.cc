@@ -17,6 +17,7 @@ std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coeffic
           {"layer_launch_overhead_s", &layer_launch_overhead_s},
           {"call_overhead_s", &call_overhead_s},
           {"step_overhead_s", &step_overhead_s},
+          {"compute_slots_per_node", &compute_slots_per_node},
           {"intra_node_latency_s", &intra_node_latency_s},
           {"intra_node_bandwidth", &intra_node_bandwidth},
           {"inter_node_latency_s", &inter_node_latency_s},
@@ -72,6 +73,11 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.step_overhead_s = {2e-3,
                        "default: ~2 ms per optimizer step outside the matmuls (per-tensor Adam and clipping "
                        "kernels); calibrate with `realign validate --calibrate`"};
+  p.compute_slots_per_node =
+      d.name.rfind("cpu", 0) == 0
+          ? Coefficient{2, "default: the project's 2-core CPU machines (shared/LIBTORCH-NOTES.md); `realign profile` "
+                           "counts this machine's cores"}
+          : Coefficient{1e6, "default: every accelerator computes on its own"};
   p.host_device_bandwidth = {25 * 1e9,
                              "default: PCIe Gen5 x16 achieves ~25 GB/s each way with pinned memory"};
   return p;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <thread>
 
 #include <ATen/Parallel.h>
 
@@ -146,6 +147,9 @@ MachineProfile measure_machine(const DeviceSpec& device_spec, const ProfileOptio
   p.decode_bandwidth_efficiency = {std::min(1.0, median(decode_fractions)),
                                    where + ": decode steps (weights + KV cache) against the copy bandwidth"};
   p.layer_launch_overhead_s = {launch_t, where + ": a tiny layer of realign's transformer, forward"};
+  if (o.device.is_cpu())
+    p.compute_slots_per_node = {double(std::max(1u, std::thread::hardware_concurrency())),
+                                "counted by `realign profile`: this machine's hardware threads"};
   if (progress) progress(total, total, "done");
   return out;
 }

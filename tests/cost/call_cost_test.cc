@@ -100,6 +100,22 @@ TEST(CallCost, HalfTheGemmEfficiencyNeverMakesTrainingFaster) {
   EXPECT_EQ(checked, 93);  // 17 meshes of up to 16 devices from device 0, 14 of up to 8 from device 8, x 3
 }
 
+TEST(CallCost, CpuWorkersBeyondTheCoresShareThem) {
+  const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3, 2);
+  const Cluster c = make_cluster(1, 4, "cpu-gloo");
+  HardwareProfile cores2 = default_profile(c.device), cores4 = cores2;
+  ASSERT_EQ(cores2.compute_slots_per_node.value, 2);
+  cores4.compute_slots_per_node.value = 4;
+  const int train = g.mfc_index("actor_train");
+  // 4 ranks on 2 cores: twice as long as on 4 cores; 2 ranks fit either way.
+  const auto four = assign("actor_train", 0, 4, 1, 1), two = assign("actor_train", 0, 2, 1, 1);
+  EXPECT_NEAR(estimate_call(g, c, cores2, train, four).time_s, 2 * estimate_call(g, c, cores4, train, four).time_s,
+              1e-12);
+  EXPECT_DOUBLE_EQ(estimate_call(g, c, cores2, train, two).time_s, estimate_call(g, c, cores4, train, two).time_s);
+  // Accelerators do not share.
+  EXPECT_GE(default_profile(builtin_device("h100-sxm", "d")).compute_slots_per_node.value, 1e6);
+}
+
 TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {
   const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 512, 512);
   const Cluster c = make_cluster(2, 8);
