@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
       continue;
     }
     for (const auto& a : plan->assignments)
-      if (std::string why = runtime_limit_problem(config.graph, config.cluster, a); !why.empty()) {
+      if (std::string why = runtime_limit_problem(config.graph, a); !why.empty()) {
         std::printf("%-14s not runnable: %s\n", name.c_str(), why.c_str());
         break;
       }

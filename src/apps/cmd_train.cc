@@ -65,7 +65,9 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
     const std::string plan_file = input.run_dir + "/plan.json";
     ExecutionPlan plan = load_plan_file(plan_file);
     validate_plan(config.graph, config.cluster, plan, plan_file);
-    input.call_layouts = runtime::call_layouts(config.graph, plan).call;
+    const runtime::CallLayouts layouts = runtime::call_layouts(config.graph, plan);
+    input.call_layouts = layouts.call;
+    input.home_layouts = layouts.home;
     r = runtime::run_training(input, *world);
   } else {
     r = runtime::run_training(input, group);
@@ -103,7 +105,7 @@ void add_train_command(CLI::App& app) {
       "|\n"
       "command; partial_credit, command, timeout_s). The cluster's device count is the number of "
       "data-parallel\n"
-      "workers. Each call runs in its plan's layout (train calls must use every device in this version).");
+      "workers. Each call runs in its plan's layout (any mesh of the cluster; generation needs pp = 1).");
   on_run(sub, [args] {
     // Positional tokens after CONFIG are overrides; with --resume the config may be left out.
     std::vector<std::string> overrides = args->overrides;
@@ -143,7 +145,7 @@ void add_train_command(CLI::App& app) {
       // Refuse before starting workers a plan the runtime cannot execute (a preset or a plan file).
       if (config.cluster.n_devices() > 1)
         for (const auto& a : report.planner.plan.assignments)
-          if (std::string why = runtime_limit_problem(config.graph, config.cluster, a); !why.empty())
+          if (std::string why = runtime_limit_problem(config.graph, a); !why.empty())
             throw Error("plan.mode", config.plan.mode + ": " + why +
                                          " (plan.mode=search finds a plan the runtime executes)");
       input.plan = to_json(report.planner.plan);

@@ -22,7 +22,7 @@ std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& 
   const int devices = config.cluster.n_devices();
   auto runnable = [&](const ExecutionPlan& p) {
     for (const auto& a : p.assignments)
-      if (!runtime_limit_problem(config.graph, config.cluster, a).empty()) return false;
+      if (!runtime_limit_problem(config.graph, a).empty()) return false;
     return simulator.run(p).fits;
   };
   auto add = [&](const std::string& name, ExecutionPlan plan) {
@@ -49,7 +49,7 @@ std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& 
     bool ok = true;
     for (const Mfc& mfc : config.graph.mfcs) {
       const ModelSpec& spec = config.graph.model(mfc.model).spec;
-      const int size = mfc.kind == MfcKind::kTrain ? devices : sizes[size_t(rng.uniform_int(int64_t(sizes.size())))];
+      const int size = sizes[size_t(rng.uniform_int(int64_t(sizes.size())))];  // train calls too: any mesh
       const int first = size * int(rng.uniform_int(devices / size));
       std::vector<Strategy> strategies = enumerate_strategies(mfc, spec, config.cluster, size);
       if (strategies.empty()) {

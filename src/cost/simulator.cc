@@ -44,7 +44,6 @@ Simulator::Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profi
     const Mfc& mfc = graph_.mfcs[i];
     const int m = model_index(mfc.model);
     call_model_.push_back(m);
-    if (home_call_[m] < 0) home_call_[m] = int(i);
     std::vector<std::pair<int, int>> ins;
     for (const auto& in : mfc.inputs) {
       int producer = -1;
@@ -56,11 +55,7 @@ Simulator::Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profi
     }
     inputs_.push_back(std::move(ins));
   }
-  for (size_t m = 0; m < nm; ++m)
-    if (graph_.models[m].trained) {
-      const int t = graph_.train_call(graph_.models[m].name);
-      if (t >= 0) home_call_[m] = t;
-    }
+  for (size_t m = 0; m < nm; ++m) home_call_[m] = graph_.home_call(graph_.models[m].name);
 }
 
 const ShardSizes& Simulator::shards(int model, int tp, int pp) {

@@ -4,7 +4,8 @@
 // are free (both take part); its data move starts when the producers are done and its devices are free; the
 // call starts after both. Calls on disjoint meshes overlap.
 // Memory: a trained model keeps weights + gradients + Adam state on its train call's devices all iteration; a
-// model never trained keeps its weights on its first call's devices (its home layout); a call on another
+// model never trained keeps its weights on its first call's devices (its home layout, DataflowGraph::home_call,
+// which the runtime uses too: devices outside a model's home hold nothing of it); a call on another
 // layout adds a reallocated weight copy that lives only during the call (none when its devices already hold
 // every slice they need, which the call then uses in place).
 #pragma once

@@ -61,6 +61,14 @@ int DataflowGraph::train_call(const std::string& model) const {
   return -1;
 }
 
+int DataflowGraph::home_call(const std::string& model) const {
+  const int train = train_call(model);
+  if (train >= 0) return train;
+  for (size_t i = 0; i < mfcs.size(); ++i)
+    if (mfcs[i].model == model) return int(i);
+  return -1;
+}
+
 bool DataflowGraph::operator==(const DataflowGraph& o) const {
   return algorithm == o.algorithm && models == o.models && mfcs == o.mfcs && data == o.data;
 }

@@ -60,6 +60,10 @@ struct DataflowGraph {
   std::vector<int> parents(int mfc) const;
   // The train call of a trained model, or -1.
   int train_call(const std::string& model) const;
+  // The call whose layout is `model`'s home, where its parameters live between calls: its train call (with
+  // the optimizer state), else its first call in graph order; -1 when no call uses it. The simulator and the
+  // runtime both place models by this rule, so estimated and measured memory and moves agree.
+  int home_call(const std::string& model) const;
   bool operator==(const DataflowGraph& o) const;
 };
 

@@ -10,16 +10,8 @@ CallLayouts call_layouts(const DataflowGraph& graph, const ExecutionPlan& plan) 
   for (const auto& mfc : graph.mfcs)
     if (!out.call.count(mfc.name)) throw Error("plan.mfcs", "the plan has no assignment for call " + mfc.name);
   for (const auto& role : graph.models) {
-    const int train = graph.train_call(role.name);
-    if (train >= 0) {
-      out.home[role.name] = out.call.at(graph.mfcs[size_t(train)].name);
-      continue;
-    }
-    for (const auto& mfc : graph.mfcs)
-      if (mfc.model == role.name) {
-        out.home[role.name] = out.call.at(mfc.name);
-        break;
-      }
+    const int home = graph.home_call(role.name);
+    if (home >= 0) out.home[role.name] = out.call.at(graph.mfcs[size_t(home)].name);
   }
   return out;
 }

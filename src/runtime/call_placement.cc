@@ -6,24 +6,13 @@
 #include <cstring>
 #include <tuple>
 
+#include "core/check.h"
 #include "core/error.h"
 #include "model/transformer.h"
 
 namespace realign::runtime {
 
 using Clock = std::chrono::steady_clock;
-
-std::map<std::string, Layout> home_layouts(const std::map<std::string, Layout>& call_layouts,
-                                           const std::map<std::string, std::string>& train_calls,
-                                           const std::vector<std::string>& roles, int world) {
-  std::map<std::string, Layout> homes;
-  for (const std::string& role : roles) {
-    auto train = train_calls.find(role);
-    auto layout = train == train_calls.end() ? call_layouts.end() : call_layouts.find(train->second);
-    homes[role] = layout == call_layouts.end() ? Layout{0, world, 1, 1} : layout->second;
-  }
-  return homes;
-}
 
 CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups,
                              std::map<std::string, Layout> call_layouts, std::map<std::string, Layout> homes)
@@ -32,16 +21,14 @@ CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn a
       calls_(std::move(call_layouts)),
       homes_(std::move(homes)),
       batch_{0, global_->size(), 1, 1} {
-  for (const auto& [call, layout] : calls_)
-    if (layout.first_device + layout.size() > world())
-      throw Error("plan.mfcs." + call, to_string(layout) + " needs devices up to " +
-                                           std::to_string(layout.first_device + layout.size() - 1) + " but the run has " +
-                                           std::to_string(world()) + " ranks");
-  for (const auto& [role, layout] : homes_)
-    if (layout.first_device != 0 || layout.size() != world())
-      throw Error("plan", "the " + role + " model's train call runs on " + to_string(layout) +
-                              ": in this version a train call must use every device (dp*tp*pp = " +
-                              std::to_string(world()) + "); generation and inference calls may use any mesh");
+  auto check_fits = [&](const std::string& where, const Layout& layout) {
+    if (layout.first_device < 0 || layout.first_device + layout.size() > world())
+      throw Error(where, to_string(layout) + " needs devices " + std::to_string(layout.first_device) + ".." +
+                             std::to_string(layout.first_device + layout.size() - 1) + " but the run has ranks 0.." +
+                             std::to_string(world() - 1));
+  };
+  for (const auto& [call, layout] : calls_) check_fits("plan.mfcs." + call, layout);
+  for (const auto& [role, layout] : homes_) check_fits("models." + role, layout);
   begin_step();
 }
 
@@ -69,40 +56,42 @@ std::optional<CallContext> CallPlacement::context(const std::string& call, const
   return CallContext{call, g->dp, g->tp, g->pp, 0};
 }
 
-ShardMover& CallPlacement::mover(const std::string& role, const model::Transformer& m) {
+ShardMover& CallPlacement::mover(const std::string& role, const ModelShape& shape) {
   auto& slot = movers_[role];
-  if (!slot)
-    slot = std::make_unique<ShardMover>(model_params(m.spec(), m.head()), m.spec().n_layers, m.dtype());
+  if (!slot) slot = std::make_unique<ShardMover>(model_params(shape.spec, shape.head), shape.spec.n_layers, shape.dtype);
   return *slot;
 }
 
-void CallPlacement::run_call(const std::string& call, const std::string& role, model::Transformer& home_model,
+void CallPlacement::run_call(const std::string& call, const std::string& role, const ModelShape& shape,
+                             model::Transformer* home_model,
                              const std::function<void(const CallContext&, model::Transformer&)>& body) {
-  run_call_in(layout_of(call, role), call, role, home_model, body);
+  run_call_in(layout_of(call, role), call, role, shape, home_model, body);
 }
 
 void CallPlacement::run_call_in(const Layout& layout, const std::string& call, const std::string& role,
-                                model::Transformer& home_model,
+                                const ModelShape& shape, model::Transformer* home_model,
                                 const std::function<void(const CallContext&, model::Transformer&)>& body) {
   const Layout home_layout = home(role);
+  REALIGN_CHECK((home_model != nullptr) == home_layout.contains(rank()))
+      << role << ": rank " << rank() << (home_model ? " holds" : " lacks") << " the model, home " << to_string(home_layout);
   if (layout == home_layout) {
     const auto start = Clock::now();
     if (auto ctx = context(call, layout)) {
-      body(*ctx, home_model);
+      body(*ctx, *home_model);
       record(call, "call", layout, start, 0);
     }
     return;
   }
   auto start = Clock::now();
   ReallocStats stats;
-  const ShardMap shards = mover(role, home_model).move(*global_, home_model.named_params(), home_layout, layout, &stats);
+  const ShardMap held = home_model ? home_model->named_params() : ShardMap{};
+  const ShardMap shards = mover(role, shape).move(*global_, held, home_layout, layout, &stats);
   realloc_bytes_ += stats.bytes_received;
   if (layout.contains(rank())) record(call, "realloc", layout, start, stats.bytes_received);
   start = Clock::now();
   if (auto ctx = context(call, layout)) {
     const Layout::Coord c = layout.coord_of(rank());
-    model::Transformer copy(home_model.spec(), home_model.head(), {ctx->tp, c.pp, layout.pp}, home_model.dtype(),
-                            home_model.device());
+    model::Transformer copy(shape.spec, shape.head, {ctx->tp, c.pp, layout.pp}, shape.dtype, shape.device);
     copy.load_shards(shards);
     body(*ctx, copy);
     record(call, "call", layout, start, 0);

@@ -5,8 +5,10 @@
 // measured timeline lines up with the simulated one.
 //
 // Batch data lives between calls in the batch layout: dp over every rank (rank r holds rows
-// balanced_part(n, r, world)). Every model lives in a home layout spanning every rank: its train call's layout
-// (parameters and optimizer state stay there), or the batch layout for a model never trained in the plan.
+// balanced_part(n, r, world)). Every model lives in a home layout (CallLayouts::home, the simulator's rule:
+// its train call's layout, where its optimizer state stays too, else its first call's layout) which may be any
+// mesh: a subset of the ranks at any offset. Ranks outside a model's home hold nothing of it (no Transformer);
+// they still know its shape, so they take part in moving it to a call that runs on them.
 #pragma once
 
 #include <chrono>
@@ -20,6 +22,7 @@
 #include "cost/simulation_result.h"
 #include "model/transformer.h"
 #include "runtime/call_context.h"
+#include "runtime/model_shape.h"
 #include "runtime/row_exchange.h"
 #include "runtime/shard_mover.h"
 
@@ -31,8 +34,8 @@ using AxisGroupsFn = std::function<std::optional<comm::AxisGroups>(const Layout&
 class CallPlacement {
  public:
   // `call_layouts`: call name -> layout (from the plan); calls absent from it run in their model's home.
-  // `homes`: role -> home layout. Throws Error naming the call when a layout does not fit the world or a home
-  // does not span every rank.
+  // `homes`: role -> home layout (any mesh; roles absent from it live in the batch layout). Throws Error naming
+  // the call or model when a layout does not fit the world.
   CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups,
                 std::map<std::string, Layout> call_layouts, std::map<std::string, Layout> homes);
   // One rank, every call on it.
@@ -48,14 +51,16 @@ class CallPlacement {
   // The call's context on this rank; nullopt when this rank is outside the layout.
   std::optional<CallContext> context(const std::string& call, const Layout& layout) const;
 
-  // Runs `body` on the ranks of `call`'s layout with `home_model` (in its home layout) moved there: the model
-  // itself when the layouts agree, else a temporary copy built from reallocated shards and dropped after.
-  // Every rank of the run calls this (collective over the home and call layouts).
-  void run_call(const std::string& call, const std::string& role, model::Transformer& home_model,
+  // Runs `body` on the ranks of `call`'s layout with the model moved there from its home: `home_model` (this
+  // rank's shards in the home layout; null on a rank outside it) itself when the layouts agree, else a
+  // temporary copy built from reallocated shards and dropped after. Every rank of the run calls this
+  // (collective over the home and call layouts).
+  void run_call(const std::string& call, const std::string& role, const ModelShape& shape,
+                model::Transformer* home_model,
                 const std::function<void(const CallContext&, model::Transformer&)>& body);
   // The same in a layout the caller chooses (e.g. generation outside the plan, which needs pp = 1).
-  void run_call_in(const Layout& layout, const std::string& call, const std::string& role,
-                   model::Transformer& home_model,
+  void run_call_in(const Layout& layout, const std::string& call, const std::string& role, const ModelShape& shape,
+                   model::Transformer* home_model,
                    const std::function<void(const CallContext&, model::Transformer&)>& body);
 
   // Rows from the batch layout to the ranks of `call`'s layout (every tp/pp rank of a dp group gets its
@@ -72,7 +77,7 @@ class CallPlacement {
   int64_t data_bytes() const { return data_bytes_; }
 
  private:
-  ShardMover& mover(const std::string& role, const model::Transformer& m);
+  ShardMover& mover(const std::string& role, const ModelShape& shape);
   void record(const std::string& name, const std::string& kind, const Layout& layout,
               std::chrono::steady_clock::time_point start, int64_t bytes);
 
@@ -85,11 +90,5 @@ class CallPlacement {
   std::vector<TimelineEvent> events_;
   int64_t realloc_bytes_ = 0, data_bytes_ = 0;
 };
-
-// The home layouts of a plan's models: a trained model's train call layout, the batch layout otherwise.
-// `train_calls`: role -> its train call name.
-std::map<std::string, Layout> home_layouts(const std::map<std::string, Layout>& call_layouts,
-                                           const std::map<std::string, std::string>& train_calls,
-                                           const std::vector<std::string>& roles, int world);
 
 }  // namespace realign::runtime

@@ -7,7 +7,8 @@
 namespace realign::runtime {
 namespace {
 
-bool sharded(const Layout& home) { return home.tp > 1 || home.pp > 1; }
+// Every rank of the home holds the whole model (no tp or pp cut).
+bool whole_on_each_rank(const Layout& home) { return home.tp == 1 && home.pp == 1; }
 
 // Moments "m/<name>" / "v/<name>" of one kind as a name -> tensor map, and back.
 ShardMap moments(const std::map<std::string, at::Tensor>& state, const std::string& prefix) {
@@ -19,12 +20,11 @@ ShardMap moments(const std::map<std::string, at::Tensor>& state, const std::stri
 
 }  // namespace
 
-void FullCheckpointSlots::add_full(const ModelSlot& like) {
-  models_.push_back(std::make_unique<model::Transformer>(like.model->spec(), like.model->head(),
-                                                         model::ParallelContext{}, like.model->dtype(),
-                                                         at::Device(at::kCPU)));
-  ModelSlot full{like.role, models_.back().get(), nullptr};
-  if (like.optim) {
+void FullCheckpointSlots::add_full(const PlacedSlot& like) {
+  const ModelShape& s = like.shape;
+  models_.push_back(std::make_unique<model::Transformer>(s.spec, s.head, model::ParallelContext{}, s.dtype, s.device));
+  ModelSlot full{like.slot.role, models_.back().get(), nullptr};
+  if (like.trained) {
     optims_.push_back(std::make_unique<AdamW>(full.model->named_params(), OptimConfig{}, 1));
     full.optim = optims_.back().get();
   }
@@ -35,37 +35,49 @@ FullCheckpointSlots FullCheckpointSlots::gather(comm::Group& global, const std::
   FullCheckpointSlots out;
   const Layout one{0, 1, 1, 1};
   for (const PlacedSlot& p : placed) {
-    const model::Transformer& m = *p.slot.model;
-    if (!sharded(p.home)) {
+    if (p.home.contains(0) && whole_on_each_rank(p.home)) {
       if (global.rank() == 0) out.slots_.push_back(p.slot);
       continue;
     }
-    ShardMover mover(model_params(m.spec(), m.head()), m.spec().n_layers, m.dtype());
-    const ShardMap params = mover.move(global, m.named_params(), p.home, one);
+    // Rank 0 lacks some of it (a tp/pp shard, or the whole model when its home lies elsewhere).
+    const ModelShape& s = p.shape;
+    ShardMover mover(model_params(s.spec, s.head), s.spec.n_layers, s.dtype);
+    const ModelSlot& held = p.slot;  // null outside the home
+    const ShardMap params = mover.move(global, held.model ? held.model->named_params() : ShardMap{}, p.home, one);
     ShardMap m1, v1;
-    if (p.slot.optim) {
-      const auto state = p.slot.optim->state_tensors();
+    int64_t steps = 0;
+    if (p.trained) {
+      const auto state = held.optim ? held.optim->state_tensors() : std::map<std::string, at::Tensor>{};
       m1 = mover.move(global, moments(state, "m/"), p.home, one);
       v1 = mover.move(global, moments(state, "v/"), p.home, one);
+      // The schedule's position, from the home's first rank (every home rank has the same).
+      at::Tensor t = at::tensor({held.optim ? held.optim->steps_done() : int64_t(0)}, at::kLong);
+      global.broadcast(t, p.home.first_device);
+      steps = t.item<int64_t>();
     }
     if (global.rank() != 0) continue;
-    out.add_full(p.slot);
+    out.add_full(p);
     out.slots_.back().model->load_shards(params);
-    if (p.slot.optim) {
+    if (p.trained) {
       std::map<std::string, at::Tensor> state;
       for (const auto& [name, t] : m1) state["m/" + name] = t;
       for (const auto& [name, t] : v1) state["v/" + name] = t;
-      out.slots_.back().optim->load_state(state, p.slot.optim->steps_done());
+      out.slots_.back().optim->load_state(state, steps);
     }
   }
   return out;
 }
 
-FullCheckpointSlots FullCheckpointSlots::for_loading(const std::vector<PlacedSlot>& placed) {
+FullCheckpointSlots FullCheckpointSlots::for_loading(int rank, const std::vector<PlacedSlot>& placed) {
   FullCheckpointSlots out;
   for (const PlacedSlot& p : placed) {
-    if (sharded(p.home)) out.add_full(p.slot);
-    else out.slots_.push_back(p.slot);
+    if (!p.home.contains(rank)) {
+      out.index_.push_back(-1);
+      continue;
+    }
+    out.index_.push_back(int(out.slots_.size()));
+    if (whole_on_each_rank(p.home)) out.slots_.push_back(p.slot);
+    else out.add_full(p);
   }
   return out;
 }
@@ -73,9 +85,9 @@ FullCheckpointSlots FullCheckpointSlots::for_loading(const std::vector<PlacedSlo
 void FullCheckpointSlots::scatter(int rank, const std::vector<PlacedSlot>& placed) const {
   for (size_t i = 0; i < placed.size(); ++i) {
     const PlacedSlot& p = placed[i];
-    if (!sharded(p.home)) continue;
+    if (index_[i] < 0 || whole_on_each_rank(p.home)) continue;
     const Layout::Coord c = p.home.coord_of(rank);
-    const ModelSlot& full = slots_[i];
+    const ModelSlot& full = slots_[size_t(index_[i])];
     auto cut = [&](const std::map<std::string, at::Tensor>& whole) {
       ShardMap shards;
       for (const ParamInfo& info : p.slot.model->param_infos())

@@ -24,6 +24,7 @@
 #include "runtime/full_checkpoint_slots.h"
 #include "runtime/generate_call.h"
 #include "runtime/inference_calls.h"
+#include "runtime/json_broadcast.h"
 #include "runtime/metrics_log.h"
 #include "runtime/progress_bar.h"
 #include "runtime/row_exchange.h"
@@ -125,7 +126,6 @@ class Trainer {
   TrainResult run();
 
  private:
-  CallContext context(const std::string& name) const { return data_parallel_context(name, world_); }
   bool lead() const { return world_->rank() == 0; }
   int rank() const { return world_->rank(); }
   // Rows of an n-row batch that this rank handles in `call`'s layout.
@@ -133,12 +133,23 @@ class Trainer {
     return samples_of(n, place_->layout_of(call, role), rank());
   }
   const ModelSpec& spec(const std::string& role) const;
+  ModelShape shape(const std::string& role) const;
+  // This rank's shards of `role`'s model in its home layout; null on a rank outside the home.
+  model::Transformer* held(const std::string& role) const;
+  using CallBody = std::function<void(const CallContext&, model::Transformer&)>;
+  void run(const std::string& call, const std::string& role, const CallBody& body) {
+    place_->run_call(call, role, shape(role), held(role), body);
+  }
+  // A call's statistics (set on its ranks) on every rank, from the call's first rank.
+  Json from_call(const std::string& call, const std::string& role, const Json& stats) {
+    return broadcast_json(*world_, stats, place_->layout_of(call, role).first_device);
+  }
+  // Null on a rank outside `role`'s home layout.
   std::unique_ptr<model::Transformer> make_model(const std::string& role, HeadKind head, uint64_t seed);
   void build_stages();
   void build_models();
   int stage_of(int64_t step) const;
   void enter_stage(int index, bool fresh);
-  std::vector<ModelSlot> slots();
   std::vector<PlacedSlot> placed_slots();
   Json loop_state() const;
   void restore_loop_state(const Json& s);
@@ -160,8 +171,11 @@ class Trainer {
   int current_stage_ = -1;
   std::string algorithm_;
 
+  // Present on every rank when the algorithm uses the model; the Transformer (and optimizer) inside only on the
+  // ranks of its home layout.
   std::unique_ptr<TrainedModel> actor_, critic_, reward_;
-  std::unique_ptr<model::Transformer> ref_;
+  bool has_ref_ = false;
+  std::unique_ptr<model::Transformer> ref_;  // null outside the reference's home
   std::unique_ptr<data::EpochSampler> prompt_sampler_, sft_sampler_, pref_sampler_;
   std::unique_ptr<algo::AdaptiveKlController> kl_ctl_;
 
@@ -175,6 +189,22 @@ const ModelSpec& Trainer::spec(const std::string& role) const {
   return it->second;
 }
 
+HeadKind head_of(const std::string& role) {
+  return role == "critic" || role == "reward" ? HeadKind::kValue : HeadKind::kLanguageModel;
+}
+
+ModelShape Trainer::shape(const std::string& role) const {
+  return ModelShape{spec(role), head_of(role), t_.dtype == "bf16" ? at::kBFloat16 : at::kFloat,
+                    at::Device(at::kCPU)};
+}
+
+model::Transformer* Trainer::held(const std::string& role) const {
+  if (role == "ref") return ref_.get();
+  const TrainedModel* m = role == "actor" ? actor_.get() : role == "critic" ? critic_.get() : reward_.get();
+  REALIGN_CHECK(m) << "the algorithm has no " << role << " model";
+  return m->model.get();
+}
+
 std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role, HeadKind head,
                                                         uint64_t seed) {
   const ModelSpec& s = spec(role);
@@ -182,9 +212,12 @@ std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role,
     throw Error("models." + role, "vocabulary of " + std::to_string(s.vocab) +
                                       " tokens is smaller than the " + std::to_string(codec_.vocab_size()) +
                                       " the tokenizer needs");
-  at::ScalarType dtype = t_.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
-  // Built in its home layout: this rank holds its (tp, pp) shards there.
+  REALIGN_CHECK(head == head_of(role)) << role;
+  const at::ScalarType dtype = shape(role).dtype;
+  // Built in its home layout: a rank there holds its (tp, pp) shards, any other rank nothing. Initialisation
+  // and loading are per parameter name and slice, so the values do not depend on the layout.
   const Layout home = place_->home(role);
+  if (!home.contains(rank())) return nullptr;
   const Layout::Coord c = home.coord_of(rank());
   const std::optional<CallContext> ctx = place_->context(role, home);
   auto m = std::make_unique<model::Transformer>(s, head, model::ParallelContext{ctx->tp, c.pp, home.pp},
@@ -235,13 +268,15 @@ void Trainer::build_models() {
     auto m = std::make_unique<TrainedModel>();
     auto model = make_model(role, head, seed);
     // The optimizer is replaced by enter_stage(); this one only gives the slot a state of the right shape.
-    *m = make_trained_model(std::move(model), t_.optim, 1);
+    // Outside the model's home the rank holds neither parameters nor optimizer state.
+    if (model) *m = make_trained_model(std::move(model), t_.optim, 1);
     return m;
   };
   if (a != "rm") actor_ = trained("actor", HeadKind::kLanguageModel, t_.seed);
   if (a == "rm" || (rl && in_.sections.reward.kind == "model"))
     reward_ = trained("reward", HeadKind::kValue, mix_seed(t_.seed, 2, 0));
-  if (rl || a == "dpo") ref_ = make_model("ref", HeadKind::kLanguageModel, t_.seed);
+  has_ref_ = rl || a == "dpo";
+  if (has_ref_) ref_ = make_model("ref", HeadKind::kLanguageModel, t_.seed);
   if (a == "ppo") critic_ = trained("critic", HeadKind::kValue, mix_seed(t_.seed, 1, 0));
   kl_ctl_ = std::make_unique<algo::AdaptiveKlController>(t_.ppo.kl_coef, t_.ppo.kl_target, t_.ppo.kl_horizon);
 }
@@ -261,7 +296,7 @@ void Trainer::enter_stage(int index, bool fresh) {
   const Stage& s = stages_[size_t(index)];
   auto reset_optim = [](TrainedModel& m, const OptimConfig& c, int64_t steps) {
     m.config = c;
-    m.optim = std::make_unique<AdamW>(m.model->named_params(), c, steps);
+    if (m.model) m.optim = std::make_unique<AdamW>(m.model->named_params(), c, steps);
   };
   if (s.kind == "sft") reset_optim(*actor_, algorithm_ == "sft" ? t_.optim : t_.sft_stage.optim, s.steps);
   if (s.kind == "rm")
@@ -274,31 +309,34 @@ void Trainer::enter_stage(int index, bool fresh) {
   if (!fresh) return;
   // A policy stage starts from the actor as it is now: the reference is its frozen copy, and the critic's
   // trunk starts from it too (when the shapes agree), with its own value head.
-  if ((s.kind == "rl" || s.kind == "dpo") && ref_ && spec("ref") == spec("actor") &&
-      !in_.model_dirs.count("ref"))
-    ref_->load_shards(actor_->model->named_params(), false);
-  if (s.kind == "rl" && critic_ && spec("critic") == spec("actor") && !in_.model_dirs.count("critic")) {
-    // The critic's trunk lives in its own home layout: reallocate the actor's trunk there.
-    ShardMover trunk(model_params(spec("actor"), HeadKind::kLanguageModel), spec("actor").n_layers,
-                     actor_->model->dtype());
-    critic_->model->load_shards(
-        trunk.move(*world_, actor_->model->named_params(), place_->home("actor"), place_->home("critic")),
-        false);
+  // Each lives in its own home layout: the actor's parameters are reallocated there (collective over both
+  // homes; a rank in neither takes no part).
+  const ShardMap actor_held = actor_ && actor_->model ? actor_->model->named_params() : ShardMap{};
+  auto from_actor = [&](const std::string& role) {
+    ShardMover mover(model_params(spec("actor"), HeadKind::kLanguageModel), spec("actor").n_layers,
+                     shape("actor").dtype);
+    return mover.move(*world_, actor_held, place_->home("actor"), place_->home(role));
+  };
+  if ((s.kind == "rl" || s.kind == "dpo") && has_ref_ && spec("ref") == spec("actor") &&
+      !in_.model_dirs.count("ref")) {
+    const ShardMap shards = from_actor("ref");
+    if (ref_) ref_->load_shards(shards, false);
   }
-}
-
-std::vector<ModelSlot> Trainer::slots() {
-  std::vector<ModelSlot> out;
-  if (actor_) out.push_back({"actor", actor_->model.get(), actor_->optim.get()});
-  if (critic_) out.push_back({"critic", critic_->model.get(), critic_->optim.get()});
-  if (reward_) out.push_back({"reward", reward_->model.get(), reward_->optim.get()});
-  if (ref_) out.push_back({"ref", ref_.get(), nullptr});
-  return out;
+  if (s.kind == "rl" && critic_ && spec("critic") == spec("actor") && !in_.model_dirs.count("critic")) {
+    const ShardMap trunk = from_actor("critic");  // with the actor's head, which the critic does not load
+    if (critic_->model) critic_->model->load_shards(trunk, false);
+  }
 }
 
 std::vector<PlacedSlot> Trainer::placed_slots() {
   std::vector<PlacedSlot> out;
-  for (const ModelSlot& s : slots()) out.push_back({s, place_->home(s.role)});
+  auto add = [&](const std::string& role, model::Transformer* m, AdamW* optim, bool trained) {
+    out.push_back({ModelSlot{role, m, optim}, place_->home(role), shape(role), trained});
+  };
+  if (actor_) add("actor", actor_->model.get(), actor_->optim.get(), true);
+  if (critic_) add("critic", critic_->model.get(), critic_->optim.get(), true);
+  if (reward_) add("reward", reward_->model.get(), reward_->optim.get(), true);
+  if (has_ref_) add("ref", ref_.get(), nullptr, false);
   return out;
 }
 
@@ -331,7 +369,8 @@ double Trainer::evaluate() {
   // into data parallelism (KV-cache decoding needs pp = 1).
   const Layout home = place_->home("actor");
   const Layout layout{home.first_device, home.dp * home.pp, home.tp, 1};
-  place_->run_call_in(layout, "eval_gen", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer& m) {
+  place_->run_call_in(layout, "eval_gen", "actor", shape("actor"), held("actor"), [&](const CallContext& ctx,
+                                                                                      model::Transformer& m) {
     const Range r = samples_of(n, layout, rank());
     std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin,
                                           data_.eval_prompts.begin() + r.end);
@@ -359,15 +398,16 @@ double Trainer::evaluate() {
 Json Trainer::sft_step(int64_t) {
   int64_t n = algorithm_ == "sft" ? in_.algorithm.batch.prompts : t_.sft_stage.batch;
   std::vector<int64_t> idx = sft_sampler_->next(n);
-  SftStats st;
-  place_->run_call("actor_train", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
+  Json stats;
+  run("actor_train", "actor", [&](const CallContext& ctx, model::Transformer&) {
     const Range r = rows_in("actor_train", "actor", n);
     std::vector<TokenIds> p, q;
     for (const auto& rec : pick(data_.sft, idx, r.begin, r.end))
       p.push_back(codec_.encode(rec.prompt)), q.push_back(codec_.encode(rec.response));
-    st = sft_train_call(ctx, *actor_, make_sequence_batch(p, q, codec_.pad_id()));
+    const SftStats st = sft_train_call(ctx, *actor_, make_sequence_batch(p, q, codec_.pad_id()));
+    stats = Json{{"loss/sft", st.loss}, {"grad_norm/actor", st.grad_norm}, {"lr", st.lr}};
   });
-  return Json{{"loss/sft", st.loss}, {"grad_norm/actor", st.grad_norm}, {"lr", st.lr}};
+  return from_call("actor_train", "actor", stats);
 }
 
 // Preference rows [r.begin, r.end) of this step's sample: prompts with chosen and rejected responses.
@@ -378,23 +418,23 @@ struct PreferenceRows {
 Json Trainer::rm_step(int64_t) {
   int64_t n = algorithm_ == "rm" ? in_.algorithm.batch.prompts : t_.reward_model_stage.batch;
   std::vector<int64_t> idx = pref_sampler_->next(n);
-  PairStats st;
-  place_->run_call("reward_train", "reward", *reward_->model,
-                   [&](const CallContext& ctx, model::Transformer&) {
-                     const Range r = rows_in("reward_train", "reward", n);
-                     std::vector<TokenIds> p, c, q;
-                     for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
-                       p.push_back(codec_.encode(rec.prompt));
-                       c.push_back(codec_.encode(rec.chosen));
-                       q.push_back(codec_.encode(rec.rejected));
-                     }
-                     st = reward_model_train_call(ctx, *reward_, make_sequence_batch(p, c, codec_.pad_id()),
-                                                  make_sequence_batch(p, q, codec_.pad_id()));
-                   });
-  return Json{{"loss/reward_model", st.loss},
-              {"rm/accuracy", st.accuracy},
-              {"rm/margin", st.margin},
-              {"grad_norm/reward", st.grad_norm}};
+  Json stats;
+  run("reward_train", "reward", [&](const CallContext& ctx, model::Transformer&) {
+    const Range r = rows_in("reward_train", "reward", n);
+    std::vector<TokenIds> p, c, q;
+    for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
+      p.push_back(codec_.encode(rec.prompt));
+      c.push_back(codec_.encode(rec.chosen));
+      q.push_back(codec_.encode(rec.rejected));
+    }
+    const PairStats st = reward_model_train_call(ctx, *reward_, make_sequence_batch(p, c, codec_.pad_id()),
+                                                 make_sequence_batch(p, q, codec_.pad_id()));
+    stats = Json{{"loss/reward_model", st.loss},
+                 {"rm/accuracy", st.accuracy},
+                 {"rm/margin", st.margin},
+                 {"grad_norm/reward", st.grad_norm}};
+  });
+  return from_call("reward_train", "reward", stats);
 }
 
 Json Trainer::dpo_step(int64_t) {
@@ -412,7 +452,7 @@ Json Trainer::dpo_step(int64_t) {
   };
   // The reference's summed log-probs, computed on its layout and brought to the policy's.
   Rows ref_out;
-  place_->run_call("ref_inf", "ref", *ref_, [&](const CallContext& ctx, model::Transformer& m) {
+  run("ref_inf", "ref", [&](const CallContext& ctx, model::Transformer& m) {
     const PreferenceRows b = pairs(rows_in("ref_inf", "ref", n));
     ref_out["chosen"] = sum_over_response(logprobs_call(ctx, m, b.chosen), b.chosen);
     ref_out["rejected"] = sum_over_response(logprobs_call(ctx, m, b.rejected), b.rejected);
@@ -420,16 +460,17 @@ Json Trainer::dpo_step(int64_t) {
   const Rows on_batch = place_->rows_from("ref_inf", place_->layout_of("ref_inf", "ref"), n, ref_out);
   const Rows on_policy =
       place_->rows_to("actor_train", place_->layout_of("actor_train", "actor"), n, on_batch);
-  PairStats st;
-  place_->run_call("actor_train", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
+  Json stats;
+  run("actor_train", "actor", [&](const CallContext& ctx, model::Transformer&) {
     const PreferenceRows b = pairs(rows_in("actor_train", "actor", n));
-    st = dpo_train_call(ctx, *actor_, b.chosen, b.rejected, on_policy.at("chosen"), on_policy.at("rejected"),
-                        t_.dpo_beta, t_.dpo_label_smoothing);
+    const PairStats st = dpo_train_call(ctx, *actor_, b.chosen, b.rejected, on_policy.at("chosen"),
+                                        on_policy.at("rejected"), t_.dpo_beta, t_.dpo_label_smoothing);
+    stats = Json{{"loss/dpo", st.loss},
+                 {"dpo/accuracy", st.accuracy},
+                 {"dpo/margin", st.margin},
+                 {"grad_norm/actor", st.grad_norm}};
   });
-  return Json{{"loss/dpo", st.loss},
-              {"dpo/accuracy", st.accuracy},
-              {"dpo/margin", st.margin},
-              {"grad_norm/actor", st.grad_norm}};
+  return from_call("actor_train", "actor", stats);
 }
 
 Json Trainer::rl_step(int64_t step) {
@@ -464,7 +505,7 @@ Json Trainer::rl_step(int64_t step) {
   // Generation on its layout; the responses come back to this rank's rows of the batch.
   auto generate_rows = [&](const std::string& call, const SamplingOptions& options) {
     Rows produced;
-    place_->run_call(call, "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer& m) {
+    run(call, "actor", [&](const CallContext& ctx, model::Transformer& m) {
       const Range r = rows_in(call, "actor", n);
       SamplingOptions o = options;
       for (int64_t i = r.begin; i < r.end; ++i) o.row_seeds.push_back(mix_seed(options.seed, uint64_t(i), 1));
@@ -481,12 +522,12 @@ Json Trainer::rl_step(int64_t step) {
   // An inference call on its layout over the rows of `resp`: its (rows) or (rows, T) output on this rank's
   // rows.
   using InferFn = std::function<at::Tensor(const CallContext&, model::Transformer&, const SequenceBatch&)>;
-  auto infer = [&](const std::string& call, const std::string& role, model::Transformer& home_model,
-                   const std::vector<TokenIds>& resp, const InferFn& fn) {
+  auto infer = [&](const std::string& call, const std::string& role, const std::vector<TokenIds>& resp,
+                   const InferFn& fn) {
     const Layout layout = place_->layout_of(call, role);
     const Rows in = place_->rows_to(call, layout, n, token_rows("response", resp));
     Rows out;
-    place_->run_call(call, role, home_model, [&](const CallContext& ctx, model::Transformer& m) {
+    run(call, role, [&](const CallContext& ctx, model::Transformer& m) {
       const std::vector<TokenIds> r = token_lists(in, "response");
       if (r.empty()) return;
       out["y"] = fn(ctx, m, make_sequence_batch(prompts_of(rows_in(call, role, n)), r, codec_.pad_id()));
@@ -497,7 +538,7 @@ Json Trainer::rl_step(int64_t step) {
 
   auto score = [&](const std::vector<TokenIds>& resp, const std::string& call) {
     if (reward_)
-      return infer(call, "reward", *reward_->model, resp,
+      return infer(call, "reward", resp,
                    [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
                      return scores_call(ctx, m, b);
                    });
@@ -511,11 +552,11 @@ Json Trainer::rl_step(int64_t step) {
   const InferFn logprobs = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
     return logprobs_call(ctx, m, b);
   };
-  at::Tensor ref_lp = infer("ref_inf", "ref", *ref_, responses, logprobs);
-  at::Tensor old_lp = infer("actor_inf", "actor", *actor_->model, responses, logprobs);
+  at::Tensor ref_lp = infer("ref_inf", "ref", responses, logprobs);
+  at::Tensor old_lp = infer("actor_inf", "actor", responses, logprobs);
   at::Tensor values;
   if (critic_)
-    values = infer("critic_inf", "critic", *critic_->model, responses,
+    values = infer("critic_inf", "critic", responses,
                    [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
                      return values_call(ctx, m, b);
                    });
@@ -582,6 +623,7 @@ Json Trainer::rl_step(int64_t step) {
     const Layout layout = place_->layout_of(call, role);
     const Rows got = place_->rows_to(call, layout, n, rows);
     PpoBatch b;
+    if (!layout.contains(rank())) return b;  // the call runs elsewhere
     const std::vector<TokenIds> r = token_lists(got, "response");
     b.seqs = make_sequence_batch(prompts_of(rows_in(call, role, n)), r, codec_.pad_id());
     const int64_t t = b.seqs.batch.tokens.size(1);
@@ -595,47 +637,59 @@ Json Trainer::rl_step(int64_t step) {
     b.old_values = field("old_values");
     return b;
   };
-  ActorStats as;
+  // The train calls' statistics, from each call's first rank (the call may run on a subset of the ranks).
+  Json actor_stats;
   const PpoBatch actor_batch = batch_for("actor_train", "actor");
-  place_->run_call("actor_train", "actor", *actor_->model, [&](const CallContext& ctx, model::Transformer&) {
-    as = actor_train_call(ctx, *actor_, actor_batch, ao);
+  run("actor_train", "actor", [&](const CallContext& ctx, model::Transformer&) {
+    const ActorStats as = actor_train_call(ctx, *actor_, actor_batch, ao);
+    actor_stats = Json{{"loss/policy", as.policy_loss},
+                       {"entropy", as.entropy},
+                       {"clip_fraction", as.clip_fraction},
+                       {"approx_kl", as.approx_kl},
+                       {"grad_norm/actor", as.grad_norm},
+                       {"lr", as.lr},
+                       {"updates", as.updates}};
+    if (ao.kl_loss_coef > 0) actor_stats["loss/kl"] = as.kl_loss;
+    if (as.early_stopped) actor_stats["early_stopped"] = true;
   });
-  CriticStats cs;
+  actor_stats = from_call("actor_train", "actor", actor_stats);
+  Json critic_stats = Json::object();
   if (critic_) {
     const PpoBatch critic_batch = batch_for("critic_train", "critic");
-    place_->run_call(
-        "critic_train", "critic", *critic_->model, [&](const CallContext& ctx, model::Transformer&) {
-          cs = critic_train_call(ctx, *critic_, critic_batch, ppo.value_clip, bs.epochs, bs.mini_batches);
-        });
+    run("critic_train", "critic", [&](const CallContext& ctx, model::Transformer&) {
+      const CriticStats cs =
+          critic_train_call(ctx, *critic_, critic_batch, ppo.value_clip, bs.epochs, bs.mini_batches);
+      critic_stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
+    });
+    critic_stats = from_call("critic_train", "critic", critic_stats);
   }
 
-  double resp_tokens = mask.sum().item<double>();
-  std::vector<double> m = dp_mean(
-      context("metrics"), {raw_scores.mean().item<double>(), raw_scores.std(false).item<double>(),
-                           algo::masked_mean(kl, mask).item<double>(), kl.sum(1).mean().item<double>(),
-                           resp_tokens / double(std::max<int64_t>(seqs.size(), 1)),
-                           values.defined() ? algo::masked_mean(values, mask).item<double>() : 0.0});
+  // Batch statistics over every rank's rows (sums, then ratios), so they do not depend on how many ranks split
+  // the batch.
+  const at::Tensor x = raw_scores.to(at::kDouble);
+  at::Tensor sums = at::stack({x.sum(), (x * x).sum(), (kl * mask).sum().to(at::kDouble),
+                               kl.sum(1).sum().to(at::kDouble), mask.sum().to(at::kDouble),
+                               values.defined() ? (values * mask).sum().to(at::kDouble) : at::zeros({}, at::kDouble)});
+  world_->all_reduce_sum(sums);
+  auto total = [&](int i) { return sums[i].item<double>(); };
+  const double rows = double(std::max<int64_t>(n, 1)), tokens = std::max(1.0, total(4));
+  const double reward_mean = total(0) / rows;
+  const std::vector<double> m{reward_mean,
+                              std::sqrt(std::max(0.0, total(1) / rows - reward_mean * reward_mean)),
+                              total(2) / tokens,
+                              total(3) / rows,
+                              total(4) / rows,
+                              total(5) / tokens};
   if (ppo.adaptive_kl) kl_ctl_->update(m[3], bs.prompts * group);
   Json j{{"reward/mean", m[0]},
          {"reward/std", m[1]},
          {"kl/mean", m[2]},
          {"kl/sequence", m[3]},
          {"kl/coef", kl_coef},
-         {"loss/policy", as.policy_loss},
-         {"entropy", as.entropy},
-         {"clip_fraction", as.clip_fraction},
-         {"approx_kl", as.approx_kl},
-         {"grad_norm/actor", as.grad_norm},
-         {"lr", as.lr},
-         {"updates", as.updates},
          {"response/length", m[4]}};
-  if (ao.kl_loss_coef > 0) j["loss/kl"] = as.kl_loss;
-  if (as.early_stopped) j["early_stopped"] = true;
-  if (critic_) {
-    j["loss/value"] = cs.value_loss;
-    j["value/mean"] = m[5];
-    j["grad_norm/critic"] = cs.grad_norm;
-  }
+  j.update(actor_stats);
+  j.update(critic_stats);
+  if (critic_) j["value/mean"] = m[5];
   return j;
 }
 
@@ -684,7 +738,7 @@ TrainResult Trainer::run() {
                                      " but the run has only " + std::to_string(total) + " steps");
       enter_stage(stage_of(*latest), false);
       const std::vector<PlacedSlot> placed = placed_slots();
-      const FullCheckpointSlots full = FullCheckpointSlots::for_loading(placed);
+      const FullCheckpointSlots full = FullCheckpointSlots::for_loading(rank(), placed);
       restore_loop_state(load_train_checkpoint(dir.checkpoints(), *latest, full.slots()));
       full.scatter(rank(), placed);
       done = *latest;
@@ -778,7 +832,7 @@ TrainResult Trainer::run() {
       // ZeRO-1 keeps each dp rank's share of the optimizer state: bring it whole before saving.
       for (auto [role, m] :
            {std::pair{"actor", actor_.get()}, {"critic", critic_.get()}, {"reward", reward_.get()}})
-        if (m) gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
+        if (m && m->optim) gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
       const FullCheckpointSlots full = FullCheckpointSlots::gather(*world_, placed_slots());
       if (lead()) save_train_checkpoint(dir.checkpoints(), step, full.slots(), loop_state());
       world_->barrier();
@@ -796,24 +850,10 @@ TrainResult Trainer::run() {
 
 }  // namespace
 
-namespace {
-
-// Where each model lives: the layout of its train call; the reference shares the actor's (it starts as the
-// actor's frozen copy); a model the plan never trains lives in the batch layout.
-std::map<std::string, Layout> homes_of(const std::map<std::string, Layout>& calls, int world) {
-  std::map<std::string, Layout> homes =
-      home_layouts(calls, {{"actor", "actor_train"}, {"critic", "critic_train"}, {"reward", "reward_train"}},
-                   {"actor", "critic", "reward"}, world);
-  homes["ref"] = homes["actor"];
-  return homes;
-}
-
-}  // namespace
-
 TrainResult run_training(const TrainerInput& input, comm::World& world) {
   auto place = std::make_unique<CallPlacement>(
       world.global(), [&world](const Layout& layout) { return world.axis_groups(layout); },
-      input.call_layouts, homes_of(input.call_layouts, world.size()));
+      input.call_layouts, input.home_layouts);
   Trainer trainer(input, std::move(place));
   return trainer.run();
 }
@@ -831,8 +871,8 @@ TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group>
     g.tp = g.pp = comm::single_rank_group();
     return g;
   };
-  std::map<std::string, Layout> calls;
-  auto place = std::make_unique<CallPlacement>(world, groups, calls, homes_of(calls, world->size()));
+  auto place = std::make_unique<CallPlacement>(world, groups, std::map<std::string, Layout>{},
+                                               std::map<std::string, Layout>{});
   Trainer trainer(input, std::move(place));
   return trainer.run();
 }

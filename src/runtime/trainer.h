@@ -9,7 +9,9 @@
 // the planner's graph, so it runs in the actor's home layout) and critic_inf (logprobs_call, values_call), for
 // ReMax also actor_greedy_gen and reward_greedy_inf, then the advantages (algo/), actor_train
 // (actor_train_call) and critic_train (critic_train_call). The call names are the dataflow graph's. Each call
-// runs through CallPlacement::run_call(call, role, model, body) in its plan layout.
+// runs through CallPlacement::run_call in its plan layout. A model lives only on the ranks of its home layout
+// (any mesh); its train call's statistics are broadcast from the call's first rank, so every rank (rank 0
+// writes metrics.jsonl) reports the same numbers.
 #pragma once
 
 #include <map>
@@ -35,6 +37,9 @@ struct TrainerInput {
   // The layout of every call the plan places (call name -> layout); calls it does not name run in their
   // model's home layout. Empty: every call in the co-located layout (dp over every rank).
   std::map<std::string, Layout> call_layouts;
+  // Where each model lives between calls (CallLayouts::home: its train call's layout, else its first call's), any
+  // mesh; a rank outside a model's home holds nothing of it. Roles absent: the batch layout (dp over every rank).
+  std::map<std::string, Layout> home_layouts;
   Json estimated_timeline;  // the planner's estimate of one iteration (timeline_estimated.json); may be null
   std::string run_dir;
   bool resume = false;     // continue from run_dir's latest checkpoint

@@ -54,13 +54,10 @@ std::vector<Ranked> pareto_front(std::vector<Ranked> ranked, int cap) {
 
 }  // namespace
 
-std::string runtime_limit_problem(const DataflowGraph& graph, const Cluster& cluster, const MfcAssignment& a) {
+std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a) {
   const int index = graph.mfc_index(a.mfc);
   if (index < 0) return "no call named " + a.mfc;
   const Mfc& mfc = graph.mfcs[size_t(index)];
-  if (mfc.kind == MfcKind::kTrain && a.mesh.size != cluster.n_devices())
-    return a.mfc + " trains on " + std::to_string(a.mesh.size) + " of " + std::to_string(cluster.n_devices()) +
-           " devices; the runtime trains on every device";
   if (mfc.kind == MfcKind::kGenerate && a.strategy.pp != 1)
     return a.mfc + " generates with pp = " + std::to_string(a.strategy.pp) + "; generation needs pp = 1";
   return "";
@@ -81,7 +78,7 @@ std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& gr
       std::vector<Ranked> ranked;
       for (const Strategy& s : enumerate_strategies(mfc, spec, cluster, size)) {
         MfcAssignment a{mfc.name, mesh, s};
-        if (options.runtime_limits && !runtime_limit_problem(graph, cluster, a).empty()) continue;
+        if (options.runtime_limits && !runtime_limit_problem(graph, a).empty()) continue;
         ranked.push_back({evaluator.evaluate_call(int(i), a), a});
       }
       best_by_size[size] = pareto_front(std::move(ranked), options.strategies_per_mesh_size);

@@ -23,9 +23,9 @@ struct CandidateOptions {
   bool runtime_limits = false;
 };
 
-// Empty when realign's runtime can execute the assignment, else why not: a train call must use every device
-// (its model's parameters and optimizer state live there), and generation cannot be pipelined (pp = 1).
-std::string runtime_limit_problem(const DataflowGraph& graph, const Cluster& cluster, const MfcAssignment& a);
+// Empty when realign's runtime can execute the assignment, else why not: generation cannot be pipelined
+// (pp = 1). Any call, train calls included, may run on any mesh.
+std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a);
 
 // candidates[i] lists call i's assignments, fastest standalone first. A call with no candidate that fits on its
 // own keeps its least-overflowing ones, so the search can still report the best it can do. The evaluator's

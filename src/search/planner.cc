@@ -33,9 +33,9 @@ PlanOptions plan_options_from_json(const Json& section, const std::string& path)
 namespace {
 
 // The first runtime limit a plan breaks, or empty.
-std::string runtime_problem(const DataflowGraph& graph, const Cluster& cluster, const ExecutionPlan& plan) {
+std::string runtime_problem(const DataflowGraph& graph, const ExecutionPlan& plan) {
   for (const auto& a : plan.assignments)
-    if (std::string why = runtime_limit_problem(graph, cluster, a); !why.empty()) return why;
+    if (std::string why = runtime_limit_problem(graph, a); !why.empty()) return why;
   return "";
 }
 
@@ -60,7 +60,7 @@ PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster,
     if (p.plan) {
       p.score = evaluator.evaluate(*p.plan);
       if (!breaks_disjoint(graph, *p.plan, options.search.disjoint) &&
-          (!options.candidates.runtime_limits || runtime_problem(graph, cluster, *p.plan).empty()))
+          (!options.candidates.runtime_limits || runtime_problem(graph, *p.plan).empty()))
         starts.push_back(*p.plan);
     }
     out.presets.push_back(p);

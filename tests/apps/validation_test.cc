@@ -32,19 +32,19 @@ cluster: {nodes: 1, devices_per_node: 4, device: cpu-gloo}
   EXPECT_EQ(plans[0].name, "co-located");
 
   std::set<std::string> seen;
+  int subset_train = 0;  // plans training a model on part of the devices, which the runtime now executes
   for (auto p : plans) {
     EXPECT_NO_THROW(validate_plan(config.graph, config.cluster, p.plan)) << p.name;
     EXPECT_TRUE(seen.insert(to_json(p.plan).at("mfcs").dump()).second) << p.name << " repeats a plan";
     for (const auto& a : p.plan.assignments) {
       const Mfc& mfc = config.graph.mfcs[size_t(config.graph.mfc_index(a.mfc))];
-      if (mfc.kind == MfcKind::kTrain) {
-        EXPECT_EQ(a.mesh.size, 4) << p.name << " " << a.mfc;
-      }
+      if (mfc.kind == MfcKind::kTrain && a.mesh.size < 4) ++subset_train;
       if (mfc.kind == MfcKind::kGenerate) {
         EXPECT_EQ(a.strategy.pp, 1) << p.name << " " << a.mfc;
       }
     }
   }
+  EXPECT_GT(subset_train, 0);
   // The same seed gives the same plans.
   const auto again = validation_plans(config, simulator, 8, 3);
   for (size_t i = 0; i < plans.size(); ++i) EXPECT_EQ(plans[i].plan, again[i].plan);

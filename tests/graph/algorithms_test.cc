@@ -90,6 +90,22 @@ TEST(Algorithms, DpoSftRm) {
   EXPECT_EQ(rm.mfcs[0].n_seqs, 8);  // chosen and rejected
 }
 
+// Where a model lives between calls: its train call's layout, else its first call's (the simulator and the
+// runtime both use home_call).
+TEST(Algorithms, HomeCallIsTheTrainCallElseTheFirstCall) {
+  const DataflowGraph g = build_graph(parse(kPpo));
+  EXPECT_EQ(g.home_call("actor"), g.mfc_index("actor_train"));  // not actor_gen, its first call
+  EXPECT_EQ(g.home_call("critic"), g.mfc_index("critic_train"));
+  EXPECT_EQ(g.home_call("ref"), g.mfc_index("ref_inf"));
+  EXPECT_EQ(g.home_call("reward"), g.mfc_index("reward_inf"));
+  EXPECT_EQ(g.home_call("nobody"), -1);
+  const DataflowGraph remax = build_graph(
+      parse("algorithm: remax\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n"));
+  // ReMax scores sampled and greedy responses: the reward model's first call is the first of them.
+  EXPECT_EQ(remax.home_call("reward"), remax.mfc_index("reward_inf"));
+  EXPECT_LT(remax.mfc_index("reward_inf"), remax.mfc_index("reward_greedy_inf"));
+}
+
 void expect_error_at(const std::string& yaml, const std::string& path) {
   try {
     parse(yaml);

@@ -1,0 +1,38 @@
+// Helpers for tests that drive the `realign` binary's `train` command (4 local worker processes): run it and
+// read the metrics it wrote.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "core/json.h"
+#include "io/temp_dir.h"
+
+namespace realign::testing {
+
+// `realign ARGS`, its stdout and stderr in *output; returns the exit status.
+inline int run_realign(const std::string& args, std::string* output) {
+  const std::string cmd = std::string(REALIGN_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buffer[4096];
+  output->clear();
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output->append(buffer, n);
+  return WEXITSTATUS(pclose(pipe));
+}
+
+// step -> its metrics.jsonl record.
+inline std::map<int64_t, Json> read_metrics(const std::string& run_dir) {
+  std::map<int64_t, Json> out;
+  std::istringstream lines(io::testing::read_file(run_dir + "/metrics.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    Json j = Json::parse(line);
+    out[j["step"].get<int64_t>()] = j;
+  }
+  return out;
+}
+
+}  // namespace realign::testing
