@@ -31,8 +31,10 @@ TEST(Failure, KilledRankEndsTheRunWithItsName) {
 TEST(Failure, ThrowingRankEndsTheRunWithItsCause) {
   LaunchResult r = launch_local(worker(3, {"throw", "2"}));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.failure, "rank 2 exited with code 1: rank 2 failed: injected failure on rank 2")
-      << r.output_text();
+  // Under load a peer may learn of the failure and exit before rank 2's own exit is seen; either way the
+  // run's failure names rank 2 and its cause.
+  EXPECT_NE(r.failure.find("exited with code 1: rank 2 failed: injected failure on rank 2"), std::string::npos)
+      << r.failure << "\n" << r.output_text();
   EXPECT_NE(r.output[2].find("realign: rank 2 failed: injected failure on rank 2"), std::string::npos)
       << r.output_text();
 }
