@@ -4,22 +4,15 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "apps/plan_report.h"
+#include "core/host.h"
 #include "core/units.h"
 
 namespace {
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
 
 struct Case {
   std::string name;
@@ -33,7 +26,7 @@ int main(int argc, char** argv) {
   using namespace realign;
   const std::string root = argc > 1 ? argv[1] : REALIGN_SOURCE_DIR;
   const std::string budget = argc > 2 ? argv[2] : "10";
-  std::printf("bench/plan_search: machine %s, %ld cores online; search is single-threaded\n", cpu_model().c_str(),
+  std::printf("bench/plan_search: machine %s, %ld cores online; search is single-threaded\n", cpu_model_name().c_str(),
               sysconf(_SC_NPROCESSORS_ONLN));
   std::printf("settings: plan.mode=search, plan.seed=1, plan.time_budget_s=%s, default max_steps, default profile\n\n",
               budget.c_str());

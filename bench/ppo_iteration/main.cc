@@ -5,26 +5,15 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "apps/run_config.h"
+#include "core/host.h"
 #include "core/json.h"
 #include "search/candidates.h"
 #include "search/presets.h"
 #include "search/simulator_evaluator.h"
-
-namespace {
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace realign;
@@ -36,7 +25,7 @@ int main(int argc, char** argv) {
   for (const auto& o : overrides) joined += " " + o;
   std::printf("bench/ppo_iteration: machine %s, %ld cores online\nsettings: %s%s, %s RL steps per plan (the "
               "first not measured), median step time; fp32, Gloo, one local process per device\n\n",
-              cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN), config_file.c_str(), joined.c_str(), steps.c_str());
+              cpu_model_name().c_str(), sysconf(_SC_NPROCESSORS_ONLN), config_file.c_str(), joined.c_str(), steps.c_str());
 
   const apps::RunConfig config = apps::load_run_config(config_file, overrides);
   Simulator simulator(config.graph, config.cluster, default_profile(config.cluster.device));

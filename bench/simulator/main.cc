@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "core/host.h"
 #include "cost/simulator.h"
 #include "cost/timeline_svg.h"
 #include "graph/algorithms.h"
@@ -14,13 +15,6 @@ using namespace realign;
 
 namespace {
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
 
 MfcAssignment assign(const std::string& mfc, int first, int dp, int tp, int pp, int mb) {
   return MfcAssignment{mfc, DeviceMesh{first, dp * tp * pp}, Strategy{dp, tp, pp, mb}};
@@ -55,7 +49,7 @@ int main(int argc, char** argv) {
                                assign("actor_train", 8, 2, 4, 1, 8), assign("critic_train", 8, 2, 4, 1, 8)};
   const ExecutionPlan* plans[] = {&colocated, &disaggregated};
 
-  std::printf("machine: %s, %u hardware threads (shared), single-threaded run\n", cpu_model().c_str(),
+  std::printf("machine: %s, %u hardware threads (shared), single-threaded run\n", cpu_model_name().c_str(),
               std::thread::hardware_concurrency());
   std::printf(
       "settings: PPO, llama2-7b x 4 roles, 512 prompts x (1024 + 1024) tokens, 4 mini-batches; "

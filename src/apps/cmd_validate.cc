@@ -4,7 +4,6 @@
 // error and Kendall's tau over plans. `--svg` draws one plan's estimated and measured timelines together.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -12,6 +11,7 @@
 #include "apps/validation.h"
 #include "comm/launcher.h"
 #include "core/config_file.h"
+#include "core/host.h"
 #include "cost/calibration.h"
 #include "cost/timeline_svg.h"
 #include "runtime/run_dir.h"
@@ -83,12 +83,6 @@ std::vector<CandidatePlan> measured_plans(const Args& args, const RunConfig& con
   return plans;
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "an unknown CPU";
-}
 
 // Fits the profile to the measured call times, writes it, and re-scores the same plans with it (in sample).
 Json calibrate_profile(const Args& args, const RunConfig& config, const HardwareProfile& profile,
@@ -96,7 +90,7 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
                        const std::vector<double>& measured) {
   const std::string evidence = "fitted to " + std::to_string(call_times.size()) + " call times of " +
                                std::to_string(plans.size()) + " plans measured by `realign validate` on " +
-                               cpu_model() + " (" + std::to_string(config.cluster.n_devices()) + " local workers)";
+                               cpu_model_name() + " (" + std::to_string(config.cluster.n_devices()) + " local workers)";
   const Calibration c = calibrate(config.graph, config.cluster, profile, call_times, evidence);
   runtime::write_text_file(args.calibrate, to_json(c.profile).dump(2) + "\n");
   Simulator calibrated(config.graph, config.cluster, c.profile);

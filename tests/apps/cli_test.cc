@@ -109,6 +109,13 @@ TEST(Cli, TrainRefusesAPlanTheRuntimeCannotRunBeforeStartingWorkers) {
   EXPECT_FALSE(std::ifstream(out + "/plan.json").good()) << "no run directory for a refused plan";
 }
 
+TEST(Cli, ValidateRescoreWithoutEarlierRunsNamesTheFlag) {
+  const std::string out = ::testing::TempDir() + "no_validate_runs";
+  const CliRun r = realign("validate " + example("addition_ppo.yaml") + " cluster.devices_per_node=4 --rescore --out " + out);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--rescore: " + out + "/plans.txt not found"), std::string::npos) << r.out;
+}
+
 TEST(Cli, PlanThatCannotFitExitsWithTwoAndSaysWhere) {
   // Four 70B models on one 8-GPU node cannot fit.
   const CliRun r = realign("plan " + example("ppo_llama2_70b_128xh100.yaml") + " cluster.nodes=1 plan.mode=co-located");
