@@ -105,7 +105,7 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const double shard = double(c.shards.max());
   const double dp_comm = ring_allreduce_s(shard * kGradBytesPerParam, c.s.dp, c.dp_link);
   const double optimizer = shard * 28.0 / c.mem_rate;
-  const double steps = double(mfc.train_steps);
+  const double steps = double(mfc.train_steps());
   add(e, slot, steps * slots);
   e.comm_s += steps * dp_comm;
   e.compute_s += steps * optimizer;
@@ -179,7 +179,7 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
     }
     case MfcKind::kTrain:
       train_time(c, mfc, e);
-      e.flops = 3.0 * model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
+      e.flops = 3.0 * double(mfc.epochs) * model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
       e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
       break;
   }

@@ -57,8 +57,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 int64_t seqs_per_dp_rank(const Mfc& mfc, int dp) {
-  const int64_t n = mfc.kind == MfcKind::kTrain ? ceil_div(mfc.n_seqs, mfc.train_steps) : mfc.n_seqs;
-  return ceil_div(n, dp);
+  return ceil_div(mfc.max_seqs_per_step(), dp);
 }
 
 int64_t seqs_per_micro_batch(const Mfc& mfc, const Strategy& s) {

@@ -166,11 +166,13 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     }
     if (c.algorithm == "remax" && c.reward_model) actor_in.push_back("greedy_rewards");
     Mfc actor_train = call("actor_train", "actor", MfcKind::kTrain, n, P, G, actor_in, {});
-    actor_train.train_steps = b.mini_batches * b.epochs;
+    actor_train.mini_batches = b.mini_batches;
+    actor_train.epochs = b.epochs;
     g.mfcs.push_back(actor_train);
     if (ppo) {
       Mfc critic_train = call("critic_train", "critic", MfcKind::kTrain, n, P, G, actor_in, {});
-      critic_train.train_steps = b.mini_batches * b.epochs;
+      critic_train.mini_batches = b.mini_batches;
+      critic_train.epochs = b.epochs;
       g.mfcs.push_back(critic_train);
     }
   } else if (c.algorithm == "dpo") {
@@ -180,17 +182,20 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     data("ref_logprobs", S * f32);
     g.mfcs.push_back(call("ref_inf", "ref", MfcKind::kInference, 2 * n, P, G, {"prompts"}, {"ref_logprobs"}));
     Mfc train = call("actor_train", "actor", MfcKind::kTrain, 2 * n, P, G, {"prompts", "ref_logprobs"}, {});
-    train.train_steps = b.mini_batches * b.epochs;
+    train.mini_batches = b.mini_batches;
+    train.epochs = b.epochs;
     g.mfcs.push_back(train);
   } else if (c.algorithm == "sft") {
     role("actor", HeadKind::kLanguageModel, true);
     Mfc train = call("actor_train", "actor", MfcKind::kTrain, n, P, G, {"prompts"}, {});
-    train.train_steps = b.mini_batches * b.epochs;
+    train.mini_batches = b.mini_batches;
+    train.epochs = b.epochs;
     g.mfcs.push_back(train);
   } else if (c.algorithm == "rm") {
     role("reward", HeadKind::kValue, true);
     Mfc train = call("reward_train", "reward", MfcKind::kTrain, 2 * n, P, G, {"prompts"}, {});
-    train.train_steps = b.mini_batches * b.epochs;
+    train.mini_batches = b.mini_batches;
+    train.epochs = b.epochs;
     g.mfcs.push_back(train);
   }
   data("prompts", P * tok);

@@ -18,8 +18,18 @@ std::string to_string(MfcKind kind) {
 
 bool Mfc::operator==(const Mfc& o) const {
   return name == o.name && model == o.model && kind == o.kind && n_seqs == o.n_seqs &&
-         prompt_len == o.prompt_len && gen_len == o.gen_len && train_steps == o.train_steps &&
+         prompt_len == o.prompt_len && gen_len == o.gen_len && mini_batches == o.mini_batches &&
+         epochs == o.epochs &&
          greedy == o.greedy && inputs == o.inputs && outputs == o.outputs;
+}
+
+int64_t Mfc::max_seqs_per_step() const {
+  const int64_t m = kind == MfcKind::kTrain ? std::max<int64_t>(1, mini_batches) : 1;
+  return (n_seqs + m - 1) / m;
+}
+
+int64_t Mfc::min_seqs_per_step() const {
+  return n_seqs / (kind == MfcKind::kTrain ? std::max<int64_t>(1, mini_batches) : 1);
 }
 
 const ModelRole& DataflowGraph::model(const std::string& name) const {
@@ -105,7 +115,8 @@ Json to_json(const DataflowGraph& g) {
                          {"n_seqs", c.n_seqs},
                          {"prompt_len", c.prompt_len},
                          {"gen_len", c.gen_len},
-                         {"train_steps", c.train_steps},
+                         {"mini_batches", c.mini_batches},
+                         {"epochs", c.epochs},
                          {"inputs", c.inputs},
                          {"outputs", c.outputs}});
   return j;

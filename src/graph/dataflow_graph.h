@@ -39,11 +39,17 @@ struct Mfc {
   int64_t n_seqs = 0;      // sequences per iteration
   int64_t prompt_len = 0;  // tokens per prompt
   int64_t gen_len = 0;     // generated tokens per sequence (generate: decoded; others: part of the sequence)
-  int64_t train_steps = 1;  // train: optimizer steps per iteration (PPO mini-batches x epochs)
+  int64_t mini_batches = 1;  // train: optimizer steps per pass over the batch (each on a segment of it)
+  int64_t epochs = 1;        // train: passes over the batch (PPO epochs)
   bool greedy = false;      // generate: greedy decoding (ReMax's baseline)
   std::vector<std::string> inputs;   // DataSpec names consumed
   std::vector<std::string> outputs;  // DataSpec names produced
   int64_t seq_len() const { return prompt_len + gen_len; }
+  // Optimizer steps per iteration (train; 1 otherwise) and the sequences of the largest and of the smallest
+  // step (the whole batch for other calls).
+  int64_t train_steps() const { return kind == MfcKind::kTrain ? mini_batches * epochs : 1; }
+  int64_t max_seqs_per_step() const;
+  int64_t min_seqs_per_step() const;
   bool operator==(const Mfc& o) const;
 };
 

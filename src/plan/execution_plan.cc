@@ -123,10 +123,14 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
   if (s.pp > spec.n_layers)
     return "pp " + std::to_string(s.pp) + " exceeds " + spec.name + "'s " + std::to_string(spec.n_layers) +
            " layers";
-  const int64_t seqs_per_step = mfc.kind == MfcKind::kTrain ? mfc.n_seqs / mfc.train_steps : mfc.n_seqs;
+  // Every dp rank needs a row of every optimizer step (a train call's mini-batch is a segment of the batch
+  // shared out over dp), so the smallest step counts.
+  const int64_t seqs_per_step = mfc.min_seqs_per_step();
   if (s.dp > seqs_per_step)
     return "dp " + std::to_string(s.dp) + " exceeds the " + std::to_string(seqs_per_step) + " sequences of " +
-           (mfc.kind == MfcKind::kTrain ? "a training step" : "the call");
+           (mfc.kind == MfcKind::kTrain ? "a training step (" + std::to_string(mfc.n_seqs) + " in " +
+                                              std::to_string(mfc.mini_batches) + " mini-batches)"
+                                        : std::string("the call"));
   const int64_t per_rank = seqs_per_step / s.dp;
   if (s.micro_batches > per_rank)
     return std::to_string(s.micro_batches) + " micro-batches exceed the " + std::to_string(per_rank) +

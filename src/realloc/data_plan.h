@@ -26,6 +26,7 @@ struct SampleTransfer {
 struct DataPlan {
   int64_t n_samples = 0;
   Layout producer, consumer;
+  int64_t consumer_segments = 1;
   std::vector<SampleTransfer> transfers;     // src != dst, sorted by (src, dst, samples.begin)
   std::vector<SampleTransfer> local_copies;  // src == dst
   int64_t samples_moved = 0;    // sum over transfers
@@ -35,9 +36,15 @@ struct DataPlan {
 // The samples a rank holds (producer) or needs (consumer) in `layout`: its dp group's balanced share; empty
 // outside the layout.
 Range samples_of(int64_t n_samples, const Layout& layout, int device);
+// The samples a rank needs when the batch is cut into `segments` contiguous segments (balanced_part) and each
+// dp group takes its balanced share of every segment: one range per segment, in order (some may be empty).
+// segments = 1 gives {samples_of(...)}; empty outside the layout.
+std::vector<Range> segment_shares(int64_t n_samples, const Layout& layout, int device, int64_t segments);
+// The same for dp rank `part` of `parts`.
+std::vector<Range> segment_shares(int64_t n_samples, int64_t segments, int part, int parts);
 
 // Pieces of at least `split_min_samples` samples are split across their holders.
 DataPlan plan_data_redistribution(int64_t n_samples, const Layout& producer, const Layout& consumer,
-                                  int64_t split_min_samples = 4);
+                                  int64_t consumer_segments = 1, int64_t split_min_samples = 4);
 
 }  // namespace realign

@@ -24,4 +24,11 @@ std::vector<double> dp_mean(const CallContext& ctx, std::vector<double> values) 
   return values;
 }
 
+double dp_weight(const CallContext& ctx, double count) {
+  at::Tensor total = at::tensor({count}, at::kDouble);
+  if (ctx.dp->size() > 1) ctx.dp->all_reduce_sum(total);
+  const double all = total.item<double>();
+  return all > 0 ? count * double(ctx.dp->size()) / all : 0.0;
+}
+
 }  // namespace realign::runtime

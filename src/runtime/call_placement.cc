@@ -98,10 +98,11 @@ void CallPlacement::run_call_in(const Layout& layout, const std::string& call, c
   }
 }
 
-Rows CallPlacement::rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine) {
+Rows CallPlacement::rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine,
+                            int64_t segments) {
   const auto start = Clock::now();
   DataMoveStats stats;
-  Rows out = exchange_rows(*global_, n, batch_, layout, mine, &stats);
+  Rows out = exchange_rows(*global_, n, batch_, layout, mine, &stats, segments);
   data_bytes_ += stats.bytes_received;
   if (layout != batch_ && layout.contains(rank())) record(call, "data", layout, start, stats.bytes_received);
   return out;

@@ -64,8 +64,9 @@ class CallPlacement {
                    const std::function<void(const CallContext&, model::Transformer&)>& body);
 
   // Rows from the batch layout to the ranks of `call`'s layout (every tp/pp rank of a dp group gets its
-  // share), and back. Collective over both layouts; timeline events are named after the call.
-  Rows rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine);
+  // share), and back. Collective over both layouts; timeline events are named after the call. `segments` > 1:
+  // each dp group gets its share of every segment (a train call's mini-batches; row_exchange.h).
+  Rows rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine, int64_t segments = 1);
   Rows rows_from(const std::string& call, const Layout& layout, int64_t n, const Rows& theirs);
 
   // The step's timeline: calls and moves since begin_step().

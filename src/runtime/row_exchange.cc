@@ -25,8 +25,8 @@ at::Tensor stack_padded(const std::vector<at::Tensor>& rows) {
 }
 
 Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, const Layout& to, const Rows& mine,
-                   DataMoveStats* stats) {
-  if (from == to) return mine;
+                   DataMoveStats* stats, int64_t to_segments) {
+  if (from == to && to_segments == 1) return mine;
   const int rank = global.rank();
   SampleSet held;
   const Range have = samples_of(n_samples, from, rank);
@@ -36,7 +36,7 @@ Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, c
                                        std::to_string(have.size()) + " samples");
     for (int64_t i = 0; i < have.size(); ++i) held[have.begin + i][field] = tensor[i].contiguous();
   }
-  const DataPlan plan = plan_data_redistribution(n_samples, from, to);
+  const DataPlan plan = plan_data_redistribution(n_samples, from, to, to_segments);
   const SampleSet got = redistribute_samples(global, plan, held, stats);
   Rows out;
   if (got.empty()) return out;

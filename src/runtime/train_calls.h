@@ -3,6 +3,11 @@
 // training (Bradley-Terry) and DPO. Gradients are averaged over ctx.dp and clipped over every shard. Any
 // (dp, tp, pp): with pp > 1 the update runs through the pipeline (runtime/call_forward.h: every rank of a dp
 // group's tp/pp ranks passes the same batch); the stats are equal on every rank of the call.
+//
+// Updates do not depend on the dp degree: losses are means over the tokens (or pairs) of the whole batch
+// (dp_weight), and a PPO mini-batch is a segment of the whole batch, of which each dp rank holds its share
+// (realloc/data_plan.h segment_shares: the rows a rank passes are its shares of mini_batch_count segments, in
+// order).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -20,6 +25,9 @@ struct PpoBatch {
   at::Tensor old_logprobs, ref_logprobs;       // the behaviour policy and the reference
   at::Tensor advantages, returns, old_values;  // returns / old_values: PPO with a critic only
 };
+
+// Mini-batches of a batch of `rows` rows: `mini_batches` clamped to [1, rows].
+int64_t mini_batch_count(int64_t rows, int64_t mini_batches);
 
 struct ActorOptions {
   double clip_eps = 0.2;

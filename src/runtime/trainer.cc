@@ -613,19 +613,27 @@ Json Trainer::rl_step(int64_t step) {
   ao.epochs = bs.epochs;
   ao.mini_batches = bs.mini_batches;
 
-  // The batch moved to a train call's layout (its home): rows, then the PpoBatch rebuilt there.
+  // The batch moved to a train call's layout (its home): each dp rank gets its share of every mini-batch
+  // (train_calls.h), then the PpoBatch is rebuilt there.
   auto batch_for = [&](const std::string& call, const std::string& role) {
     Rows rows = token_rows("response", responses);
+    rows["index"] = at::arange(mine.begin, mine.end, at::kLong);
     rows["old_logprobs"] = batch.old_logprobs;
     rows["ref_logprobs"] = batch.ref_logprobs;
     rows["advantages"] = batch.advantages;
     if (batch.returns.defined()) rows["returns"] = batch.returns, rows["old_values"] = batch.old_values;
     const Layout layout = place_->layout_of(call, role);
-    const Rows got = place_->rows_to(call, layout, n, rows);
+    const Rows got = place_->rows_to(call, layout, n, rows, mini_batch_count(n, bs.mini_batches));
     PpoBatch b;
     if (!layout.contains(rank())) return b;  // the call runs elsewhere
+    std::vector<TokenIds> p;
+    if (got.count("index")) {
+      const at::Tensor index = got.at("index").contiguous();
+      for (int64_t k = 0; k < index.size(0); ++k)
+        p.push_back(codec_.encode(record_of(index[k].item<int64_t>()).prompt));
+    }
     const std::vector<TokenIds> r = token_lists(got, "response");
-    b.seqs = make_sequence_batch(prompts_of(rows_in(call, role, n)), r, codec_.pad_id());
+    b.seqs = make_sequence_batch(p, r, codec_.pad_id());
     const int64_t t = b.seqs.batch.tokens.size(1);
     auto field = [&](const char* name) {
       return got.count(name) ? fit_columns(got.at(name), t) : at::Tensor();

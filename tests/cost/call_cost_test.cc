@@ -43,6 +43,27 @@ TEST(CallCost, TrainTimeIsBoundedBelowByFlopsAtAchievedRate) {
   EXPECT_NEAR(e.compute_s + e.comm_s + e.overhead_s, e.time_s, 1e-12 * e.time_s);
 }
 
+// A PPO epoch is another pass over the whole batch: two epochs of 2 mini-batches are 4 optimizer steps of
+// half the batch each, twice the work of one epoch (not 4 steps of a quarter).
+TEST(CallCost, EveryEpochPassesOverTheWholeBatch) {
+  AlgorithmConfig config;
+  config.algorithm = "ppo";
+  for (const auto& role : algorithm_roles("ppo")) config.models[role] = builtin_model("llama2-7b");
+  config.batch = BatchShape{64, 256, 256};
+  config.batch.mini_batches = 2;
+  const DataflowGraph one = build_graph(config);
+  config.batch.epochs = 2;
+  const DataflowGraph two = build_graph(config);
+  const int train = one.mfc_index("actor_train");
+  EXPECT_EQ(two.mfcs[train].max_seqs_per_step(), 32);
+  const Cluster c = make_cluster(1, 8);
+  const HardwareProfile p = default_profile(c.device);
+  const CallEstimate a = estimate_call(one, c, p, train, assign("actor_train", 0, 2, 4, 1));
+  const CallEstimate b = estimate_call(two, c, p, train, assign("actor_train", 0, 2, 4, 1));
+  EXPECT_DOUBLE_EQ(b.flops, 2 * a.flops);
+  EXPECT_NEAR(b.compute_s, 2 * a.compute_s, 1e-9 * a.compute_s);
+}
+
 TEST(CallCost, MoreMicroBatchesShrinkThePipelineBubble) {
   const DataflowGraph g = make_graph("sft", "llama2-7b", 256, 1024, 0);
   const Cluster c = make_cluster(1, 8);

@@ -36,7 +36,7 @@ TEST(Algorithms, PpoGraphShape) {
   EXPECT_EQ(g.parents(train), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(g.parents(g.mfc_index("ref_inf")), (std::vector<int>{0}));
   EXPECT_EQ(g.parents(g.mfc_index("actor_inf")), (std::vector<int>{0}));
-  EXPECT_EQ(g.mfcs[train].train_steps, 4);
+  EXPECT_EQ(g.mfcs[train].train_steps(), 4);
   EXPECT_EQ(g.mfcs[0].kind, MfcKind::kGenerate);
   EXPECT_EQ(g.mfcs[0].n_seqs, 512);
   EXPECT_EQ(g.mfcs[0].seq_len(), 512);

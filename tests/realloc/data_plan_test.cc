@@ -10,6 +10,10 @@
 namespace realign {
 namespace {
 
+bool needs(const std::vector<Range>& shares, int64_t i) {
+  return std::any_of(shares.begin(), shares.end(), [&](const Range& r) { return i >= r.begin && i < r.end; });
+}
+
 TEST(DataPlan, RandomPairsDeliverEverySampleOncePerConsumer) {
   Rng rng(3);
   for (int k = 0; k < 400; ++k) {
@@ -17,14 +21,17 @@ TEST(DataPlan, RandomPairsDeliverEverySampleOncePerConsumer) {
     const Layout producer = testing::random_layout(rng, world, {1, 2, 3, 4}, 3);
     const Layout consumer = testing::random_layout(rng, world, {1, 2, 3, 4}, 3);
     const int64_t n = rng.uniform_int(40);
-    const std::string what = std::to_string(n) + " samples " + to_string(producer) + " -> " + to_string(consumer);
-    const DataPlan plan = plan_data_redistribution(n, producer, consumer);
+    const int64_t segments = k % 3 ? 1 : 1 + rng.uniform_int(4);
+    const std::string what = std::to_string(n) + " samples " + to_string(producer) + " -> " + to_string(consumer) +
+                             " in " + std::to_string(segments) + " segments";
+    const DataPlan plan = plan_data_redistribution(n, producer, consumer, segments);
     std::map<int, std::vector<int>> got;
     int64_t minimum = 0;
     for (int d = consumer.first_device; d < consumer.first_device + consumer.size(); ++d) {
       got[d].assign(size_t(n), 0);
-      const Range need = samples_of(n, consumer, d), have = samples_of(n, producer, d);
-      minimum += need.size() - std::max<int64_t>(0, std::min(need.end, have.end) - std::max(need.begin, have.begin));
+      const Range have = samples_of(n, producer, d);
+      for (const Range& need : segment_shares(n, consumer, d, segments))
+        minimum += need.size() - intersect(need, have).size();
     }
     int64_t moved = 0;
     for (const auto& t : plan.local_copies) {
@@ -41,14 +48,27 @@ TEST(DataPlan, RandomPairsDeliverEverySampleOncePerConsumer) {
       moved += t.samples.size();
     }
     for (const auto& [d, counts] : got) {
-      const Range need = samples_of(n, consumer, d);
+      const std::vector<Range> shares = segment_shares(n, consumer, d, segments);
       for (int64_t i = 0; i < n; ++i)
-        ASSERT_EQ(counts[size_t(i)], i >= need.begin && i < need.end ? 1 : 0) << what << " rank " << d << " sample " << i;
+        ASSERT_EQ(counts[size_t(i)], needs(shares, i) ? 1 : 0) << what << " rank " << d << " sample " << i;
     }
     EXPECT_EQ(moved, plan.samples_moved) << what;
     EXPECT_EQ(moved, minimum) << what;
     EXPECT_EQ(plan.samples_minimum, minimum) << what;
   }
+}
+
+TEST(DataPlan, SegmentSharesDoNotDependOnTheDpDegree) {
+  // 10 samples in 3 segments [0,3) [3,6) [6,10): each dp rank takes its balanced share of every segment, so
+  // segment j is the same set of samples for any dp.
+  const Layout d2 = parse_layout("d2t1p1"), d4 = parse_layout("d4t2p1@2");
+  EXPECT_EQ(segment_shares(10, d2, 0, 3), (std::vector<Range>{{0, 1}, {3, 4}, {6, 8}}));
+  EXPECT_EQ(segment_shares(10, d2, 1, 3), (std::vector<Range>{{1, 3}, {4, 6}, {8, 10}}));
+  EXPECT_EQ(segment_shares(10, d4, 2, 3), (std::vector<Range>{{0, 0}, {3, 3}, {6, 7}}));
+  EXPECT_EQ(segment_shares(10, d4, 3, 3), segment_shares(10, d4, 2, 3));  // a tp pair shares its rows
+  EXPECT_EQ(segment_shares(10, d4, 9, 3), (std::vector<Range>{{2, 3}, {5, 6}, {9, 10}}));
+  EXPECT_TRUE(segment_shares(10, d4, 0, 3).empty());
+  EXPECT_EQ(segment_shares(10, d2, 1, 1), (std::vector<Range>{samples_of(10, d2, 1)}));
 }
 
 TEST(DataPlan, SendersAreSpreadOverTheCopies) {

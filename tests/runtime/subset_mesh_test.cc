@@ -27,17 +27,6 @@ std::string plan_file(const TempDir& tmp, const std::string& name, const std::st
   return tmp.file(name);
 }
 
-// The co-located reference runs on 2 devices: every train call then has the split plan's data-parallel degree
-// (2). Train losses are per-dp-rank means and PPO mini-batches are cut from each rank's rows, so the dp
-// degree of a train call changes the updates; placement must not.
-const char* kColocated = R"(
- {"name": "actor_gen", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
- {"name": "ref_inf", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
- {"name": "actor_inf", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
- {"name": "critic_inf", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
- {"name": "actor_train", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
- {"name": "critic_train", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1})";
-
 // The actor trains on devices 0-1 and the critic on 2-3; the reference lives on 2-3 (its first call), so RL
 // starts by moving the actor's parameters there; the critic's inference runs on every device, 0-1 included,
 // where the critic has no parameters of its own.
@@ -49,13 +38,24 @@ const char* kSplit = R"(
  {"name": "actor_train", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
  {"name": "critic_train", "mesh": "2-3", "dp": 2, "tp": 1, "pp": 1})";
 
-TEST(SubsetMeshes, ActorAndCriticOnDisjointHalvesGiveTheCoLocatedCurveOfTheSameDpDegree) {
+// Every call on all 4 devices (dp 4).
+const char* kColocated = R"(
+ {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "critic_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1})";
+
+// The co-located plan trains with dp 4, the split plan with dp 2: losses are means over the whole batch and
+// mini-batches are segments of it, so the dp degree does not change the updates either.
+TEST(SubsetMeshes, ActorAndCriticOnDisjointHalvesGiveTheCoLocatedCurve) {
   TempDir tmp;
   std::string out;
   const std::string a = tmp.file("colocated"), b = tmp.file("split");
   ASSERT_EQ(testing::run_realign("train " + kConfig + " plan.mode=file plan.file=" +
                                      plan_file(tmp, "colocated.json", kColocated) + kCommon +
-                                     " cluster.devices_per_node=2" + " train.checkpoint_every=0 --out " + a,
+                                     " train.checkpoint_every=0 --out " + a,
                                  &out),
             0)
       << out;
@@ -121,6 +121,21 @@ TEST(SubsetMeshes, ActorAwayFromRankZeroCheckpointsAndResumesExactly) {
         EXPECT_EQ(again.at(step)[key], value) << "step " << step << " " << key;
       }
   }
+}
+
+// A PPO mini-batch is a segment of the whole batch shared out over the train call's dp ranks: a segment
+// smaller than dp would leave a rank without rows, which the plan's validation refuses, naming the call's dp.
+TEST(SubsetMeshes, TooManyMiniBatchesForTheDpDegreeIsAnError) {
+  TempDir tmp;
+  std::string out;
+  EXPECT_NE(testing::run_realign("train " + kConfig + " plan.mode=file plan.file=" +
+                                     plan_file(tmp, "colocated.json", kColocated) + kCommon +
+                                     " batch.prompts=4 batch.mini_batches=2 --out " + tmp.file("run"),
+                                 &out),
+            0);
+  EXPECT_NE(out.find("mfcs[4].dp: dp 4 exceeds the 2 sequences of a training step (4 in 2 mini-batches)"),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace
