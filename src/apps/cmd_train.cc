@@ -65,9 +65,7 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
     const std::string plan_file = input.run_dir + "/plan.json";
     ExecutionPlan plan = load_plan_file(plan_file);
     validate_plan(config.graph, config.cluster, plan, plan_file);
-    const runtime::CallLayouts layouts = runtime::call_layouts(config.graph, plan);
-    input.call_layouts = layouts.call;
-    input.home_layouts = layouts.home;
+    input.layouts = runtime::call_layouts(config.graph, plan);
     r = runtime::run_training(input, *world);
   } else {
     r = runtime::run_training(input, group);

@@ -14,7 +14,7 @@ namespace realign::runtime {
 struct CallContext {
   std::string name;                         // the call's name in the dataflow graph ("actor_train")
   std::shared_ptr<comm::Group> dp, tp, pp;  // never null (single_rank_group() for an axis of size 1)
-  int64_t micro_batch_rows = 0;             // inference rows per forward pass; 0 = the whole batch at once
+  int64_t micro_batches = 0;  // forward passes this rank's rows are cut into (the plan's); 0: the default
 
   comm::Group& dp_group() const { return *dp; }
   comm::Group& tp_group() const { return *tp; }

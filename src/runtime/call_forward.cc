@@ -104,7 +104,7 @@ std::vector<HeadOutputs> pipelined_outputs(const CallContext& ctx, model::Transf
 }  // namespace
 
 int64_t micro_batch_rows(const CallContext& ctx, int64_t rows) {
-  if (ctx.micro_batch_rows > 0) return ctx.micro_batch_rows;
+  if (ctx.micro_batches > 0) return std::max<int64_t>(1, (rows + ctx.micro_batches - 1) / ctx.micro_batches);
   const int64_t n = ctx.pp->size() > 1 ? 2 * int64_t(ctx.pp->size()) : 1;
   return std::max<int64_t>(1, (rows + n - 1) / n);
 }

@@ -22,8 +22,10 @@ struct HeadOutputs {
   at::Tensor logprobs, entropy, values;
 };
 
-// Rows per micro-batch: ctx.micro_batch_rows when > 0; otherwise the whole batch at pp = 1 and 2 * pp
-// micro-batches at pp > 1 (so that the pipeline has more micro-batches than stages).
+// Rows per micro-batch: `rows` cut into ctx.micro_batches (the plan's) when > 0; otherwise the whole batch at
+// pp = 1 and 2 * pp micro-batches at pp > 1 (so that the pipeline has more micro-batches than stages).
+// Inference and pipelined training follow it; training at pp = 1 runs the whole batch in one pass (gradient
+// accumulation over micro-batches would need every loss cut into per-micro-batch sums: not yet).
 int64_t micro_batch_rows(const CallContext& ctx, int64_t rows);
 
 // No gradients. Outputs on the model's device.

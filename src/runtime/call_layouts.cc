@@ -6,7 +6,10 @@ namespace realign::runtime {
 
 CallLayouts call_layouts(const DataflowGraph& graph, const ExecutionPlan& plan) {
   CallLayouts out;
-  for (const auto& a : plan.assignments) out.call[a.mfc] = a.layout();
+  for (const auto& a : plan.assignments) {
+    out.call[a.mfc] = a.layout();
+    out.micro_batches[a.mfc] = a.strategy.micro_batches;
+  }
   for (const auto& mfc : graph.mfcs)
     if (!out.call.count(mfc.name)) throw Error("plan.mfcs", "the plan has no assignment for call " + mfc.name);
   for (const auto& role : graph.models) {

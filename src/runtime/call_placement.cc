@@ -14,12 +14,10 @@ namespace realign::runtime {
 
 using Clock = std::chrono::steady_clock;
 
-CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups,
-                             std::map<std::string, Layout> call_layouts, std::map<std::string, Layout> homes)
+CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups, CallLayouts layouts)
     : global_(std::move(global)),
       axis_groups_(std::move(axis_groups)),
-      calls_(std::move(call_layouts)),
-      homes_(std::move(homes)),
+      layouts_(std::move(layouts)),
       batch_{0, global_->size(), 1, 1} {
   auto check_fits = [&](const std::string& where, const Layout& layout) {
     if (layout.first_device < 0 || layout.first_device + layout.size() > world())
@@ -27,8 +25,8 @@ CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn a
                              std::to_string(layout.first_device + layout.size() - 1) + " but the run has ranks 0.." +
                              std::to_string(world() - 1));
   };
-  for (const auto& [call, layout] : calls_) check_fits("plan.mfcs." + call, layout);
-  for (const auto& [role, layout] : homes_) check_fits("models." + role, layout);
+  for (const auto& [call, layout] : layouts_.call) check_fits("plan.mfcs." + call, layout);
+  for (const auto& [role, layout] : layouts_.home) check_fits("models." + role, layout);
   begin_step();
 }
 
@@ -37,23 +35,24 @@ CallPlacement CallPlacement::single_rank() {
     comm::AxisGroups g;
     g.dp = g.tp = g.pp = comm::single_rank_group();
     return std::optional<comm::AxisGroups>(g);
-  }, {}, {});
+  }, CallLayouts{});
 }
 
 Layout CallPlacement::home(const std::string& role) const {
-  auto it = homes_.find(role);
-  return it == homes_.end() ? batch_ : it->second;
+  auto it = layouts_.home.find(role);
+  return it == layouts_.home.end() ? batch_ : it->second;
 }
 
 Layout CallPlacement::layout_of(const std::string& call, const std::string& role) const {
-  auto it = calls_.find(call);
-  return it == calls_.end() ? home(role) : it->second;
+  auto it = layouts_.call.find(call);
+  return it == layouts_.call.end() ? home(role) : it->second;
 }
 
 std::optional<CallContext> CallPlacement::context(const std::string& call, const Layout& layout) const {
   std::optional<comm::AxisGroups> g = axis_groups_(layout);
   if (!g) return std::nullopt;
-  return CallContext{call, g->dp, g->tp, g->pp, 0};
+  auto mb = layouts_.micro_batches.find(call);
+  return CallContext{call, g->dp, g->tp, g->pp, mb == layouts_.micro_batches.end() ? 0 : mb->second};
 }
 
 ShardMover& CallPlacement::mover(const std::string& role, const ModelShape& shape) {
@@ -63,38 +62,43 @@ ShardMover& CallPlacement::mover(const std::string& role, const ModelShape& shap
 }
 
 void CallPlacement::run_call(const std::string& call, const std::string& role, const ModelShape& shape,
-                             model::Transformer* home_model,
-                             const std::function<void(const CallContext&, model::Transformer&)>& body) {
-  run_call_in(layout_of(call, role), call, role, shape, home_model, body);
+                             model::Transformer* home_model, const CallBody& body) {
+  run_calls({CallRun{call, role, layout_of(call, role), shape, home_model, body}});
 }
 
-void CallPlacement::run_call_in(const Layout& layout, const std::string& call, const std::string& role,
-                                const ModelShape& shape, model::Transformer* home_model,
-                                const std::function<void(const CallContext&, model::Transformer&)>& body) {
-  const Layout home_layout = home(role);
-  REALIGN_CHECK((home_model != nullptr) == home_layout.contains(rank()))
-      << role << ": rank " << rank() << (home_model ? " holds" : " lacks") << " the model, home " << to_string(home_layout);
-  if (layout == home_layout) {
+void CallPlacement::run_calls(const std::vector<CallRun>& runs) {
+  // This rank's shards for each call that runs away from its model's home (empty map: not moved).
+  std::vector<std::optional<ShardMap>> moved(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const CallRun& r = runs[i];
+    const Layout home_layout = home(r.role);
+    REALIGN_CHECK((r.home_model != nullptr) == home_layout.contains(rank()))
+        << r.role << ": rank " << rank() << (r.home_model ? " holds" : " lacks") << " the model, home "
+        << to_string(home_layout);
+    if (r.layout == home_layout) continue;
     const auto start = Clock::now();
-    if (auto ctx = context(call, layout)) {
-      body(*ctx, *home_model);
-      record(call, "call", layout, start, 0);
-    }
-    return;
+    ReallocStats stats;
+    const ShardMap held = r.home_model ? r.home_model->named_params() : ShardMap{};
+    moved[i] = mover(r.role, r.shape).move(*global_, held, home_layout, r.layout, &stats);
+    realloc_bytes_ += stats.bytes_received;
+    if (r.layout.contains(rank())) record(r.call, "realloc", r.layout, start, stats.bytes_received);
   }
-  auto start = Clock::now();
-  ReallocStats stats;
-  const ShardMap held = home_model ? home_model->named_params() : ShardMap{};
-  const ShardMap shards = mover(role, shape).move(*global_, held, home_layout, layout, &stats);
-  realloc_bytes_ += stats.bytes_received;
-  if (layout.contains(rank())) record(call, "realloc", layout, start, stats.bytes_received);
-  start = Clock::now();
-  if (auto ctx = context(call, layout)) {
-    const Layout::Coord c = layout.coord_of(rank());
-    model::Transformer copy(shape.spec, shape.head, {ctx->tp, c.pp, layout.pp}, shape.dtype, shape.device);
-    copy.load_shards(shards);
-    body(*ctx, copy);
-    record(call, "call", layout, start, 0);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const CallRun& r = runs[i];
+    const auto start = Clock::now();
+    const std::optional<CallContext> ctx = context(r.call, r.layout);
+    if (!ctx) continue;
+    if (!moved[i]) {
+      r.body(*ctx, *r.home_model);
+    } else {
+      const Layout::Coord c = r.layout.coord_of(rank());
+      model::Transformer copy(r.shape.spec, r.shape.head, {ctx->tp, c.pp, r.layout.pp}, r.shape.dtype,
+                              r.shape.device);
+      copy.load_shards(*moved[i]);
+      moved[i].reset();  // the copy holds the shards now
+      r.body(*ctx, copy);
+    }
+    record(r.call, "call", r.layout, start, 0);
   }
 }
 

@@ -22,6 +22,7 @@
 #include "cost/simulation_result.h"
 #include "model/transformer.h"
 #include "runtime/call_context.h"
+#include "runtime/call_layouts.h"
 #include "runtime/model_shape.h"
 #include "runtime/row_exchange.h"
 #include "runtime/shard_mover.h"
@@ -33,11 +34,11 @@ using AxisGroupsFn = std::function<std::optional<comm::AxisGroups>(const Layout&
 
 class CallPlacement {
  public:
-  // `call_layouts`: call name -> layout (from the plan); calls absent from it run in their model's home.
-  // `homes`: role -> home layout (any mesh; roles absent from it live in the batch layout). Throws Error naming
-  // the call or model when a layout does not fit the world.
-  CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups,
-                std::map<std::string, Layout> call_layouts, std::map<std::string, Layout> homes);
+  // `layouts.call`: call name -> layout (from the plan); calls absent from it run in their model's home.
+  // `layouts.home`: role -> home layout (any mesh; roles absent from it live in the batch layout).
+  // `layouts.micro_batches`: a call's CallContext::micro_batches. Throws Error naming the call or model when a
+  // layout does not fit the world.
+  CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups, CallLayouts layouts);
   // One rank, every call on it.
   static CallPlacement single_rank();
 
@@ -51,17 +52,25 @@ class CallPlacement {
   // The call's context on this rank; nullopt when this rank is outside the layout.
   std::optional<CallContext> context(const std::string& call, const Layout& layout) const;
 
-  // Runs `body` on the ranks of `call`'s layout with the model moved there from its home: `home_model` (this
-  // rank's shards in the home layout; null on a rank outside it) itself when the layouts agree, else a
-  // temporary copy built from reallocated shards and dropped after. Every rank of the run calls this
-  // (collective over the home and call layouts).
+  using CallBody = std::function<void(const CallContext&, model::Transformer&)>;
+  // One call to run: `home_model` is this rank's shards of the model in its home layout (null on a rank outside
+  // it); `body` runs on the ranks of `layout` with the model there: the home model itself when the layouts
+  // agree, else a temporary copy built from reallocated shards and dropped after.
+  struct CallRun {
+    std::string call, role;
+    Layout layout;
+    ModelShape shape;
+    model::Transformer* home_model = nullptr;
+    CallBody body;
+  };
+  // Runs calls that do not depend on each other: first every parameter move, then the bodies in order, each on
+  // its own ranks, so that calls on disjoint devices overlap (no rank waits for a move from a rank busy with
+  // another call). Every rank of the run calls this with the same list (collective over the homes and the
+  // calls' layouts).
+  void run_calls(const std::vector<CallRun>& runs);
+  // One call in its plan layout (layout_of).
   void run_call(const std::string& call, const std::string& role, const ModelShape& shape,
-                model::Transformer* home_model,
-                const std::function<void(const CallContext&, model::Transformer&)>& body);
-  // The same in a layout the caller chooses (e.g. generation outside the plan, which needs pp = 1).
-  void run_call_in(const Layout& layout, const std::string& call, const std::string& role, const ModelShape& shape,
-                   model::Transformer* home_model,
-                   const std::function<void(const CallContext&, model::Transformer&)>& body);
+                model::Transformer* home_model, const CallBody& body);
 
   // Rows from the batch layout to the ranks of `call`'s layout (every tp/pp rank of a dp group gets its
   // share), and back. Collective over both layouts; timeline events are named after the call. `segments` > 1:
@@ -84,7 +93,7 @@ class CallPlacement {
 
   std::shared_ptr<comm::Group> global_;
   AxisGroupsFn axis_groups_;
-  std::map<std::string, Layout> calls_, homes_;
+  CallLayouts layouts_;
   Layout batch_;
   std::map<std::string, std::unique_ptr<ShardMover>> movers_;
   std::chrono::steady_clock::time_point step_start_;

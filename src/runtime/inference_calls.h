@@ -1,6 +1,6 @@
 // Inference calls (no gradients): per-token log-probs of the sampled tokens (actor "old" log-probs,
 // reference), per-token values (critic) and per-sequence scores (reward model). Each is a function of
-// (call context, model, batch); micro-batches of ctx.micro_batch_rows rows bound the memory. With ctx.pp > 1
+// (call context, model, batch); ctx.micro_batches micro-batches bound the memory. With ctx.pp > 1
 // the micro-batches are pipelined (runtime/call_forward.h): every rank of the call passes the same batch and
 // gets the same outputs.
 #pragma once

@@ -136,9 +136,20 @@ class Trainer {
   ModelShape shape(const std::string& role) const;
   // This rank's shards of `role`'s model in its home layout; null on a rank outside the home.
   model::Transformer* held(const std::string& role) const;
-  using CallBody = std::function<void(const CallContext&, model::Transformer&)>;
+  using CallBody = CallPlacement::CallBody;
   void run(const std::string& call, const std::string& role, const CallBody& body) {
     place_->run_call(call, role, shape(role), held(role), body);
+  }
+  // (call, role, body) of calls that do not depend on each other, run together (CallPlacement::run_calls).
+  struct Call {
+    std::string call, role;
+    CallBody body;
+  };
+  void run_together(const std::vector<Call>& calls) {
+    std::vector<CallPlacement::CallRun> runs;
+    for (const Call& c : calls)
+      runs.push_back({c.call, c.role, place_->layout_of(c.call, c.role), shape(c.role), held(c.role), c.body});
+    place_->run_calls(runs);
   }
   // A call's statistics (set on its ranks) on every rank, from the call's first rank.
   Json from_call(const std::string& call, const std::string& role, const Json& stats) {
@@ -369,8 +380,7 @@ double Trainer::evaluate() {
   // into data parallelism (KV-cache decoding needs pp = 1).
   const Layout home = place_->home("actor");
   const Layout layout{home.first_device, home.dp * home.pp, home.tp, 1};
-  place_->run_call_in(layout, "eval_gen", "actor", shape("actor"), held("actor"), [&](const CallContext& ctx,
-                                                                                      model::Transformer& m) {
+  const auto body = [&](const CallContext& ctx, model::Transformer& m) {
     const Range r = samples_of(n, layout, rank());
     std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin,
                                           data_.eval_prompts.begin() + r.end);
@@ -389,7 +399,8 @@ double Trainer::evaluate() {
     if (ctx.tp->rank() != 0) return;
     for (double v : rule_rewards(RewardConfig{}, local, texts)) sums[0] += v;
     sums[1] += double(local.size());
-  });
+  };
+  place_->run_calls({{"eval_gen", "actor", layout, shape("actor"), held("actor"), body}});
   at::Tensor t = at::tensor({sums[0], sums[1]}, at::kDouble);
   world_->all_reduce_sum(t);
   return t[0].item<double>() / std::max(1.0, t[1].item<double>());
@@ -519,47 +530,59 @@ Json Trainer::rl_step(int64_t step) {
   const at::Tensor& mask = seqs.response_mask;
   const int64_t T = seqs.batch.tokens.size(1);
 
-  // An inference call on its layout over the rows of `resp`: its (rows) or (rows, T) output on this rank's
-  // rows.
+  // Inference calls over the rows of `resp`, run together (they depend only on the responses, so calls on
+  // disjoint devices overlap): each call's (rows) or (rows, T) output on this rank's rows of the batch.
   using InferFn = std::function<at::Tensor(const CallContext&, model::Transformer&, const SequenceBatch&)>;
-  auto infer = [&](const std::string& call, const std::string& role, const std::vector<TokenIds>& resp,
-                   const InferFn& fn) {
-    const Layout layout = place_->layout_of(call, role);
-    const Rows in = place_->rows_to(call, layout, n, token_rows("response", resp));
-    Rows out;
-    run(call, role, [&](const CallContext& ctx, model::Transformer& m) {
-      const std::vector<TokenIds> r = token_lists(in, "response");
-      if (r.empty()) return;
-      out["y"] = fn(ctx, m, make_sequence_batch(prompts_of(rows_in(call, role, n)), r, codec_.pad_id()));
-    });
-    const at::Tensor y = place_->rows_from(call, layout, n, out).at("y");
-    return fit_columns(y, T);
+  struct Inference {
+    std::string call, role;
+    InferFn fn;
   };
-
-  auto score = [&](const std::vector<TokenIds>& resp, const std::string& call) {
-    if (reward_)
-      return infer(call, "reward", resp,
-                   [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
-                     return scores_call(ctx, m, b);
-                   });
+  auto infer = [&](const std::vector<Inference>& calls, const std::vector<TokenIds>& resp) {
+    const Rows rows = token_rows("response", resp);
+    std::vector<Rows> in, out(calls.size());
+    for (const Inference& c : calls)
+      in.push_back(place_->rows_to(c.call, place_->layout_of(c.call, c.role), n, rows));
+    std::vector<Call> runs;
+    for (size_t k = 0; k < calls.size(); ++k)
+      runs.push_back({calls[k].call, calls[k].role, [&, k](const CallContext& ctx, model::Transformer& m) {
+                        const std::vector<TokenIds> r = token_lists(in[k], "response");
+                        if (r.empty()) return;
+                        const SequenceBatch b = make_sequence_batch(
+                            prompts_of(rows_in(calls[k].call, calls[k].role, n)), r, codec_.pad_id());
+                        out[k]["y"] = calls[k].fn(ctx, m, b);
+                      }});
+    run_together(runs);
+    std::map<std::string, at::Tensor> ys;
+    for (size_t k = 0; k < calls.size(); ++k) {
+      const Layout layout = place_->layout_of(calls[k].call, calls[k].role);
+      ys[calls[k].call] = fit_columns(place_->rows_from(calls[k].call, layout, n, out[k]).at("y"), T);
+    }
+    return ys;
+  };
+  const InferFn reward_scores = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
+    return scores_call(ctx, m, b);
+  };
+  const InferFn logprobs = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
+    return logprobs_call(ctx, m, b);
+  };
+  const InferFn critic_values = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
+    return values_call(ctx, m, b);
+  };
+  auto rule_scores = [&](const std::vector<TokenIds>& resp) {
     std::vector<std::string> texts;
     for (const TokenIds& r : resp) texts.push_back(codec_.decode(r));
     return at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat);
   };
-  at::Tensor scores = score(responses, "reward_inf");
-  at::Tensor raw_scores = scores.clone();
-
-  const InferFn logprobs = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
-    return logprobs_call(ctx, m, b);
-  };
-  at::Tensor ref_lp = infer("ref_inf", "ref", responses, logprobs);
-  at::Tensor old_lp = infer("actor_inf", "actor", responses, logprobs);
-  at::Tensor values;
-  if (critic_)
-    values = infer("critic_inf", "critic", responses,
-                   [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
-                     return values_call(ctx, m, b);
-                   });
+  std::vector<Inference> inferences;
+  if (reward_) inferences.push_back({"reward_inf", "reward", reward_scores});
+  inferences.push_back({"ref_inf", "ref", logprobs});
+  inferences.push_back({"actor_inf", "actor", logprobs});
+  if (critic_) inferences.push_back({"critic_inf", "critic", critic_values});
+  const std::map<std::string, at::Tensor> inferred = infer(inferences, responses);
+  at::Tensor scores = reward_ ? inferred.at("reward_inf") : rule_scores(responses);
+  const at::Tensor raw_scores = scores.clone();
+  const at::Tensor ref_lp = inferred.at("ref_inf"), old_lp = inferred.at("actor_inf");
+  const at::Tensor values = critic_ ? inferred.at("critic_inf") : at::Tensor();
 
   algo::KlEstimator est = algo::kl_estimator_from_string(ppo.kl_estimator, "train.ppo.kl_estimator");
   at::Tensor kl = algo::kl_per_token(old_lp, ref_lp, est) * mask;
@@ -593,7 +616,8 @@ Json Trainer::rl_step(int64_t step) {
       SamplingOptions greedy = so;
       greedy.greedy = true;
       const std::vector<TokenIds> base = generate_rows("actor_greedy_gen", greedy);
-      at::Tensor base_scores = score(base, "reward_greedy_inf");
+      at::Tensor base_scores = reward_ ? infer({{"reward_greedy_inf", "reward", reward_scores}}, base).at("reward_greedy_inf")
+                                       : rule_scores(base);
       if (ppo.reward_clip > 0) base_scores = base_scores.clamp(-ppo.reward_clip, ppo.reward_clip);
       adv = algo::remax_advantages(all_scores, gather_rows(*world_, base_scores, mine, n));
       // While samples are mostly worse than the greedy answer, r - r_greedy is mostly negative: unwhitened, the
@@ -645,32 +669,32 @@ Json Trainer::rl_step(int64_t step) {
     b.old_values = field("old_values");
     return b;
   };
-  // The train calls' statistics, from each call's first rank (the call may run on a subset of the ranks).
-  Json actor_stats;
+  // The actor and critic updates run together (on disjoint devices they overlap); their statistics come from
+  // each call's first rank (a call may run on a subset of the ranks).
+  Json actor_stats, critic_stats = Json::object();
   const PpoBatch actor_batch = batch_for("actor_train", "actor");
-  run("actor_train", "actor", [&](const CallContext& ctx, model::Transformer&) {
-    const ActorStats as = actor_train_call(ctx, *actor_, actor_batch, ao);
-    actor_stats = Json{{"loss/policy", as.policy_loss},
-                       {"entropy", as.entropy},
-                       {"clip_fraction", as.clip_fraction},
-                       {"approx_kl", as.approx_kl},
-                       {"grad_norm/actor", as.grad_norm},
-                       {"lr", as.lr},
-                       {"updates", as.updates}};
-    if (ao.kl_loss_coef > 0) actor_stats["loss/kl"] = as.kl_loss;
-    if (as.early_stopped) actor_stats["early_stopped"] = true;
-  });
+  const PpoBatch critic_batch = critic_ ? batch_for("critic_train", "critic") : PpoBatch{};
+  std::vector<Call> updates{{"actor_train", "actor", [&](const CallContext& ctx, model::Transformer&) {
+                               const ActorStats as = actor_train_call(ctx, *actor_, actor_batch, ao);
+                               actor_stats = Json{{"loss/policy", as.policy_loss},
+                                                  {"entropy", as.entropy},
+                                                  {"clip_fraction", as.clip_fraction},
+                                                  {"approx_kl", as.approx_kl},
+                                                  {"grad_norm/actor", as.grad_norm},
+                                                  {"lr", as.lr},
+                                                  {"updates", as.updates}};
+                               if (ao.kl_loss_coef > 0) actor_stats["loss/kl"] = as.kl_loss;
+                               if (as.early_stopped) actor_stats["early_stopped"] = true;
+                             }}};
+  if (critic_)
+    updates.push_back({"critic_train", "critic", [&](const CallContext& ctx, model::Transformer&) {
+                         const CriticStats cs = critic_train_call(ctx, *critic_, critic_batch, ppo.value_clip,
+                                                                  bs.epochs, bs.mini_batches);
+                         critic_stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
+                       }});
+  run_together(updates);
   actor_stats = from_call("actor_train", "actor", actor_stats);
-  Json critic_stats = Json::object();
-  if (critic_) {
-    const PpoBatch critic_batch = batch_for("critic_train", "critic");
-    run("critic_train", "critic", [&](const CallContext& ctx, model::Transformer&) {
-      const CriticStats cs =
-          critic_train_call(ctx, *critic_, critic_batch, ppo.value_clip, bs.epochs, bs.mini_batches);
-      critic_stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
-    });
-    critic_stats = from_call("critic_train", "critic", critic_stats);
-  }
+  if (critic_) critic_stats = from_call("critic_train", "critic", critic_stats);
 
   // Batch statistics over every rank's rows (sums, then ratios), so they do not depend on how many ranks split
   // the batch.
@@ -861,13 +885,13 @@ TrainResult Trainer::run() {
 TrainResult run_training(const TrainerInput& input, comm::World& world) {
   auto place = std::make_unique<CallPlacement>(
       world.global(), [&world](const Layout& layout) { return world.axis_groups(layout); },
-      input.call_layouts, input.home_layouts);
+      input.layouts);
   Trainer trainer(input, std::move(place));
   return trainer.run();
 }
 
 TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group> world) {
-  if (!input.call_layouts.empty() && world->size() > 1)
+  if (!input.layouts.call.empty() && world->size() > 1)
     throw Error("plan", "per-call layouts need the multi-process entry (run_training with a comm::World)");
   const std::shared_ptr<comm::Group> dp = world;
   // Only the co-located layout exists here: dp over the group, tp = pp = 1.
@@ -879,8 +903,7 @@ TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group>
     g.tp = g.pp = comm::single_rank_group();
     return g;
   };
-  auto place = std::make_unique<CallPlacement>(world, groups, std::map<std::string, Layout>{},
-                                               std::map<std::string, Layout>{});
+  auto place = std::make_unique<CallPlacement>(world, groups, CallLayouts{});
   Trainer trainer(input, std::move(place));
   return trainer.run();
 }

@@ -23,6 +23,7 @@
 #include "core/json.h"
 #include "graph/algorithms.h"
 #include "plan/layout.h"
+#include "runtime/call_layouts.h"
 #include "runtime/train_config.h"
 
 namespace realign::runtime {
@@ -34,12 +35,11 @@ struct TrainerInput {
       model_dirs;   // role -> HF directory to load weights from; absent: from scratch
   Json raw_config;  // the merged config (written to config.yaml)
   Json plan;        // the execution plan (written to plan.json); may be null
-  // The layout of every call the plan places (call name -> layout); calls it does not name run in their
-  // model's home layout. Empty: every call in the co-located layout (dp over every rank).
-  std::map<std::string, Layout> call_layouts;
-  // Where each model lives between calls (CallLayouts::home: its train call's layout, else its first call's), any
-  // mesh; a rank outside a model's home holds nothing of it. Roles absent: the batch layout (dp over every rank).
-  std::map<std::string, Layout> home_layouts;
+  // The plan's layout (and micro-batches) of every call; calls it does not name run in their model's home
+  // layout. Where each model lives between calls (CallLayouts::home: its train call's layout, else its first
+  // call's), any mesh; a rank outside a model's home holds nothing of it. Roles absent: the batch layout (dp
+  // over every rank). Empty: every call in the co-located layout.
+  CallLayouts layouts;
   Json estimated_timeline;  // the planner's estimate of one iteration (timeline_estimated.json); may be null
   std::string run_dir;
   bool resume = false;     // continue from run_dir's latest checkpoint
@@ -59,7 +59,7 @@ struct TrainResult {
 
 // Runs the whole schedule on this rank of a multi-process run, each call in its plan layout.
 TrainResult run_training(const TrainerInput& input, comm::World& world);
-// The same on one process (or co-located data parallelism over `world`: input.call_layouts must be empty).
+// The same on one process (or co-located data parallelism over `world`: input.layouts must be empty).
 TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group> world);
 
 }  // namespace realign::runtime

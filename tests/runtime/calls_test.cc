@@ -80,7 +80,7 @@ TEST(InferenceCalls, LogprobsMatchLogSoftmaxAndMicroBatchesAgree) {
   at::Tensor ref =
       m->logits(m->forward(b.batch)).log_softmax(-1).gather(2, b.targets.unsqueeze(2)).squeeze(2);
   EXPECT_TRUE(at::allclose(lp * b.response_mask, ref * b.response_mask, 1e-5, 1e-5));
-  ctx.micro_batch_rows = 1;
+  ctx.micro_batches = 3;  // a row each
   EXPECT_TRUE(at::allclose(logprobs_call(ctx, *m, b), lp, 1e-6, 1e-6));
   CallContext pp = single_rank_context("critic_inf");
   // A pp group that does not match the model's stages is refused by name, not mis-run.

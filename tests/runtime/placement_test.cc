@@ -42,11 +42,12 @@ TEST(CallLayouts, TrainedModelsLiveInTheirTrainLayoutOthersInTheirFirstCall) {
     MfcAssignment a;
     a.mfc = mfc.name;
     a.mesh = DeviceMesh{offset % 4, 1};
-    a.strategy = Strategy{1, 1, 1, 1};
+    a.strategy = Strategy{1, 1, 1, 1 + offset % 2};
     plan.assignments.push_back(a);
     ++offset;
   }
   const CallLayouts layouts = call_layouts(graph, plan);
+  for (const auto& a : plan.assignments) EXPECT_EQ(layouts.micro_batches.at(a.mfc), a.strategy.micro_batches);
   for (const auto& role : graph.models) {
     const int train = graph.train_call(role.name);
     std::string first;
