@@ -64,6 +64,22 @@ TEST(CallCost, EveryEpochPassesOverTheWholeBatch) {
   EXPECT_NEAR(b.compute_s, 2 * a.compute_s, 1e-9 * a.compute_s);
 }
 
+// The runtime's pipelined update runs a no-grad pipelined forward before 1F1B (runtime/call_forward.h): with
+// the optimizer's memory traffic made free, a train call's compute is 3 forwards of its batch at pp = 1 and 4
+// at pp > 1, each the inference call's compute in the same layout.
+TEST(CallCost, APipelinedUpdateCostsOneMoreForward) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 256, 256);
+  const Cluster c = make_cluster(1, 8);
+  HardwareProfile p = default_profile(c.device);
+  p.memory_bandwidth.value = 1e30;
+  const int train = g.mfc_index("actor_train"), inference = g.mfc_index("actor_inf");
+  for (int pp : {1, 2, 4}) {
+    const double t = estimate_call(g, c, p, train, assign("actor_train", 0, 1, 2, pp, 4)).compute_s;
+    const double f = estimate_call(g, c, p, inference, assign("actor_inf", 0, 1, 2, pp, 4)).compute_s;
+    EXPECT_NEAR(t / f, pp > 1 ? 4.0 : 3.0, 1e-6) << "pp " << pp;
+  }
+}
+
 TEST(CallCost, MoreMicroBatchesShrinkThePipelineBubble) {
   const DataflowGraph g = make_graph("sft", "llama2-7b", 256, 1024, 0);
   const Cluster c = make_cluster(1, 8);
