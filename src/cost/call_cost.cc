@@ -106,9 +106,9 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const double dp_comm = ring_allreduce_s(shard * kGradBytesPerParam, c.s.dp, c.dp_link);
   const double optimizer = shard * 28.0 / c.mem_rate;
   const double steps = double(mfc.train_steps());
-  // A pipelined update (runtime/call_forward.h) first runs a pipelined forward without gradients, which gives
-  // the loss's gradient at the outputs, then 1F1B over the micro-batches: one more forward slot each.
-  if (c.s.pp > 1) {
+  // A pipelined update of a pair loss (runtime/call_forward.h) first runs a pipelined forward without
+  // gradients, which gives the loss's gradient at the outputs, then 1F1B: one more forward per slot.
+  if (c.s.pp > 1 && mfc.pair_loss) {
     slot.compute += fwd.compute;
     slot.comm += fwd.comm + pp_handoff_s(c, mb_tokens);
     slot.overhead += fwd.overhead;

@@ -182,6 +182,7 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     data("ref_logprobs", S * f32);
     g.mfcs.push_back(call("ref_inf", "ref", MfcKind::kInference, 2 * n, P, G, {"prompts"}, {"ref_logprobs"}));
     Mfc train = call("actor_train", "actor", MfcKind::kTrain, 2 * n, P, G, {"prompts", "ref_logprobs"}, {});
+    train.pair_loss = true;
     train.mini_batches = b.mini_batches;
     train.epochs = b.epochs;
     g.mfcs.push_back(train);
@@ -194,6 +195,7 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
   } else if (c.algorithm == "rm") {
     role("reward", HeadKind::kValue, true);
     Mfc train = call("reward_train", "reward", MfcKind::kTrain, 2 * n, P, G, {"prompts"}, {});
+    train.pair_loss = true;
     train.mini_batches = b.mini_batches;
     train.epochs = b.epochs;
     g.mfcs.push_back(train);

@@ -19,7 +19,7 @@ std::string to_string(MfcKind kind) {
 bool Mfc::operator==(const Mfc& o) const {
   return name == o.name && model == o.model && kind == o.kind && n_seqs == o.n_seqs &&
          prompt_len == o.prompt_len && gen_len == o.gen_len && mini_batches == o.mini_batches &&
-         epochs == o.epochs &&
+         epochs == o.epochs && pair_loss == o.pair_loss &&
          greedy == o.greedy && inputs == o.inputs && outputs == o.outputs;
 }
 
@@ -117,6 +117,7 @@ Json to_json(const DataflowGraph& g) {
                          {"gen_len", c.gen_len},
                          {"mini_batches", c.mini_batches},
                          {"epochs", c.epochs},
+                         {"pair_loss", c.pair_loss},
                          {"inputs", c.inputs},
                          {"outputs", c.outputs}});
   return j;

@@ -41,6 +41,7 @@ struct Mfc {
   int64_t gen_len = 0;     // generated tokens per sequence (generate: decoded; others: part of the sequence)
   int64_t mini_batches = 1;  // train: optimizer steps per pass over the batch (each on a segment of it)
   int64_t epochs = 1;        // train: passes over the batch (PPO epochs)
+  bool pair_loss = false;    // train: the loss compares rows of two batches (DPO, reward model)
   bool greedy = false;      // generate: greedy decoding (ReMax's baseline)
   std::vector<std::string> inputs;   // DataSpec names consumed
   std::vector<std::string> outputs;  // DataSpec names produced

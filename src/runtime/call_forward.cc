@@ -40,6 +40,12 @@ std::vector<Micro> split(const CallContext& ctx, const std::vector<const Sequenc
   return out;
 }
 
+std::vector<model::TokenBatch> tokens_of(const std::vector<Micro>& micro) {
+  std::vector<model::TokenBatch> out;
+  for (const Micro& m : micro) out.push_back(m.rows.batch);
+  return out;
+}
+
 HeadOutputs outputs_of(model::Transformer& model, const at::Tensor& hidden, const SequenceBatch& b,
                        HeadKindOut what) {
   HeadOutputs o;
@@ -77,10 +83,8 @@ at::Tensor cat_rows(const std::vector<at::Tensor>& parts) {
 std::vector<HeadOutputs> pipelined_outputs(const CallContext& ctx, model::Transformer& model,
                                            const std::vector<const SequenceBatch*>& batches,
                                            const std::vector<Micro>& micro, HeadKindOut what) {
-  std::vector<model::TokenBatch> tokens;
-  for (const Micro& m : micro) tokens.push_back(m.rows.batch);
   const std::vector<at::Tensor> packed =
-      pipeline_forward(ctx.pp_group(), model, tokens, [&](const at::Tensor& hidden, int i) {
+      pipeline_forward(ctx.pp_group(), model, tokens_of(micro), [&](const at::Tensor& hidden, int i) {
         return pack(outputs_of(model, hidden, micro[size_t(i)].rows, what), what);
       });
   const at::Device device = model.named_params().begin()->second.device();
@@ -122,50 +126,85 @@ HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, c
                 what);
 }
 
-at::Tensor backward_loss(const CallContext& ctx, model::Transformer& model,
-                         const std::vector<const SequenceBatch*>& batches, HeadKindOut what,
-                         const LossOfOutputs& loss_fn) {
+LossSums backward_loss(const CallContext& ctx, model::Transformer& model,
+                       const std::vector<const SequenceBatch*>& batches, HeadKindOut what, size_t n_stats,
+                       const LossOfRows& loss_fn) {
   require_matching_stages(ctx, model);
+  REALIGN_CHECK(!batches.empty());
+  const int64_t B = batches[0]->size();
+  for (const SequenceBatch* b : batches) REALIGN_CHECK(b->size() == B) << ctx.name << ": batches differ in rows";
+  LossSums sums;
+  sums.stats.assign(n_stats, 0.0);
+  auto add = [&](const RowsLoss& r) {
+    sums.loss += r.loss.detach().to(at::kDouble).item<double>();
+    REALIGN_CHECK(r.stats.size() == n_stats) << ctx.name << ": " << r.stats.size() << " stats, not " << n_stats;
+    for (size_t i = 0; i < r.stats.size(); ++i) sums.stats[i] += r.stats[i];
+  };
   if (ctx.pp->size() == 1) {
-    std::vector<HeadOutputs> outs;
-    for (const SequenceBatch* b : batches)
-      outs.push_back(outputs_of(model, model.forward(b->batch), *b, what));
-    at::Tensor loss = loss_fn(outs);
-    loss.backward();
-    return loss.detach();
+    const int64_t step = micro_batch_rows(ctx, B);
+    for (int64_t b = 0; b < B; b += step) {
+      const int64_t e = std::min(B, b + step);
+      std::vector<SequenceBatch> rows;
+      std::vector<HeadOutputs> outs;
+      for (const SequenceBatch* batch : batches) {
+        rows.push_back(slice_rows(*batch, b, e));
+        outs.push_back(outputs_of(model, model.forward(rows.back().batch), rows.back(), what));
+      }
+      const RowsLoss r = loss_fn(outs, b, e);
+      r.loss.backward();
+      add(r);
+    }
+    return sums;
   }
   const std::vector<Micro> micro = split(ctx, batches);
+  if (batches.size() == 1) {
+    // 1F1B with the loss of each micro-batch on the last stage; its sums reach the other stages after.
+    pipeline_train_1f1b(ctx.pp_group(), model, tokens_of(micro), [&](const at::Tensor& hidden, int i) {
+      const Micro& m = micro[size_t(i)];
+      const RowsLoss r = loss_fn({outputs_of(model, hidden, m.rows, what)}, m.begin, m.end);
+      add(r);
+      return r.loss;
+    });
+    std::vector<double> packed{sums.loss};
+    packed.insert(packed.end(), sums.stats.begin(), sums.stats.end());
+    at::Tensor t = at::zeros({int64_t(packed.size())}, at::kDouble);
+    const int last = ctx.pp->size() - 1;
+    if (ctx.pp->rank() == last) t.copy_(at::tensor(packed, at::kDouble));
+    ctx.pp->broadcast(t, last);
+    sums.loss = t[0].item<double>();
+    for (size_t i = 0; i < n_stats; ++i) sums.stats[i] = t[int64_t(i) + 1].item<double>();
+    return sums;
+  }
   // Pass 1: the outputs, then d loss / d outputs.
   std::vector<HeadOutputs> outs = pipelined_outputs(ctx, model, batches, micro, what);
   for (HeadOutputs& o : outs)
     for (at::Tensor* t : {&o.logprobs, &o.entropy, &o.values})
       if (t->defined()) *t = t->detach().requires_grad_(true);
-  at::Tensor loss = loss_fn(outs);
-  loss.backward();
+  const RowsLoss r = loss_fn(outs, 0, B);
+  r.loss.backward();
+  add(r);
   auto grad_of = [](const at::Tensor& t) {
     if (!t.defined()) return at::Tensor();
     return t.grad().defined() ? t.grad() : at::zeros_like(t);
   };
   // Pass 2: 1F1B of sum(outputs * G) per micro-batch.
-  std::vector<model::TokenBatch> tokens;
-  for (const Micro& m : micro) tokens.push_back(m.rows.batch);
-  pipeline_train_1f1b(ctx.pp_group(), model, tokens, [&](const at::Tensor& hidden, int i) {
+  pipeline_train_1f1b(ctx.pp_group(), model, tokens_of(micro), [&](const at::Tensor& hidden, int i) {
     const Micro& m = micro[size_t(i)];
     const HeadOutputs o = outputs_of(model, hidden, m.rows, what);
     const HeadOutputs& full = outs[m.index];
     at::Tensor surrogate;
-    auto add = [&](const at::Tensor& out, const at::Tensor& leaf) {
+    auto add_term = [&](const at::Tensor& out, const at::Tensor& leaf) {
       if (!out.defined()) return;
       at::Tensor term = (out * grad_of(leaf).slice(0, m.begin, m.end)).sum();
       surrogate = surrogate.defined() ? surrogate + term : term;
     };
-    add(o.logprobs, full.logprobs);
-    add(o.entropy, full.entropy);
-    add(o.values, full.values);
+    add_term(o.logprobs, full.logprobs);
+    add_term(o.entropy, full.entropy);
+    add_term(o.values, full.values);
     REALIGN_CHECK(surrogate.defined());
     return surrogate;
   });
-  return loss.detach();
+  return sums;
 }
 
 }  // namespace realign::runtime

@@ -24,26 +24,39 @@ struct HeadOutputs {
 
 // Rows per micro-batch: `rows` cut into ctx.micro_batches (the plan's) when > 0; otherwise the whole batch at
 // pp = 1 and 2 * pp micro-batches at pp > 1 (so that the pipeline has more micro-batches than stages).
-// Inference and pipelined training follow it; training at pp = 1 runs the whole batch in one pass (gradient
-// accumulation over micro-batches would need every loss cut into per-micro-batch sums: not yet).
 int64_t micro_batch_rows(const CallContext& ctx, int64_t rows);
 
 // No gradients. Outputs on the model's device.
 HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
                             HeadKindOut what);
 
-// A scalar loss of the outputs of each batch (same order as passed).
-using LossOfOutputs = std::function<at::Tensor(const std::vector<HeadOutputs>&)>;
+// A loss that is a sum over rows: the contribution of rows [begin, end) of every batch, given those rows'
+// outputs (one HeadOutputs per batch, same order as passed), with figures to report summed the same way.
+// The call's loss is the sum over its micro-batches, so a train call writes its loss as a sum over rows over
+// a fixed denominator (e.g. its token count), never as a mean of whatever rows it is given.
+struct RowsLoss {
+  at::Tensor loss;            // scalar, differentiable
+  std::vector<double> stats;  // n_stats of them
+};
+using LossOfRows =
+    std::function<RowsLoss(const std::vector<HeadOutputs>& outputs, int64_t begin, int64_t end)>;
 
-// Accumulates d loss / d params into the parameters' .grad and returns the loss (detached). pp = 1: one
-// autograd graph over the whole batches (no micro-batches). pp > 1, in two passes: a pipelined forward
-// (no grad) gives the outputs on every stage; the loss of those outputs (as leaves) is backpropagated to
-// them, giving G = d loss / d outputs; then one 1F1B pass over the micro-batches backpropagates the
-// linearised loss sum(outputs * G), whose parameter gradient equals the loss's. Costs one extra forward per
-// update over a direct 1F1B, and works for any loss, including pair losses (DPO, Bradley-Terry) whose rows
-// sit in different micro-batches. loss_fn runs on every rank (stats it captures are equal everywhere).
-at::Tensor backward_loss(const CallContext& ctx, model::Transformer& model,
-                         const std::vector<const SequenceBatch*>& batches, HeadKindOut what,
-                         const LossOfOutputs& loss_fn);
+struct LossSums {
+  double loss = 0;
+  std::vector<double> stats;
+};
+
+// Accumulates d loss / d params into the parameters' .grad (gradient accumulation over micro-batches: rows
+// [begin, end) of every batch together, micro_batch_rows each) and returns the sums of the losses and stats
+// (equal on every rank of ctx.tp and ctx.pp). pp = 1: forward and backward per micro-batch. pp > 1 with one
+// batch: 1F1B over the micro-batches, the loss on the last stage (its sums broadcast over the stages). pp > 1
+// with several batches (pair losses: DPO, Bradley-Terry, whose rows are in different batches), in two passes:
+// a pipelined forward (no grad) gives the outputs on every stage; the loss of all rows is backpropagated to
+// those outputs (as leaves), giving G = d loss / d outputs; then one 1F1B pass backpropagates the linearised
+// loss sum(outputs * G), whose parameter gradient equals the loss's: one extra forward per update.
+// All batches have the same number of rows.
+LossSums backward_loss(const CallContext& ctx, model::Transformer& model,
+                       const std::vector<const SequenceBatch*>& batches, HeadKindOut what, size_t n_stats,
+                       const LossOfRows& loss_fn);
 
 }  // namespace realign::runtime

@@ -34,6 +34,18 @@ std::vector<std::pair<int64_t, int64_t>> mini_batch_bounds(const CallContext& ct
 
 double mask_tokens(const SequenceBatch& b) { return b.response_mask.sum().item<double>(); }
 
+// The factor that turns a sum over this rank's items (tokens or pairs; `count` of them) into its share of the
+// mean over the whole dp group's items (dp_weight / count): losses summed per micro-batch then add up to it.
+double sum_scale(const CallContext& ctx, double count) {
+  const double w = dp_weight(ctx, count);
+  return count > 0 ? w / count : 0.0;
+}
+
+std::vector<double> scaled(std::vector<double> v, double k) {
+  for (double& x : v) x *= k;
+  return v;
+}
+
 }  // namespace
 
 int64_t mini_batch_count(int64_t rows, int64_t mini_batches) {
@@ -47,30 +59,33 @@ ActorStats actor_train_call(const CallContext& ctx, TrainedModel& actor, const P
   for (int64_t epoch = 0; epoch < o.epochs && !stats.early_stopped; ++epoch) {
     for (auto [b0, b1] : bounds) {
       SequenceBatch mb = slice_rows(batch.seqs, b0, b1);
-      const double w = dp_weight(ctx, mask_tokens(mb));
-      algo::PolicyLoss pl{};
-      double kl_loss = 0, entropy = 0;
-      backward_loss(
-          ctx, *actor.model, {&mb}, HeadKindOut::kLogprobsEntropy, [&](const std::vector<HeadOutputs>& out) {
+      const double k = sum_scale(ctx, mask_tokens(mb));
+      // Per micro-batch (rows [r0, r1) of the mini-batch): token means times its token count, i.e. sums.
+      const LossSums sums = backward_loss(
+          ctx, *actor.model, {&mb}, HeadKindOut::kLogprobsEntropy, 5,
+          [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
             const at::Tensor& logprobs = out[0].logprobs;
-            const at::Tensor& mask = mb.response_mask;
-            pl = algo::ppo_policy_loss(logprobs, rows(batch.old_logprobs, b0, b1),
-                                       rows(batch.advantages, b0, b1), mask, o.clip_eps, o.clip_eps);
+            const at::Tensor mask = rows(mb.response_mask, r0, r1);
+            const double tokens = k * mask.sum().item<double>();
+            const algo::PolicyLoss pl = algo::ppo_policy_loss(logprobs, rows(batch.old_logprobs, b0 + r0, b0 + r1),
+                                                              rows(batch.advantages, b0 + r0, b0 + r1), mask,
+                                                              o.clip_eps, o.clip_eps);
             at::Tensor loss = pl.loss;
-            at::Tensor ent = algo::masked_mean(out[0].entropy, mask);
+            const at::Tensor ent = algo::masked_mean(out[0].entropy, mask);
+            double kl_loss = 0;
             if (o.kl_loss_coef > 0) {
-              at::Tensor kl = algo::masked_mean(
-                  algo::kl_per_token(logprobs, rows(batch.ref_logprobs, b0, b1), o.kl_estimator), mask);
+              const at::Tensor kl = algo::masked_mean(
+                  algo::kl_per_token(logprobs, rows(batch.ref_logprobs, b0 + r0, b0 + r1), o.kl_estimator), mask);
               loss = loss + o.kl_loss_coef * kl;
               kl_loss = kl.item<double>();
             }
             if (o.entropy_coef != 0) loss = loss - o.entropy_coef * ent;
-            entropy = ent.item<double>();
-            return loss * w;
+            return RowsLoss{loss * tokens, scaled({pl.loss.item<double>(), kl_loss, ent.item<double>(),
+                                                   pl.clip_fraction, pl.approx_kl},
+                                                  tokens)};
           });
       UpdateInfo u = apply_gradients(ctx, actor);
-      std::vector<double> m = dp_mean(ctx, {pl.loss.item<double>() * w, kl_loss * w, entropy * w,
-                                            pl.clip_fraction * w, pl.approx_kl * w});
+      std::vector<double> m = dp_mean(ctx, sums.stats);
       stats.policy_loss += m[0], stats.kl_loss += m[1], stats.entropy += m[2], stats.clip_fraction += m[3];
       stats.approx_kl += m[4], stats.grad_norm += u.grad_norm, stats.lr = u.lr;
       ++stats.updates;
@@ -94,16 +109,18 @@ CriticStats critic_train_call(const CallContext& ctx, TrainedModel& critic, cons
   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
     for (auto [b0, b1] : bounds) {
       SequenceBatch mb = slice_rows(batch.seqs, b0, b1);
-      const double w = dp_weight(ctx, mask_tokens(mb));
-      algo::ValueLoss vl{};
-      backward_loss(ctx, *critic.model, {&mb}, HeadKindOut::kValues,
-                    [&](const std::vector<HeadOutputs>& out) {
-                      vl = algo::ppo_value_loss(out[0].values, rows(batch.old_values, b0, b1),
-                                                rows(batch.returns, b0, b1), mb.response_mask, value_clip);
-                      return vl.loss * w;
-                    });
+      const double k = sum_scale(ctx, mask_tokens(mb));
+      const LossSums sums = backward_loss(
+          ctx, *critic.model, {&mb}, HeadKindOut::kValues, 2,
+          [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+            const at::Tensor mask = rows(mb.response_mask, r0, r1);
+            const double tokens = k * mask.sum().item<double>();
+            const algo::ValueLoss vl = algo::ppo_value_loss(out[0].values, rows(batch.old_values, b0 + r0, b0 + r1),
+                                                            rows(batch.returns, b0 + r0, b0 + r1), mask, value_clip);
+            return RowsLoss{vl.loss * tokens, scaled({vl.loss.item<double>(), vl.clip_fraction}, tokens)};
+          });
       UpdateInfo u = apply_gradients(ctx, critic);
-      std::vector<double> m = dp_mean(ctx, {vl.loss.item<double>() * w, vl.clip_fraction * w});
+      std::vector<double> m = dp_mean(ctx, sums.stats);
       stats.value_loss += m[0], stats.clip_fraction += m[1], stats.grad_norm += u.grad_norm;
       ++stats.updates;
     }
@@ -114,45 +131,61 @@ CriticStats critic_train_call(const CallContext& ctx, TrainedModel& critic, cons
 }
 
 SftStats sft_train_call(const CallContext& ctx, TrainedModel& m, const SequenceBatch& batch) {
-  const double w = dp_weight(ctx, mask_tokens(batch));
-  at::Tensor loss = backward_loss(ctx, *m.model, {&batch}, HeadKindOut::kLogprobs,
-                                  [&](const std::vector<HeadOutputs>& out) {
-                                    return -algo::masked_mean(out[0].logprobs, batch.response_mask) * w;
-                                  });
+  const double k = sum_scale(ctx, mask_tokens(batch));
+  const LossSums sums = backward_loss(ctx, *m.model, {&batch}, HeadKindOut::kLogprobs, 0,
+                                      [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+                                        return RowsLoss{-algo::masked_sum(out[0].logprobs,
+                                                                          rows(batch.response_mask, r0, r1)) *
+                                                            k,
+                                                        {}};
+                                      });
   UpdateInfo u = apply_gradients(ctx, m);
-  return SftStats{dp_mean(ctx, {loss.item<double>()})[0], u.grad_norm, u.lr};
+  return SftStats{dp_mean(ctx, {sums.loss})[0], u.grad_norm, u.lr};
 }
+
+namespace {
+
+// One step of a loss over preference pairs (row i of `chosen` against row i of `rejected`), a mean over every
+// dp rank's pairs: `pair_loss` gives the PairLoss of rows [r0, r1) from their outputs.
+using PairLossOfRows = std::function<algo::PairLoss(const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1)>;
+PairStats pair_train_step(const CallContext& ctx, TrainedModel& m, const SequenceBatch& chosen,
+                          const SequenceBatch& rejected, HeadKindOut what, const PairLossOfRows& pair_loss) {
+  const double k = sum_scale(ctx, double(chosen.size()));
+  const LossSums sums = backward_loss(ctx, *m.model, {&chosen, &rejected}, what, 3,
+                                      [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+                                        const algo::PairLoss pl = pair_loss(out, r0, r1);
+                                        const double pairs = k * double(r1 - r0);
+                                        return RowsLoss{pl.loss * pairs,
+                                                        scaled({pl.loss.item<double>(), pl.accuracy, pl.margin},
+                                                               pairs)};
+                                      });
+  UpdateInfo u = apply_gradients(ctx, m);
+  std::vector<double> v = dp_mean(ctx, sums.stats);
+  return PairStats{v[0], v[1], v[2], u.grad_norm};
+}
+
+}  // namespace
 
 PairStats reward_model_train_call(const CallContext& ctx, TrainedModel& m, const SequenceBatch& chosen,
                                   const SequenceBatch& rejected) {
-  const double w = dp_weight(ctx, double(chosen.size()));
-  algo::PairLoss pl{};
-  backward_loss(ctx, *m.model, {&chosen, &rejected}, HeadKindOut::kValues,
-                [&](const std::vector<HeadOutputs>& out) {
-                  pl = algo::bradley_terry_loss(last_response_value(out[0].values, chosen),
-                                                last_response_value(out[1].values, rejected));
-                  return pl.loss * w;
-                });
-  UpdateInfo u = apply_gradients(ctx, m);
-  std::vector<double> v = dp_mean(ctx, {pl.loss.item<double>() * w, pl.accuracy * w, pl.margin * w});
-  return PairStats{v[0], v[1], v[2], u.grad_norm};
+  return pair_train_step(ctx, m, chosen, rejected, HeadKindOut::kValues,
+                         [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+                           return algo::bradley_terry_loss(
+                               last_response_value(out[0].values, slice_rows(chosen, r0, r1)),
+                               last_response_value(out[1].values, slice_rows(rejected, r0, r1)));
+                         });
 }
 
 PairStats dpo_train_call(const CallContext& ctx, TrainedModel& m, const SequenceBatch& chosen,
                          const SequenceBatch& rejected, const at::Tensor& ref_chosen,
                          const at::Tensor& ref_rejected, double beta, double label_smoothing) {
-  const double w = dp_weight(ctx, double(chosen.size()));
-  algo::PairLoss pl{};
-  backward_loss(ctx, *m.model, {&chosen, &rejected}, HeadKindOut::kLogprobs,
-                [&](const std::vector<HeadOutputs>& out) {
-                  pl = algo::dpo_loss(sum_over_response(out[0].logprobs, chosen),
-                                      sum_over_response(out[1].logprobs, rejected), ref_chosen, ref_rejected,
-                                      beta, label_smoothing);
-                  return pl.loss * w;
-                });
-  UpdateInfo u = apply_gradients(ctx, m);
-  std::vector<double> v = dp_mean(ctx, {pl.loss.item<double>() * w, pl.accuracy * w, pl.margin * w});
-  return PairStats{v[0], v[1], v[2], u.grad_norm};
+  return pair_train_step(ctx, m, chosen, rejected, HeadKindOut::kLogprobs,
+                         [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+                           return algo::dpo_loss(sum_over_response(out[0].logprobs, slice_rows(chosen, r0, r1)),
+                                                 sum_over_response(out[1].logprobs, slice_rows(rejected, r0, r1)),
+                                                 rows(ref_chosen, r0, r1), rows(ref_rejected, r0, r1), beta,
+                                                 label_smoothing);
+                         });
 }
 
 }  // namespace realign::runtime

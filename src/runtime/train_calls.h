@@ -4,8 +4,9 @@
 // (dp, tp, pp): with pp > 1 the update runs through the pipeline (runtime/call_forward.h: every rank of a dp
 // group's tp/pp ranks passes the same batch); the stats are equal on every rank of the call.
 //
-// Updates do not depend on the dp degree: losses are means over the tokens (or pairs) of the whole batch
-// (dp_weight), and a PPO mini-batch is a segment of the whole batch, of which each dp rank holds its share
+// Updates do not depend on the dp degree or the micro-batches: losses are means over the tokens (or pairs) of
+// the whole batch (dp_weight), written as sums over rows so that micro-batches accumulate the whole batch's
+// gradient (call_forward.h), and a PPO mini-batch is a segment of the whole batch, of which each dp rank holds its share
 // (realloc/data_plan.h segment_shares: the rows a rank passes are its shares of mini_batch_count segments, in
 // order).
 #pragma once

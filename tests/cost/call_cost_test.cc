@@ -64,19 +64,21 @@ TEST(CallCost, EveryEpochPassesOverTheWholeBatch) {
   EXPECT_NEAR(b.compute_s, 2 * a.compute_s, 1e-9 * a.compute_s);
 }
 
-// The runtime's pipelined update runs a no-grad pipelined forward before 1F1B (runtime/call_forward.h): with
-// the optimizer's memory traffic made free, a train call's compute is 3 forwards of its batch at pp = 1 and 4
-// at pp > 1, each the inference call's compute in the same layout.
-TEST(CallCost, APipelinedUpdateCostsOneMoreForward) {
-  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 256, 256);
+// With the optimizer's memory traffic made free, a train call's compute is 3 forwards of its batch (forward
+// and backward), each the inference call's compute in the same layout; a pipelined update of a pair loss
+// (DPO) runs a no-grad pipelined forward before 1F1B (runtime/call_forward.h): 4.
+TEST(CallCost, APipelinedPairLossUpdateCostsOneMoreForward) {
   const Cluster c = make_cluster(1, 8);
   HardwareProfile p = default_profile(c.device);
   p.memory_bandwidth.value = 1e30;
-  const int train = g.mfc_index("actor_train"), inference = g.mfc_index("actor_inf");
-  for (int pp : {1, 2, 4}) {
-    const double t = estimate_call(g, c, p, train, assign("actor_train", 0, 1, 2, pp, 4)).compute_s;
-    const double f = estimate_call(g, c, p, inference, assign("actor_inf", 0, 1, 2, pp, 4)).compute_s;
-    EXPECT_NEAR(t / f, pp > 1 ? 4.0 : 3.0, 1e-6) << "pp " << pp;
+  for (const char* algorithm : {"ppo", "dpo"}) {
+    const DataflowGraph g = make_graph(algorithm, "llama2-7b", 64, 256, 256);
+    const int train = g.mfc_index("actor_train"), inference = g.mfc_index(g.algorithm == "ppo" ? "actor_inf" : "ref_inf");
+    for (int pp : {1, 2, 4}) {
+      const double t = estimate_call(g, c, p, train, assign("actor_train", 0, 1, 2, pp, 4)).compute_s;
+      const double f = estimate_call(g, c, p, inference, assign("x", 0, 1, 2, pp, 4)).compute_s;
+      EXPECT_NEAR(t / f, pp > 1 && g.algorithm == "dpo" ? 4.0 : 3.0, 1e-6) << algorithm << " pp " << pp;
+    }
   }
 }
 

@@ -179,5 +179,52 @@ TEST(TrainCalls, PpoActorStepRaisesTheLogprobOfAPositiveAdvantageResponse) {
   EXPECT_LT(delta[1].item<float>(), 0.f);
 }
 
+// Gradient accumulation: a step over micro-batches of one row each (rows of different lengths, hence
+// different token counts) updates the model as the whole batch in one pass does, for a token loss (PPO) and
+// a pair loss (DPO), within fp32 round-off.
+TEST(TrainCalls, MicroBatchesAccumulateTheWholeBatchGradient) {
+  OptimConfig c;
+  c.lr = 1e-2;
+  c.schedule = "constant";
+  const SequenceBatch seqs =
+      make_sequence_batch({ids("4+4="), ids("12+3="), ids("1+1=")}, {ids("8\n"), ids("15\n"), ids("2")});
+  std::vector<TrainedModel> actors;
+  std::vector<ActorStats> stats;
+  for (int64_t micro_batches : {0, 3}) {
+    CallContext ctx = single_rank_context("actor_train");
+    ctx.micro_batches = micro_batches;
+    actors.push_back(make_trained_model(tiny(HeadKind::kLanguageModel, 4), c, 10));
+    PpoBatch batch;
+    batch.seqs = seqs;
+    batch.old_logprobs = logprobs_call(ctx, *actors.back().model, seqs) - 0.05;
+    batch.ref_logprobs = batch.old_logprobs;
+    batch.advantages = at::tensor({1.0f, -0.5f, 2.0f}).view({3, 1}) * seqs.response_mask;
+    ActorOptions o;
+    o.entropy_coef = 0.01;
+    stats.push_back(actor_train_call(ctx, actors.back(), batch, o));
+  }
+  EXPECT_NEAR(stats[0].policy_loss, stats[1].policy_loss, 1e-6);
+  EXPECT_NEAR(stats[0].entropy, stats[1].entropy, 1e-5);
+  EXPECT_NEAR(stats[0].grad_norm, stats[1].grad_norm, 1e-5 * stats[0].grad_norm);
+  const CallContext ctx = single_rank_context("actor_inf");
+  EXPECT_TRUE(at::allclose(logprobs_call(ctx, *actors[0].model, seqs), logprobs_call(ctx, *actors[1].model, seqs),
+                           1e-5, 1e-5));
+
+  const SequenceBatch chosen = make_sequence_batch({ids("2+2="), ids("13+5=")}, {ids("4\n"), ids("18\n")});
+  const SequenceBatch rejected = make_sequence_batch({ids("2+2="), ids("13+5=")}, {ids("5\n"), ids("1\n")});
+  std::vector<PairStats> pairs;
+  for (int64_t micro_batches : {0, 2}) {
+    CallContext ctx = single_rank_context("actor_train");
+    ctx.micro_batches = micro_batches;
+    TrainedModel policy = make_trained_model(tiny(HeadKind::kLanguageModel, 5), c, 10);
+    const at::Tensor ref_c = sum_over_response(logprobs_call(ctx, *policy.model, chosen), chosen) - 0.1;
+    const at::Tensor ref_r = sum_over_response(logprobs_call(ctx, *policy.model, rejected), rejected);
+    pairs.push_back(dpo_train_call(ctx, policy, chosen, rejected, ref_c, ref_r, 0.1, 0.0));
+  }
+  EXPECT_NEAR(pairs[0].loss, pairs[1].loss, 1e-6);
+  EXPECT_NEAR(pairs[0].margin, pairs[1].margin, 1e-6);
+  EXPECT_NEAR(pairs[0].grad_norm, pairs[1].grad_norm, 1e-5 * pairs[0].grad_norm);
+}
+
 }  // namespace
 }  // namespace realign::runtime
