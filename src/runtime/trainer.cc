@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -536,15 +537,28 @@ Json Trainer::rl_step(int64_t step) {
     return fit_columns(y, T);
   };
 
+  // Responses cut at gen_len (no stop token at the end) lose ppo.missing_stop_penalty from their score.
+  auto stop_penalty = [&](const std::vector<TokenIds>& resp) {
+    std::vector<float> p;
+    const std::vector<int64_t>& stops = codec_.stop_tokens();
+    for (const TokenIds& r : resp)
+      p.push_back(!r.empty() && std::find(stops.begin(), stops.end(), int64_t(r.back())) != stops.end()
+                      ? 0.f
+                      : float(ppo.missing_stop_penalty));
+    return at::tensor(p, at::kFloat);
+  };
   auto score = [&](const std::vector<TokenIds>& resp, const std::string& call) {
-    if (reward_)
-      return infer(call, "reward", resp,
-                   [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
-                     return scores_call(ctx, m, b);
-                   });
-    std::vector<std::string> texts;
-    for (const TokenIds& r : resp) texts.push_back(codec_.decode(r));
-    return at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat);
+    at::Tensor s;
+    if (reward_) {
+      s = infer(call, "reward", resp, [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
+        return scores_call(ctx, m, b);
+      });
+    } else {
+      std::vector<std::string> texts;
+      for (const TokenIds& r : resp) texts.push_back(codec_.decode(r));
+      s = at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat);
+    }
+    return ppo.missing_stop_penalty > 0 ? s - stop_penalty(resp) : s;
   };
   at::Tensor scores = score(responses, "reward_inf");
   at::Tensor raw_scores = scores.clone();
