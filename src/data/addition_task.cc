@@ -18,6 +18,9 @@ int64_t random_number(Rng& rng, int digits) {
   return lo + rng.uniform_int(hi - lo);
 }
 
+// Digits of the largest answer: max_digits, plus one for the carry.
+int64_t answer_digits(const AdditionTask& t) { return t.max_digits + 1; }
+
 struct Sum {
   std::string prompt, answer;
 };
@@ -53,7 +56,21 @@ std::vector<PreferenceRecord> AdditionTask::preference_pairs(int64_t n, uint64_t
   std::vector<PreferenceRecord> out;
   for (const auto& p : prompts(n, offset)) {
     std::string wrong = p.answer;
-    if (rng.bernoulli(0.5)) {
+    // Half the rejected answers are near misses; the other half are far misses (any number with up to as many
+    // digits as the largest answer) and broken answers (a digit dropped, possibly leaving nothing, or one
+    // added). With near misses only, a reward model never learns that such answers are wrong, and PPO against
+    // it converges on one of them for every prompt.
+    const int64_t kind = rng.uniform_int(4);
+    if (kind == 0) {
+      do wrong = std::to_string(random_number(rng, 1 + int(rng.uniform_int(answer_digits(*this)))));
+      while (wrong == p.answer);
+    } else if (kind == 1) {
+      const size_t pos = size_t(rng.uniform_int(int64_t(wrong.size()) + 1));
+      if (rng.bernoulli(0.5) && pos < wrong.size())
+        wrong.erase(pos, 1);
+      else
+        wrong.insert(pos, 1, char('0' + rng.uniform_int(10)));
+    } else if (rng.bernoulli(0.5)) {
       const size_t pos = size_t(rng.uniform_int(int64_t(wrong.size())));
       const char old = wrong[pos];
       do wrong[pos] = char('0' + rng.uniform_int(10));

@@ -19,7 +19,8 @@ struct AdditionTask {
   // `n` prompts with their answers, deterministic in (seed, offset): offset separates train and eval sets.
   std::vector<PromptRecord> prompts(int64_t n, uint64_t offset = 0) const;
   std::vector<SftRecord> sft_pairs(int64_t n, uint64_t offset = 0) const;
-  // Chosen: the correct answer; rejected: a near miss (one digit changed, or off by a small amount).
+  // Chosen: the correct answer; rejected: half the time a near miss (one digit changed, or off by a small
+  // amount), a quarter a far miss (a random number), a quarter a broken answer (a digit dropped or added).
   std::vector<PreferenceRecord> preference_pairs(int64_t n, uint64_t offset = 0) const;
 };
 

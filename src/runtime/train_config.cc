@@ -72,6 +72,7 @@ void read_ppo(ObjectReader& r, PpoConfig& p) {
   p.kl_horizon = r.get_double("kl_horizon", p.kl_horizon);
   if (!(p.kl_horizon > 0)) throw Error(r.path_of("kl_horizon"), "must be > 0");
   p.reward_clip = r.get_double("reward_clip", p.reward_clip);
+  p.missing_stop_penalty = non_negative(r, "missing_stop_penalty", p.missing_stop_penalty);
   p.reward_norm = r.get_bool("reward_norm", p.reward_norm);
   p.whiten_advantages = r.get_bool("whiten_advantages", p.whiten_advantages);
   p.early_stop_kl = r.get_double("early_stop_kl", p.early_stop_kl);

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -568,6 +569,17 @@ Json Trainer::rl_step(int64_t step) {
   const InferFn critic_values = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
     return values_call(ctx, m, b);
   };
+  // Responses cut at gen_len (no stop token at the end) lose ppo.missing_stop_penalty from their score.
+  auto with_stop_penalty = [&](const at::Tensor& scores, const std::vector<TokenIds>& resp) {
+    if (ppo.missing_stop_penalty <= 0) return scores;
+    std::vector<float> p;
+    const std::vector<int64_t>& stops = codec_.stop_tokens();
+    for (const TokenIds& r : resp)
+      p.push_back(!r.empty() && std::find(stops.begin(), stops.end(), int64_t(r.back())) != stops.end()
+                      ? 0.f
+                      : float(ppo.missing_stop_penalty));
+    return scores - at::tensor(p, at::kFloat);
+  };
   auto rule_scores = [&](const std::vector<TokenIds>& resp) {
     std::vector<std::string> texts;
     for (const TokenIds& r : resp) texts.push_back(codec_.decode(r));
@@ -579,7 +591,7 @@ Json Trainer::rl_step(int64_t step) {
   inferences.push_back({"actor_inf", "actor", logprobs});
   if (critic_) inferences.push_back({"critic_inf", "critic", critic_values});
   const std::map<std::string, at::Tensor> inferred = infer(inferences, responses);
-  at::Tensor scores = reward_ ? inferred.at("reward_inf") : rule_scores(responses);
+  at::Tensor scores = with_stop_penalty(reward_ ? inferred.at("reward_inf") : rule_scores(responses), responses);
   const at::Tensor raw_scores = scores.clone();
   const at::Tensor ref_lp = inferred.at("ref_inf"), old_lp = inferred.at("actor_inf");
   const at::Tensor values = critic_ ? inferred.at("critic_inf") : at::Tensor();
@@ -616,8 +628,10 @@ Json Trainer::rl_step(int64_t step) {
       SamplingOptions greedy = so;
       greedy.greedy = true;
       const std::vector<TokenIds> base = generate_rows("actor_greedy_gen", greedy);
-      at::Tensor base_scores = reward_ ? infer({{"reward_greedy_inf", "reward", reward_scores}}, base).at("reward_greedy_inf")
-                                       : rule_scores(base);
+      const std::vector<Inference> greedy_scoring{{"reward_greedy_inf", "reward", reward_scores}};
+      at::Tensor base_scores =
+          reward_ ? infer(greedy_scoring, base).at("reward_greedy_inf") : rule_scores(base);
+      base_scores = with_stop_penalty(base_scores, base);
       if (ppo.reward_clip > 0) base_scores = base_scores.clamp(-ppo.reward_clip, ppo.reward_clip);
       adv = algo::remax_advantages(all_scores, gather_rows(*world_, base_scores, mine, n));
       // While samples are mostly worse than the greedy answer, r - r_greedy is mostly negative: unwhitened, the

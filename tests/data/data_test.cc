@@ -75,10 +75,23 @@ TEST(AdditionTask, PromptsAnswersAndRewards) {
   EXPECT_EQ(addition_reward("123\n", "122", false), 0.0);
   EXPECT_NEAR(addition_reward("123\n", "122", true), 0.5 * 2.0 / 3.0, 1e-12);
   EXPECT_EQ(addition_reward("12a\n", "122", true), 0.0);
-  for (const auto& pair : t.preference_pairs(100)) {
+  int far = 0, broken = 0;
+  for (const auto& pair : t.preference_pairs(400)) {
     EXPECT_NE(pair.chosen, pair.rejected);
     EXPECT_EQ(addition_reward(pair.rejected, first_line(pair.chosen), false), 0.0);
+    EXPECT_EQ(pair.rejected.back(), '\n');
+    // Near misses change one digit or add/subtract at most 9, keeping the length; a far miss does neither, a
+    // broken answer has a digit more or less (maybe none).
+    if (pair.rejected.size() != pair.chosen.size()) {
+      ++broken;
+      continue;
+    }
+    size_t digits_changed = 0;
+    for (size_t i = 0; i < pair.rejected.size(); ++i) digits_changed += pair.rejected[i] != pair.chosen[i];
+    far += digits_changed > 1 && std::abs(std::stol(pair.rejected) - std::stol(pair.chosen)) > 9;
   }
+  EXPECT_GT(broken, 60);  // not only near misses: about a quarter broken, a quarter far (many of another length)
+  EXPECT_GT(far, 20);
 }
 
 TEST(RewardCommand, ReadsOneScorePerSample) {

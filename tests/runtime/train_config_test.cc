@@ -60,6 +60,8 @@ TEST(TrainConfig, ErrorsNameTheField) {
   EXPECT_NE(error_of("train: {stpes: 3}").find("stpes"), std::string::npos);
   EXPECT_NE(error_of("train: {ppo: {clip: 0.2}}").find("train.ppo"), std::string::npos);
   EXPECT_NE(error_of("train: {ppo: {kl_mode: both}}").find("train.ppo.kl_mode"), std::string::npos);
+  EXPECT_NE(error_of("train: {ppo: {missing_stop_penalty: -1}}").find("train.ppo.missing_stop_penalty"),
+            std::string::npos);
   EXPECT_NE(error_of("reward: {kind: command}").find("reward.command"), std::string::npos);
   EXPECT_NE(error_of("data: {task: sorting}").find("data.task"), std::string::npos);
   EXPECT_NE(error_of("train: {optim: {lr: -1}}").find("train.optim.lr"), std::string::npos);
