@@ -32,7 +32,7 @@ std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& 
   };
   SimulatorEvaluator evaluator(simulator);
   for (const std::string& name : preset_names())
-    if (auto plan = make_preset(name, config.graph, config.cluster, evaluator)) add(name, *plan);
+    if (auto plan = make_preset(name, config.graph, config.cluster, evaluator, true)) add(name, *plan);
   // The plan `realign train plan.mode=search` would run.
   PlanOptions search = config.plan;
   search.mode = "search";

@@ -56,7 +56,7 @@ PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster,
   for (const auto& name : preset_names()) {
     PresetOutcome p;
     p.name = name;
-    p.plan = make_preset(name, graph, cluster, evaluator);
+    p.plan = make_preset(name, graph, cluster, evaluator, options.candidates.runtime_limits);
     if (p.plan) {
       p.score = evaluator.evaluate(*p.plan);
       if (!breaks_disjoint(graph, *p.plan, options.search.disjoint) &&

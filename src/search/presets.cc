@@ -46,13 +46,24 @@ bool better(const PlanScore& a, const PlanScore& b) { return search_objective(a)
 // each call's least-memory strategy (most model parallelism), then let each call in turn take the strategy that
 // makes the whole plan fastest (plans that fit first), for two rounds. Whole-plan scores see the memory that
 // other models keep on the same devices, which a call's standalone estimate cannot.
+// Call i's strategies on a mesh of `size` devices; with runtime limits, only those the runtime executes.
+std::vector<Strategy> strategies(const DataflowGraph& g, const Cluster& c, size_t i, int size, bool runtime_limits,
+                                 int max_micro_batches = 16) {
+  const Mfc& mfc = g.mfcs[i];
+  std::vector<Strategy> out;
+  for (const Strategy& s : enumerate_strategies(mfc, g.model(mfc.model).spec, c, size, max_micro_batches))
+    if (!runtime_limits || runtime_limit_problem(g, MfcAssignment{mfc.name, DeviceMesh{0, size}, s}).empty())
+      out.push_back(s);
+  return out;
+}
+
 std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
-                                           const std::vector<DeviceMesh>& meshes) {
+                                           const std::vector<DeviceMesh>& meshes, bool runtime_limits) {
   std::vector<std::vector<Strategy>> options(g.mfcs.size());
   ExecutionPlan plan;
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const Mfc& mfc = g.mfcs[i];
-    options[i] = enumerate_strategies(mfc, g.model(mfc.model).spec, c, meshes[i].size);
+    options[i] = strategies(g, c, i, meshes[i].size, runtime_limits);
     if (options[i].empty()) return std::nullopt;
     Strategy least = options[i][0];
     PlanScore least_score = ev.evaluate_call(int(i), MfcAssignment{mfc.name, meshes[i], least});
@@ -80,21 +91,21 @@ std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster
   return plan;
 }
 
-std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev) {
+std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
+                                        bool runtime_limits) {
   const DeviceMesh all{0, c.n_devices()};
   if (!mesh_problem(all, c).empty()) return std::nullopt;
   std::optional<ExecutionPlan> best;
   PlanScore best_score;
   // One (dp, tp, pp) for every call; micro-batches may differ per call (they are not a layout).
-  const Mfc& first = g.mfcs[0];
-  for (const Strategy& shape : enumerate_strategies(first, g.model(first.model).spec, c, all.size, 1)) {
+  for (const Strategy& shape : strategies(g, c, 0, all.size, runtime_limits, 1)) {
     ExecutionPlan plan;
     bool ok = true;
     for (size_t i = 0; i < g.mfcs.size() && ok; ++i) {
       const Mfc& mfc = g.mfcs[i];
       std::optional<MfcAssignment> pick;
       PlanScore pick_score;
-      for (const Strategy& s : enumerate_strategies(mfc, g.model(mfc.model).spec, c, all.size)) {
+      for (const Strategy& s : strategies(g, c, i, all.size, runtime_limits)) {
         if (s.dp != shape.dp || s.tp != shape.tp || s.pp != shape.pp) continue;
         MfcAssignment a{mfc.name, all, s};
         const PlanScore score = ev.evaluate_call(int(i), a);
@@ -135,7 +146,8 @@ double call_weight(const DataflowGraph& g, int i) {
   return factor * g.model(m.model).spec.forward_flops(double(m.n_seqs * m.seq_len()), double(m.seq_len()) / 2);
 }
 
-std::optional<ExecutionPlan> interleaving(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev) {
+std::optional<ExecutionPlan> interleaving(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
+                                          bool runtime_limits) {
   std::vector<DeviceMesh> meshes(g.mfcs.size(), DeviceMesh{0, c.n_devices()});
   bool any_split = false;
   for (const auto& group : levels(g)) {
@@ -149,10 +161,11 @@ std::optional<ExecutionPlan> interleaving(const DataflowGraph& g, const Cluster&
     any_split = true;
   }
   if (!any_split) return std::nullopt;
-  return per_call_best(g, c, ev, meshes);
+  return per_call_best(g, c, ev, meshes, runtime_limits);
 }
 
-std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev) {
+std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
+                                           bool runtime_limits) {
   std::vector<std::string> gen_calls, other_calls;
   for (const auto& m : g.mfcs) (m.kind == MfcKind::kGenerate ? gen_calls : other_calls).push_back(m.name);
   if (gen_calls.empty() || other_calls.empty()) return std::nullopt;
@@ -170,7 +183,7 @@ std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster
   for (const auto& [gen_mesh, train_mesh] : splits) {
     std::vector<DeviceMesh> meshes;
     for (const auto& m : g.mfcs) meshes.push_back(m.kind == MfcKind::kGenerate ? gen_mesh : train_mesh);
-    auto plan = per_call_best(g, c, ev, meshes);
+    auto plan = per_call_best(g, c, ev, meshes, runtime_limits);
     if (!plan) continue;
     // Generation stays apart from every other call; the others may share devices among themselves.
     for (const auto& gc : gen_calls)
@@ -187,13 +200,14 @@ std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster
 }  // namespace
 
 std::optional<ExecutionPlan> make_preset(const std::string& name, const DataflowGraph& g, const Cluster& c,
-                                         PlanEvaluator& ev) {
+                                         PlanEvaluator& ev, bool runtime_limits) {
   std::optional<ExecutionPlan> plan;
-  if (name == "co-located") plan = co_located(g, c, ev);
+  if (name == "co-located") plan = co_located(g, c, ev, runtime_limits);
   else if (name == "heuristic")
-    plan = per_call_best(g, c, ev, std::vector<DeviceMesh>(g.mfcs.size(), DeviceMesh{0, c.n_devices()}));
-  else if (name == "interleaving") plan = interleaving(g, c, ev);
-  else if (name == "disaggregated") plan = disaggregated(g, c, ev);
+    plan = per_call_best(g, c, ev, std::vector<DeviceMesh>(g.mfcs.size(), DeviceMesh{0, c.n_devices()}),
+                         runtime_limits);
+  else if (name == "interleaving") plan = interleaving(g, c, ev, runtime_limits);
+  else if (name == "disaggregated") plan = disaggregated(g, c, ev, runtime_limits);
   else
     throw Error("plan.preset",
                 "unknown preset '" + name + "'; presets are co-located, heuristic, interleaving, disaggregated");

@@ -20,9 +20,11 @@ namespace realign {
 std::vector<std::string> preset_names();  // co-located, heuristic, interleaving, disaggregated
 
 // Empty when the preset cannot be formed on this cluster (e.g. disaggregation on a single device).
-// The returned plan may not fit in memory: check its score.
+// The returned plan may not fit in memory: check its score. `runtime_limits`: only strategies realign's
+// runtime executes (runtime_limit_problem), for a training run.
 std::optional<ExecutionPlan> make_preset(const std::string& name, const DataflowGraph& graph,
-                                         const Cluster& cluster, PlanEvaluator& evaluator);
+                                         const Cluster& cluster, PlanEvaluator& evaluator,
+                                         bool runtime_limits = false);
 
 // Disjoint valid meshes covering as much of the cluster as possible, largest first, by repeatedly halving the
 // largest piece (runs of whole nodes first, then power-of-two slices of a node).

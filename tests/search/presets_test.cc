@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../plan/test_graphs.h"
+#include "search/candidates.h"
 #include "search/fake_evaluator.h"
 
 namespace realign {
@@ -59,6 +60,24 @@ TEST(Presets, ShapesFollowTheirDefinitions) {
   const auto& gen = dis.assignments[0].mesh;
   for (size_t i = 1; i < dis.assignments.size(); ++i) EXPECT_FALSE(gen.overlaps(dis.assignments[i].mesh));
   EXPECT_FALSE(dis.disjoint.empty());
+}
+
+// For a training run the presets use only what the runtime executes: generation with pp = 1, even where
+// memory pushes the unrestricted co-located layout to pipeline parallelism.
+TEST(Presets, RuntimeLimitsKeepGenerationUnpipelined) {
+  const auto g = testing::ppo_7b();
+  const Cluster c = testing::h100(2);
+  std::map<std::string, double> work, mem;
+  for (const auto& m : g.mfcs) work[m.name] = 10, mem[m.name] = 60.0;  // over the limit of 10 below tp * pp = 8
+  testing::FakeEvaluator ev(g, 16, work, mem, 10.0, 0.5);
+  const auto free = make_preset("co-located", g, c, ev);
+  ASSERT_TRUE(free.has_value());
+  EXPECT_GT(free->assignments[0].strategy.pp, 1);
+  for (const auto& name : preset_names()) {
+    const auto plan = make_preset(name, g, c, ev, true);
+    ASSERT_TRUE(plan.has_value()) << name;
+    for (const auto& a : plan->assignments) EXPECT_EQ(runtime_limit_problem(g, a), "") << name;
+  }
 }
 
 TEST(Presets, UnknownPresetNamesTheField) {
