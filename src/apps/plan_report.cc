@@ -74,6 +74,12 @@ std::string format_plan_table(const PlanReport& r) {
   out += line("iteration time: %s%s; reallocated %s per iteration", format_seconds(r.simulation.iteration_time_s).c_str(),
               r.simulation.fits ? " (fits in memory)" : " (DOES NOT FIT)", format_bytes(r.simulation.realloc_bytes).c_str());
   if (!r.simulation.fits) out += line("  %s", r.simulation.oom_report.c_str());
+  if (!r.planner.plan.offload.empty()) {
+    std::string names;
+    for (const auto& m : r.planner.plan.offload) names += (names.empty() ? "" : ", ") + m;
+    out += line("offloaded to host memory between calls: %s (%s loaded per iteration)", names.c_str(),
+                format_bytes(r.simulation.offload_bytes).c_str());
+  }
   out += "\npresets (estimated iteration time):\n";
   for (size_t i = 0; i < r.planner.presets.size(); ++i) {
     const PresetOutcome& p = r.planner.presets[i];
@@ -101,6 +107,7 @@ Json plan_report_json(const PlanReport& r) {
   j["fits"] = r.simulation.fits;
   if (!r.simulation.fits) j["oom_report"] = r.simulation.oom_report;
   j["realloc_bytes"] = r.simulation.realloc_bytes;
+  j["offload_bytes"] = r.simulation.offload_bytes;
   Json presets = Json::object();
   for (size_t i = 0; i < r.planner.presets.size(); ++i) {
     const bool usable = r.planner.presets[i].plan && r.preset_simulations[i].fits;

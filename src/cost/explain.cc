@@ -24,31 +24,27 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"intra_node_bandwidth", "bytes/s per device"},
       {"inter_node_latency_s", "seconds per message"},
       {"inter_node_bandwidth", "bytes/s per device"},
-      {"host_device_bandwidth", "bytes/s"}};
+      {"host_device_bandwidth", "bytes/s per device"}};
   std::vector<ExplainLine> out;
   for (const auto& [name, c] : p.coefficients())
-    out.push_back(
-        ExplainLine{name, c->value, units.at(name), c->source, std::string(name) != "host_device_bandwidth"});
+    out.push_back(ExplainLine{name, c->value, units.at(name), c->source});
   const std::string mp = "memory model: mixed-precision Adam (bf16 weights and gradients, fp32 master, m, v)";
-  out.push_back({"weight_bytes_per_param", kWeightBytesPerParam, "bytes", mp, true});
-  out.push_back({"gradient_bytes_per_param", kGradBytesPerParam, "bytes", mp, true});
-  out.push_back({"optimizer_bytes_per_param", kOptimizerBytesPerParam, "bytes", mp, true});
+  out.push_back({"weight_bytes_per_param", kWeightBytesPerParam, "bytes", mp});
+  out.push_back({"gradient_bytes_per_param", kGradBytesPerParam, "bytes", mp});
+  out.push_back({"optimizer_bytes_per_param", kOptimizerBytesPerParam, "bytes", mp});
   out.push_back(
       {"optimizer_traffic_per_param", 28, "bytes",
        "time model: Adam step reads the bf16 gradient, reads and writes fp32 master, m, v, writes the "
-       "bf16 weight",
-       true});
+       "bf16 weight"});
   out.push_back(
       {"activation_bytes_per_token_hidden", 10, "bytes per token and hidden unit, + 24/tp",
        "memory model: Megatron per-layer activations s*b*h*(10 + 24/t) (Korthikanti et al. 2022), "
-       "FlashAttention (no s^2 term), no recompute, 1F1B keeps min(pp - stage, micro_batches) in flight",
-       true});
+       "FlashAttention (no s^2 term), no recompute, 1F1B keeps min(pp - stage, micro_batches) in flight"});
   out.push_back({"logit_chunk_tokens", double(kLogitChunkTokens), "tokens",
-                 "memory model: fp32 logits computed in chunks of this many tokens", true});
+                 "memory model: fp32 logits computed in chunks of this many tokens"});
   out.push_back(
       {"backward_flops_factor", 2, "x forward",
-       "time model: backward = 2x forward FLOPs (train = 3x forward), 2 TP all-reduces per layer each way",
-       true});
+       "time model: backward = 2x forward FLOPs (train = 3x forward), 2 TP all-reduces per layer each way"});
   return out;
 }
 
@@ -57,8 +53,7 @@ std::string format_explain(const std::vector<ExplainLine>& lines) {
   for (const auto& l : lines) {
     char value[32];
     std::snprintf(value, sizeof value, "%.6g", l.value);
-    out += l.name + " = " + value + " (" + l.unit + ")" + (l.used ? "" : " [not used yet]") + " -- " +
-           l.source + "\n";
+    out += l.name + " = " + value + " (" + l.unit + ") -- " + l.source + "\n";
   }
   return out;
 }

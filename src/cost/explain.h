@@ -14,7 +14,6 @@ struct ExplainLine {
   double value = 0;
   std::string unit;
   std::string source;
-  bool used = true;  // false: in the profile but not (yet) used by the simulator
 };
 
 std::vector<ExplainLine> explain(const HardwareProfile& profile);

@@ -44,7 +44,7 @@ struct HardwareProfile {
   Coefficient intra_node_bandwidth;
   Coefficient inter_node_latency_s;
   Coefficient inter_node_bandwidth;
-  Coefficient host_device_bandwidth;  // bytes/s (offload; not yet used by the simulator)
+  Coefficient host_device_bandwidth;  // bytes/s per device: loading an offloaded model's shards
 
   // Every coefficient with its JSON name, in a fixed order (JSON I/O and `explain` iterate over this).
   std::vector<std::pair<const char*, const Coefficient*>> coefficients() const;

@@ -15,7 +15,7 @@ bool CallResult::operator==(const CallResult& o) const {
 bool SimulationResult::operator==(const SimulationResult& o) const {
   return iteration_time_s == o.iteration_time_s && calls == o.calls && timeline == o.timeline &&
          device_peak_mem_bytes == o.device_peak_mem_bytes && device_idle_fraction == o.device_idle_fraction &&
-         realloc_bytes == o.realloc_bytes && fits == o.fits && oom_report == o.oom_report;
+         realloc_bytes == o.realloc_bytes && offload_bytes == o.offload_bytes && fits == o.fits && oom_report == o.oom_report;
 }
 
 Json to_json(const Timeline& t) {
@@ -46,8 +46,8 @@ Timeline timeline_from_json(const Json& j, const std::string& path) {
     TimelineEvent e;
     e.name = er.get_string("name");
     e.kind = er.get_string("kind");
-    if (e.kind != "call" && e.kind != "realloc" && e.kind != "data")
-      throw Error(er.path_of("kind"), "'" + e.kind + "' is not one of call, realloc, data");
+    if (e.kind != "call" && e.kind != "realloc" && e.kind != "load" && e.kind != "data")
+      throw Error(er.path_of("kind"), "'" + e.kind + "' is not one of call, realloc, load, data");
     e.first_device = int(er.get_int("first_device"));
     e.n_devices = int(er.get_positive("n_devices"));
     if (e.first_device < 0 || e.first_device + e.n_devices > t.n_devices)
@@ -79,6 +79,7 @@ Json to_json(const SimulationResult& r) {
               {"fits", r.fits},
               {"oom_report", r.oom_report},
               {"realloc_bytes", r.realloc_bytes},
+              {"offload_bytes", r.offload_bytes},
               {"calls", calls},
               {"device_peak_mem_bytes", r.device_peak_mem_bytes},
               {"device_idle_fraction", r.device_idle_fraction},
@@ -92,6 +93,7 @@ SimulationResult simulation_result_from_json(const Json& j, const std::string& p
   s.fits = r.get_bool("fits");
   s.oom_report = r.get_string("oom_report");
   s.realloc_bytes = r.get_double("realloc_bytes");
+  s.offload_bytes = r.get_double("offload_bytes", 0.0);
   const Json& calls = r.at("calls");
   if (!calls.is_array()) throw Error(r.path_of("calls"), "must be a list");
   for (size_t i = 0; i < calls.size(); ++i) {

@@ -46,6 +46,7 @@ struct SimulationResult {
   std::vector<double> device_peak_mem_bytes;
   std::vector<double> device_idle_fraction;  // of the iteration time
   double realloc_bytes = 0;                  // all reallocations of the iteration
+  double offload_bytes = 0;                  // host-to-device loads of offloaded models
   bool fits = true;
   std::string oom_report;  // empty when fits: "device 3 needs 91.2 GiB during actor_train (limit ...): ..."
   bool operator==(const SimulationResult& o) const;

@@ -133,13 +133,17 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
   Timelines tl{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0),
                &r.timeline.events};
 
-  // Persistent state, per device.
+  // Persistent state, per device. An offloaded model has none: it lives in host memory between its calls.
+  std::vector<bool> offloaded(nm, false);
+  for (const std::string& name : plan.offload)
+    for (size_t m = 0; m < nm; ++m) offloaded[m] = offloaded[m] || graph_.models[m].name == name;
   std::vector<Layout> home(nm);
   std::vector<double>& persistent = r.device_peak_mem_bytes;
   persistent.assign(size_t(nd), 0.0);
   for (size_t m = 0; m < nm; ++m) {
     if (home_call_[m] < 0) continue;
     home[m] = plan.assignments[size_t(home_call_[m])].layout();
+    if (offloaded[m]) continue;
     const Layout& l = home[m];
     const ShardSizes& sh = shards(int(m), l.tp, l.pp);
     const double per_param = graph_.models[m].trained
@@ -166,9 +170,24 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
     cr.name = mfcs[i].name;
     double t = tl.start_on(dst.first_device, dst.size());
 
-    // When every destination device already holds what it needs (e.g. fewer dp replicas on the same
-    // devices) the call uses the resident weights in place: no transfer, no copy.
-    if (dst != home[size_t(m)]) {
+    if (offloaded[size_t(m)]) {
+      // Loaded from host memory before the call: every device reads its shard over its own host link.
+      const ShardSizes& sh = shards(m, dst.tp, dst.pp);
+      double bytes = 0, slowest = 0;
+      for (int rank = 0; rank < dst.size(); ++rank) {
+        const double b = double(sh.at(rank / (dst.dp * dst.tp), rank % dst.tp)) * kWeightBytesPerParam;
+        bytes += b;
+        slowest = std::max(slowest, b);
+      }
+      const double load_s = slowest / profile_.host_device_bandwidth.value;
+      copy[i] = true;
+      tl.occupy(cr.name, "load", dst.first_device, dst.size(), t, t + load_s, bytes);
+      r.offload_bytes += bytes;
+      cr.realloc_s = load_s;
+      t += load_s;
+    } else if (dst != home[size_t(m)]) {
+      // When every destination device already holds what it needs (e.g. fewer dp replicas on the same
+      // devices) the call uses the resident weights in place: no transfer, no copy.
       const Layout& src = home[size_t(m)];
       const TransferCost& rc = realloc(m, src, dst);
       copy[i] = rc.bytes > 0;
@@ -238,21 +257,22 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
   }
   if (worst >= 0) {
     r.fits = false;
-    r.oom_report = oom_report(worst, transient_call[size_t(worst)], plan, home, copy,
+    r.oom_report = oom_report(worst, transient_call[size_t(worst)], plan, home, offloaded, copy,
                               r.device_peak_mem_bytes[size_t(worst)], limit);
   }
   return r;
 }
 
 std::string Simulator::oom_report(int device, int call, const ExecutionPlan& plan,
-                                  const std::vector<Layout>& home, const std::vector<bool>& copy, double peak,
+                                  const std::vector<Layout>& home, const std::vector<bool>& offloaded,
+                                  const std::vector<bool>& copy, double peak,
                                   double limit) {
   std::string parts;
   auto add = [&](const std::string& what, double bytes) {
     if (bytes > 0) parts += (parts.empty() ? "" : ", ") + what + " " + format_bytes(bytes);
   };
   for (size_t m = 0; m < graph_.models.size(); ++m) {
-    if (home_call_[m] < 0 || !home[m].contains(device)) continue;
+    if (home_call_[m] < 0 || offloaded[m] || !home[m].contains(device)) continue;
     const Layout& l = home[m];
     const Layout::Coord c = l.coord_of(device);
     const double n = double(shards(int(m), l.tp, l.pp).at(c.pp, c.tp));
@@ -270,7 +290,7 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     const MemoryBreakdown& mem =
         call_estimate(call, a).stages[size_t((device - l.first_device) / (l.dp * l.tp))];
     during = graph_.mfcs[size_t(call)].name;
-    if (copy[size_t(call)]) add(during + " reallocated weights", mem.weights);
+    if (copy[size_t(call)]) add(during + " reallocated or loaded weights", mem.weights);
     add(during + " activations", mem.activations);
     add(during + " KV cache", mem.kv_cache);
     add(during + " logits", mem.logits);

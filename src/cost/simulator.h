@@ -52,6 +52,7 @@ class Simulator {
   const ShardSizes& shards(int model, int tp, int pp);
   const TransferCost& data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst);
   std::string oom_report(int device, int call, const ExecutionPlan& plan, const std::vector<Layout>& home,
+                         const std::vector<bool>& offloaded,
                          const std::vector<bool>& copy, double peak, double limit);
 
   DataflowGraph graph_;

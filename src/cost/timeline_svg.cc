@@ -90,7 +90,7 @@ double draw(std::string& svg, const Timeline& t, double y0, double span, Palette
     const double x = kLeft + e.start_s * scale, w = std::max(0.5, (e.end_s - e.start_s) * scale);
     const double y = y0 + e.first_device * kRow + 2, h = e.n_devices * kRow - 4;
     std::string style = "fill=\"" + colour + "\"";
-    if (e.kind == "realloc") style = "fill=\"" + colour + "\" fill-opacity=\"0.45\"";
+    if (e.kind == "realloc" || e.kind == "load") style = "fill=\"" + colour + "\" fill-opacity=\"0.45\"";
     if (e.kind == "data") style = "fill=\"" + colour + "\" fill-opacity=\"0.7\"";
     svg += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
            "\" " + style + " stroke=\"#333\" stroke-width=\"0.5\"><title>" + escape(e.name) + " " + e.kind +

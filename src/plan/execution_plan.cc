@@ -1,5 +1,6 @@
 #include "plan/execution_plan.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -49,6 +50,7 @@ Json to_json(const ExecutionPlan& plan) {
                          {"pp", a.strategy.pp},
                          {"micro_batches", a.strategy.micro_batches}});
   if (!plan.disjoint.empty()) j["disjoint"] = plan.disjoint;
+  if (!plan.offload.empty()) j["offload"] = plan.offload;
   return j;
 }
 
@@ -75,6 +77,11 @@ ExecutionPlan plan_from_json(const Json& j, const std::string& path) {
     plan.assignments.push_back(a);
   }
   if (const Json* d = r.find("disjoint")) plan.disjoint = disjoint_from_json(*d, r.path_of("disjoint"));
+  if (const Json* o = r.find("offload")) {
+    if (!o->is_array()) throw Error(r.path_of("offload"), "expected a list of model names");
+    for (size_t i = 0; i < o->size(); ++i)
+      plan.offload.push_back(json_to_string((*o)[i], index_path(r.path_of("offload"), i)));
+  }
   r.finish();
   return plan;
 }
@@ -187,6 +194,21 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
                                                    to_string(ordered[idx[b]].mesh) + " overlaps '" +
                                                    ordered[idx[a]].mfc + "' on " + to_string(ordered[idx[a]].mesh) +
                                                    ", which " + p + " keeps apart");
+  }
+  for (size_t i = 0; i < plan.offload.size(); ++i) {
+    const std::string p = index_path(path + ".offload", i);
+    const std::string& name = plan.offload[i];
+    std::string untrained;
+    for (const auto& m : graph.models)
+      if (!m.trained) untrained += (untrained.empty() ? "" : ", ") + m.name;
+    const auto m = std::find_if(graph.models.begin(), graph.models.end(),
+                                [&](const ModelRole& r) { return r.name == name; });
+    const std::string valid = untrained.empty() ? "this graph has none" : "models never trained: " + untrained;
+    if (m == graph.models.end()) throw Error(p, "no model named '" + name + "' (" + valid + ")");
+    if (m->trained)
+      throw Error(p, "'" + name + "' is trained: its optimizer state stays on its devices (" + valid + ")");
+    if (std::count(plan.offload.begin(), plan.offload.end(), name) > 1)
+      throw Error(p, "'" + name + "' is listed twice");
   }
   plan.assignments = std::move(ordered);
 }

@@ -38,8 +38,11 @@ struct ExecutionPlan {
   std::vector<MfcAssignment> assignments;  // in the graph's call order
   // Groups of calls whose meshes must not overlap (e.g. generation vs training in a disaggregated placement).
   std::vector<std::vector<std::string>> disjoint;
+  // Models that are never trained (reference, reward) kept in host memory between their calls: no device
+  // holds them outside a call, and each call loads its shards from the host.
+  std::vector<std::string> offload;
   bool operator==(const ExecutionPlan& o) const {
-    return assignments == o.assignments && disjoint == o.disjoint;
+    return assignments == o.assignments && disjoint == o.disjoint && offload == o.offload;
   }
 };
 

@@ -1,5 +1,6 @@
 #include "search/mcmc.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -28,11 +29,34 @@ bool breaks_disjoint(const DataflowGraph& graph, const ExecutionPlan& plan,
 
 namespace {
 
-ExecutionPlan make_plan(const std::vector<std::vector<MfcAssignment>>& candidates, const std::vector<int>& state) {
+// Models the chain may keep in host memory between their calls: those never trained.
+std::vector<std::string> offloadable_models(const DataflowGraph& graph) {
+  std::vector<std::string> out;
+  for (const auto& m : graph.models)
+    if (!m.trained) out.push_back(m.name);
+  return out;
+}
+
+// The chain's state: a candidate index per call and an offload bit per offloadable model.
+struct ChainState {
+  std::vector<int> call;
+  std::vector<bool> offload;
+};
+
+std::vector<std::string> offloaded(const ChainState& state, const std::vector<std::string>& offloadable) {
+  std::vector<std::string> out;
+  for (size_t k = 0; k < offloadable.size(); ++k)
+    if (state.offload[k]) out.push_back(offloadable[k]);
+  return out;
+}
+
+ExecutionPlan make_plan(const std::vector<std::vector<MfcAssignment>>& candidates, const ChainState& state,
+                        const std::vector<std::string>& offloadable) {
   ExecutionPlan plan;
   plan.name = "searched";
-  plan.assignments.reserve(state.size());
-  for (size_t i = 0; i < state.size(); ++i) plan.assignments.push_back(candidates[i][state[i]]);
+  plan.assignments.reserve(state.call.size());
+  for (size_t i = 0; i < state.call.size(); ++i) plan.assignments.push_back(candidates[i][state.call[i]]);
+  plan.offload = offloaded(state, offloadable);
   return plan;
 }
 
@@ -50,9 +74,12 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
   SearchResult result;
   Rng rng(options.seed);
 
-  // Begin from the fastest standalone candidate of every call, then let better starts replace it.
-  std::vector<int> state(n, 0);
-  ExecutionPlan current_plan = make_plan(candidates, state);
+  // Begin from the fastest standalone candidate of every call, nothing offloaded, then let better starts
+  // replace it.
+  const std::vector<std::string> offloadable =
+      options.offload ? offloadable_models(graph) : std::vector<std::string>{};
+  ChainState state{std::vector<int>(n, 0), std::vector<bool>(offloadable.size(), false)};
+  ExecutionPlan current_plan = make_plan(candidates, state, offloadable);
   PlanScore current_score = evaluator.evaluate(current_plan);
   ++result.evaluations;
   result.plan = current_plan;
@@ -75,19 +102,21 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
   }
   // Starts may use assignments outside the candidate lists; the chain walks on indices, so the best start
   // is kept as the result and the chain begins from the nearest candidates of each call (same mesh and strategy
-  // when present).
+  // when present) and the start's offloaded models.
   for (size_t i = 0; i < n; ++i)
     for (size_t k = 0; k < candidates[i].size(); ++k)
       if (candidates[i][k].mesh == result.plan.assignments[i].mesh &&
           candidates[i][k].strategy == result.plan.assignments[i].strategy) {
-        state[i] = int(k);
+        state.call[i] = int(k);
         break;
       }
-  current_plan = make_plan(candidates, state);
+  for (size_t k = 0; k < offloadable.size(); ++k)
+    state.offload[k] = std::count(result.plan.offload.begin(), result.plan.offload.end(), offloadable[k]) > 0;
+  current_plan = make_plan(candidates, state, offloadable);
   current_score = evaluator.evaluate(current_plan);
   ++result.evaluations;
   double current = value_of(current_plan, current_score);
-  std::vector<int> best_state = state;
+  ChainState best_state = state;
   double best = current;
   int64_t since_improvement = 0;
 
@@ -96,21 +125,36 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
         std::chrono::duration<double>(Clock::now() - t0).count() > options.time_budget_s)
       break;
     ++result.steps;
-    const size_t i = size_t(rng.uniform_int(int64_t(n)));
-    const int64_t m = int64_t(candidates[i].size());
-    if (m == 1) continue;
-    // Candidates are sorted fastest first: favour the front without excluding the rest.
-    const double u = rng.uniform();
-    int proposal = int(std::floor(u * u * double(m)));
-    if (proposal == state[i]) proposal = int(rng.uniform_int(m));
-    if (proposal == state[i]) continue;
-    const int previous = state[i];
-    state[i] = proposal;
-    current_plan.assignments[i] = candidates[i][proposal];
-    if (constrained && breaks_disjoint(graph, current_plan, options.disjoint)) {
-      state[i] = previous;
-      current_plan.assignments[i] = candidates[i][previous];
-      continue;
+    // A move changes one call's candidate or toggles one offloadable model (uniformly over both).
+    const size_t i = size_t(rng.uniform_int(int64_t(n + offloadable.size())));
+    auto toggle = [&] {
+      state.offload[i - n] = !state.offload[i - n];
+      current_plan.offload = offloaded(state, offloadable);
+    };
+    auto undo = [&, previous = i < n ? state.call[i] : 0] {
+      if (i >= n) {
+        toggle();
+      } else {
+        state.call[i] = previous;
+        current_plan.assignments[i] = candidates[i][previous];
+      }
+    };
+    if (i >= n) {
+      toggle();
+    } else {
+      const int64_t m = int64_t(candidates[i].size());
+      if (m == 1) continue;
+      // Candidates are sorted fastest first: favour the front without excluding the rest.
+      const double u = rng.uniform();
+      int proposal = int(std::floor(u * u * double(m)));
+      if (proposal == state.call[i]) proposal = int(rng.uniform_int(m));
+      if (proposal == state.call[i]) continue;
+      state.call[i] = proposal;
+      current_plan.assignments[i] = candidates[i][proposal];
+      if (constrained && breaks_disjoint(graph, current_plan, options.disjoint)) {
+        undo();
+        continue;
+      }
     }
     const PlanScore s = evaluator.evaluate(current_plan);
     ++result.evaluations;
@@ -131,12 +175,11 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
         continue;
       }
     } else {
-      state[i] = previous;
-      current_plan.assignments[i] = candidates[i][previous];
+      undo();
     }
     if (++since_improvement >= options.restart_every) {
       state = best_state;
-      current_plan = make_plan(candidates, state);
+      current_plan = make_plan(candidates, state, offloadable);
       current = best;
       since_improvement = 0;
     }

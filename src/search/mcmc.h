@@ -18,6 +18,8 @@ struct SearchOptions {
   int64_t restart_every = 5000;  // steps without improvement before jumping back to the best plan
   // Groups of calls whose meshes must not overlap (plan.disjoint); moves that break them are rejected.
   std::vector<std::vector<std::string>> disjoint;
+  // Whether the chain may keep never-trained models in host memory between their calls (plan.offload).
+  bool offload = true;
 };
 
 struct SearchResult {

@@ -208,6 +208,43 @@ TEST(Simulator, ModelsNeverTrainedStayOnTheirFirstCallsLayout) {
   EXPECT_TRUE(r.fits) << r.oom_report;
 }
 
+// An offloaded model (never trained) holds no device memory between its calls; each of its calls first loads
+// its shards from the host, every device over its own link, and holds them only during the call.
+TEST(Simulator, OffloadedModelsLoadFromTheHostForEachCall) {
+  Ppo ppo;
+  Simulator sim(ppo.graph, ppo.cluster, ppo.profile);
+  ExecutionPlan plan = disaggregated();
+  const size_t ref = size_t(ppo.graph.mfc_index("ref_inf"));
+  plan.assignments[ref].strategy.micro_batches = 16;  // small logits: the devices' peak is not ref_inf's
+  validate_plan(ppo.graph, ppo.cluster, plan);
+  const SimulationResult resident = sim.run(plan);
+  plan.offload = {"ref"};
+  validate_plan(ppo.graph, ppo.cluster, plan);
+  const SimulationResult offloaded = sim.run(plan);
+  const ModelRole& model = ppo.graph.model("ref");
+  // ref_inf runs d1t4p1 on devices 8-11: each loads a quarter of the weights (tp shards of equal size here).
+  const ShardSizes shards = shard_sizes(model_params(model.spec, model.head), model.spec.n_layers, 4, 1);
+  const double shard_bytes = 2.0 * double(shards.max());
+  double loaded = 0;  // every device's shard, replicated parameters (norms) on each of them
+  for (int t = 0; t < 4; ++t) loaded += 2.0 * double(shards.at(0, t));
+  EXPECT_DOUBLE_EQ(offloaded.offload_bytes, loaded);
+  EXPECT_EQ(resident.offload_bytes, 0);
+  EXPECT_EQ(resident.calls[ref].realloc_s, 0);
+  EXPECT_DOUBLE_EQ(offloaded.calls[ref].realloc_s, shard_bytes / ppo.profile.host_device_bandwidth.value);
+  bool load_event = false;
+  for (const auto& e : offloaded.timeline.events)
+    load_event = load_event || (e.name == "ref_inf" && e.kind == "load" && e.first_device == 8 && e.n_devices == 4);
+  EXPECT_TRUE(load_event);
+  expect_no_overlap(offloaded.timeline);
+  // Devices 8-11 no longer keep the reference's weights for the whole iteration: their peak (during the
+  // training calls) drops by exactly its shard.
+  for (int d = 8; d < 12; ++d)
+    EXPECT_NEAR(offloaded.device_peak_mem_bytes[size_t(d)], resident.device_peak_mem_bytes[size_t(d)] - shard_bytes,
+                1e-6 * shard_bytes)
+        << d;
+  EXPECT_GT(offloaded.iteration_time_s, resident.iteration_time_s - 1e-12);
+}
+
 TEST(Simulator, PerDeviceMemoryFollowsEachDevicesPipelineStage) {
   const DataflowGraph g = make_graph("sft", "llama2-7b", 16, 512, 0);
   const Cluster c = make_cluster(1, 8);

@@ -78,12 +78,27 @@ TEST(ExecutionPlan, DisjointGroupsAreEnforced) {
   expect_invalid(g, c, p, "plan.disjoint[0][1]", "no call named");
 }
 
+TEST(ExecutionPlan, OffloadNamesModelsNeverTrained) {
+  const auto g = testing::ppo_7b();
+  const auto c = testing::h100(2);
+  ExecutionPlan p = all_on(g, {0, 16}, {2, 8, 1, 4});
+  p.offload = {"reward", "ref"};
+  validate_plan(g, c, p);
+  p.offload = {"ref", "actor"};
+  expect_invalid(g, c, p, "plan.offload[1]", "'actor' is trained");
+  p.offload = {"rew"};
+  expect_invalid(g, c, p, "plan.offload[0]", "no model named 'rew' (models never trained: ref, reward)");
+  p.offload = {"ref", "ref"};
+  expect_invalid(g, c, p, "plan.offload[0]", "listed twice");
+}
+
 TEST(ExecutionPlan, JsonRoundTrip) {
   const auto g = testing::ppo_7b();
   ExecutionPlan p = all_on(g, {0, 8}, {2, 4, 1, 2});
   p.assignments[1].mesh = {8, 1};
   p.assignments[1].strategy = {1, 1, 1, 1};
   p.disjoint = {{"actor_gen", "ref_inf"}};
+  p.offload = {"ref", "reward"};
   p.name = "mine";
   const ExecutionPlan back = plan_from_json(to_json(p), "plan.json");
   EXPECT_EQ(back, p);

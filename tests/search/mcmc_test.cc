@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "../plan/test_graphs.h"
 #include "search/candidates.h"
 #include "search/exhaustive.h"
@@ -95,6 +97,32 @@ TEST(Mcmc, FindsAFittingPlanUnderTightMemory) {
   ASSERT_TRUE(r.score.fits());
   const auto& train = r.plan.assignments[size_t(g.mfc_index("actor_train"))].strategy;
   EXPECT_GE(train.tp * train.pp, 8);
+}
+
+// The chain also decides which never-trained models to keep in host memory: with an evaluator under which
+// offloading the reward model is what makes the plan fit, the search offloads it (and nothing else).
+TEST(Mcmc, OffloadsAModelWhenThatMakesThePlanFit) {
+  const auto g = testing::ppo_7b();
+  const Cluster c = testing::h100(1);
+  std::map<std::string, double> work, mem;
+  for (const auto& m : g.mfcs) work[m.name] = 10, mem[m.name] = 1;
+  struct OffloadMatters : testing::FakeEvaluator {
+    using FakeEvaluator::FakeEvaluator;
+    PlanScore evaluate(const ExecutionPlan& plan) override {
+      PlanScore s = FakeEvaluator::evaluate(plan);
+      const auto has = [&](const char* m) { return std::count(plan.offload.begin(), plan.offload.end(), m) > 0; };
+      if (!has("reward")) s.overflow_bytes += 1e9;  // does not fit unless the reward model leaves the devices
+      if (has("ref")) s.time_s += 1.0;              // offloading costs load time
+      return s;
+    }
+  } ev(g, 8, work, mem, 10.0, 0.5);
+  const auto candidates = build_candidates(g, c, ev, CandidateOptions{});
+  SearchOptions so;
+  so.max_steps = 3000;
+  so.time_budget_s = 60;
+  const auto r = mcmc_search(g, candidates, ev, {}, so);
+  EXPECT_TRUE(r.score.fits());
+  EXPECT_EQ(r.plan.offload, std::vector<std::string>{"reward"});
 }
 
 TEST(Candidates, StrategiesAreValidAndPruned) {

@@ -32,6 +32,7 @@ batch: {prompts: 32, prompt_len: 256, gen_len: 768, samples_per_prompt: 4, mini_
     so.seed = seed;
     so.max_steps = 5000;
     so.time_budget_s = 120;
+    so.offload = false;  // the exhaustive search does not offload
     const auto r = mcmc_search(g, candidates, ev, {}, so);
     EXPECT_GE(r.score.time_s, exact->score.time_s * (1 - 1e-12));
     hits += r.score.fits() && r.score.time_s <= exact->score.time_s * (1 + 1e-12);
