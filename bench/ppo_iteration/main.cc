@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   for (const Json& p : report["plans"])
     std::printf("%-14s %14.3f %14.4f %7.0f%%\n", p["name"].get<std::string>().c_str(), p["measured_s"].get<double>(),
                 p["estimated_s"].get<double>(), 100 * p["error"].get<double>());
-  std::printf("\nmedian absolute error %.0f%%, Kendall tau %.2f (default cpu-gloo profile)\n",
-              100 * report["median_abs_error"].get<double>(), report["kendall_tau"].get<double>());
+  std::printf("\nmedian absolute error %.0f%%, Kendall tau %.2f (profile: %s)\n",
+              100 * report["median_abs_error"].get<double>(), report["kendall_tau"].get<double>(),
+              config.profile_path.empty() ? "the device's defaults" : config.profile_path.c_str());
   return 0;
 }
