@@ -135,7 +135,9 @@ void CallPlacement::record(const std::string& name, const std::string& kind, con
 
 Timeline CallPlacement::gathered_timeline() {
   // Every rank's events as JSON, padded to the longest and gathered; events of one (name, kind, devices) merge
-  // into the span from the earliest start to the latest end, with the bytes every rank received.
+  // into the span from the latest start (when the last rank joined: a rank may still be busy with another call
+  // on other devices, and the simulator too starts a call when all its devices are free) to the latest end,
+  // with the bytes every rank received.
   const std::string mine = to_json(Timeline{world(), events_}).dump();
   at::Tensor length = at::tensor({double(mine.size())}, at::kDouble);
   global_->all_reduce(length, comm::ReduceOp::kMax);
@@ -158,7 +160,7 @@ Timeline CallPlacement::gathered_timeline() {
         continue;
       }
       TimelineEvent& m = merged.events[it->second];
-      m.start_s = std::min(m.start_s, e.start_s);
+      m.start_s = std::max(m.start_s, e.start_s);
       m.end_s = std::max(m.end_s, e.end_s);
       m.bytes += e.bytes;
     }
