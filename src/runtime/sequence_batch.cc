@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "core/check.h"
 
 namespace realign::runtime {
@@ -53,6 +55,16 @@ at::Tensor last_response_value(const at::Tensor& per_token, const SequenceBatch&
     index.push_back(b.prompt_lens[size_t(i)] + b.response_lens[size_t(i)] - 1);
   at::Tensor idx = at::tensor(index, at::kLong).unsqueeze(1);
   return per_token.gather(1, idx).squeeze(1);
+}
+
+at::Tensor missing_stop_penalties(const std::vector<TokenIds>& responses, const std::vector<int64_t>& stop_tokens,
+                                  double penalty) {
+  std::vector<float> out;
+  for (const TokenIds& r : responses) {
+    const bool stopped = !r.empty() && std::find(stop_tokens.begin(), stop_tokens.end(), r.back()) != stop_tokens.end();
+    out.push_back(stopped ? 0.f : float(penalty));
+  }
+  return at::tensor(out, at::kFloat);
 }
 
 }  // namespace realign::runtime

@@ -572,13 +572,7 @@ Json Trainer::rl_step(int64_t step) {
   // Responses cut at gen_len (no stop token at the end) lose ppo.missing_stop_penalty from their score.
   auto with_stop_penalty = [&](const at::Tensor& scores, const std::vector<TokenIds>& resp) {
     if (ppo.missing_stop_penalty <= 0) return scores;
-    std::vector<float> p;
-    const std::vector<int64_t>& stops = codec_.stop_tokens();
-    for (const TokenIds& r : resp)
-      p.push_back(!r.empty() && std::find(stops.begin(), stops.end(), int64_t(r.back())) != stops.end()
-                      ? 0.f
-                      : float(ppo.missing_stop_penalty));
-    return scores - at::tensor(p, at::kFloat);
+    return scores - missing_stop_penalties(resp, codec_.stop_tokens(), ppo.missing_stop_penalty);
   };
   auto rule_scores = [&](const std::vector<TokenIds>& resp) {
     std::vector<std::string> texts;

@@ -24,6 +24,11 @@ std::unique_ptr<model::Transformer> tiny(HeadKind head, uint64_t seed) {
 
 TokenIds ids(const std::string& s) { return TokenIds(s.begin(), s.end()); }
 
+TEST(SequenceBatch, ResponsesCutBeforeAStopTokenArePenalised) {
+  const at::Tensor p = missing_stop_penalties({ids("12\n"), ids("123"), ids(""), ids("7\n")}, {int64_t('\n')}, 2.5);
+  EXPECT_TRUE(at::equal(p, at::tensor({0.f, 2.5f, 2.5f, 0.f})));
+}
+
 TEST(SequenceBatch, MaskMarksPositionsThatPredictResponseTokens) {
   SequenceBatch b = make_sequence_batch({ids("1+2="), ids("10+20=")}, {ids("3\n"), ids("")});
   ASSERT_EQ(b.batch.tokens.size(1), 6);
