@@ -514,19 +514,40 @@ Json Trainer::rl_step(int64_t step) {
   so.stop_tokens = codec_.stop_tokens();
   so.pad_id = codec_.pad_id();
   so.seed = mix_seed(t_.seed, uint64_t(step), 0);
-  // Generation on its layout; the responses come back to this rank's rows of the batch.
-  auto generate_rows = [&](const std::string& call, const SamplingOptions& options) {
-    Rows produced;
-    run(call, "actor", [&](const CallContext& ctx, model::Transformer& m) {
-      const Range r = rows_in(call, "actor", n);
-      SamplingOptions o = options;
-      for (int64_t i = r.begin; i < r.end; ++i) o.row_seeds.push_back(mix_seed(options.seed, uint64_t(i), 1));
-      const std::vector<TokenIds> p = prompts_of(r);
-      produced = token_rows("response", p.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, p, o));
-    });
-    return token_lists(place_->rows_from(call, place_->layout_of(call, "actor"), n, produced), "response");
+  // Generation calls, each on its layout and run together (ReMax's sampled and greedy generations overlap on
+  // disjoint devices); each call's responses come back to this rank's rows of the batch.
+  auto generate = [&](const std::vector<std::pair<std::string, SamplingOptions>>& calls) {
+    std::vector<Rows> produced(calls.size());
+    std::vector<Call> runs;
+    for (size_t k = 0; k < calls.size(); ++k)
+      runs.push_back({calls[k].first, "actor", [&, k](const CallContext& ctx, model::Transformer& m) {
+                        const auto& [call, options] = calls[k];
+                        const Range r = rows_in(call, "actor", n);
+                        SamplingOptions o = options;
+                        for (int64_t i = r.begin; i < r.end; ++i)
+                          o.row_seeds.push_back(mix_seed(options.seed, uint64_t(i), 1));
+                        const std::vector<TokenIds> p = prompts_of(r);
+                        produced[k] = token_rows("response", p.empty() ? std::vector<TokenIds>{}
+                                                                       : generate_call(ctx, m, p, o));
+                      }});
+    run_together(runs);
+    std::vector<std::vector<TokenIds>> out;
+    for (size_t k = 0; k < calls.size(); ++k)
+      out.push_back(token_lists(
+          place_->rows_from(calls[k].first, place_->layout_of(calls[k].first, "actor"), n, produced[k]),
+          "response"));
+    return out;
   };
-  const std::vector<TokenIds> responses = generate_rows("actor_gen", so);
+  std::vector<std::pair<std::string, SamplingOptions>> generations{{"actor_gen", so}};
+  if (algorithm_ == "remax") {
+    SamplingOptions greedy = so;
+    greedy.greedy = true;
+    generations.push_back({"actor_greedy_gen", greedy});
+  }
+  const std::vector<std::vector<TokenIds>> generated = generate(generations);
+  const std::vector<TokenIds>& responses = generated[0];
+  // ReMax's baseline: the greedy responses (empty for other algorithms).
+  const std::vector<TokenIds> greedy_responses = algorithm_ == "remax" ? generated[1] : std::vector<TokenIds>{};
   SequenceBatch seqs = make_sequence_batch(prompts, responses, codec_.pad_id());
   const at::Tensor& mask = seqs.response_mask;
   const int64_t T = seqs.batch.tokens.size(1);
@@ -537,12 +558,12 @@ Json Trainer::rl_step(int64_t step) {
   struct Inference {
     std::string call, role;
     InferFn fn;
+    const std::vector<TokenIds>* responses;
   };
-  auto infer = [&](const std::vector<Inference>& calls, const std::vector<TokenIds>& resp) {
-    const Rows rows = token_rows("response", resp);
+  auto infer = [&](const std::vector<Inference>& calls) {
     std::vector<Rows> in, out(calls.size());
     for (const Inference& c : calls)
-      in.push_back(place_->rows_to(c.call, place_->layout_of(c.call, c.role), n, rows));
+      in.push_back(place_->rows_to(c.call, place_->layout_of(c.call, c.role), n, token_rows("response", *c.responses)));
     std::vector<Call> runs;
     for (size_t k = 0; k < calls.size(); ++k)
       runs.push_back({calls[k].call, calls[k].role, [&, k](const CallContext& ctx, model::Transformer& m) {
@@ -580,11 +601,13 @@ Json Trainer::rl_step(int64_t step) {
     return at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat);
   };
   std::vector<Inference> inferences;
-  if (reward_) inferences.push_back({"reward_inf", "reward", reward_scores});
-  inferences.push_back({"ref_inf", "ref", logprobs});
-  inferences.push_back({"actor_inf", "actor", logprobs});
-  if (critic_) inferences.push_back({"critic_inf", "critic", critic_values});
-  const std::map<std::string, at::Tensor> inferred = infer(inferences, responses);
+  if (reward_) inferences.push_back({"reward_inf", "reward", reward_scores, &responses});
+  if (reward_ && algorithm_ == "remax")
+    inferences.push_back({"reward_greedy_inf", "reward", reward_scores, &greedy_responses});
+  inferences.push_back({"ref_inf", "ref", logprobs, &responses});
+  inferences.push_back({"actor_inf", "actor", logprobs, &responses});
+  if (critic_) inferences.push_back({"critic_inf", "critic", critic_values, &responses});
+  const std::map<std::string, at::Tensor> inferred = infer(inferences);
   at::Tensor scores = with_stop_penalty(reward_ ? inferred.at("reward_inf") : rule_scores(responses), responses);
   const at::Tensor raw_scores = scores.clone();
   const at::Tensor ref_lp = inferred.at("ref_inf"), old_lp = inferred.at("actor_inf");
@@ -619,13 +642,8 @@ Json Trainer::rl_step(int64_t step) {
     if (algorithm_ == "grpo") {
       adv = algo::group_advantages(all_scores, group, ppo.grpo_scale_std);
     } else {
-      SamplingOptions greedy = so;
-      greedy.greedy = true;
-      const std::vector<TokenIds> base = generate_rows("actor_greedy_gen", greedy);
-      const std::vector<Inference> greedy_scoring{{"reward_greedy_inf", "reward", reward_scores}};
-      at::Tensor base_scores =
-          reward_ ? infer(greedy_scoring, base).at("reward_greedy_inf") : rule_scores(base);
-      base_scores = with_stop_penalty(base_scores, base);
+      at::Tensor base_scores = with_stop_penalty(
+          reward_ ? inferred.at("reward_greedy_inf") : rule_scores(greedy_responses), greedy_responses);
       if (ppo.reward_clip > 0) base_scores = base_scores.clamp(-ppo.reward_clip, ppo.reward_clip);
       adv = algo::remax_advantages(all_scores, gather_rows(*world_, base_scores, mine, n));
       // While samples are mostly worse than the greedy answer, r - r_greedy is mostly negative: unwhitened, the

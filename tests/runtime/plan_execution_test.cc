@@ -156,5 +156,47 @@ TEST(PlanExecution, SearchedPlanGivesTheCoLocatedPresetCurve) {
   EXPECT_GE(compared, 3 * 2 + 3 * 7);
 }
 
+// ReMax end to end on 4 workers: the sampled and the greedy generation run together on disjoint halves, and
+// the run follows the all-device plan's curve.
+TEST(PlanExecution, RemaxGenerationsApartGiveTheCoLocatedCurve) {
+  TempDir tmp;
+  const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_remax.yaml";
+  const std::string common = " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
+                             " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  auto plan = [&](const std::string& name, const std::string& gen, const std::string& greedy) {
+    io::testing::write_file(tmp.file(name), R"({"name": ")" + name + R"(", "mfcs": [
+ {"name": "actor_gen", "mesh": ")" + gen + R"(", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "actor_greedy_gen", "mesh": ")" + greedy + R"(", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
+    return tmp.file(name);
+  };
+  std::string out;
+  ASSERT_EQ(run("train " + config + " plan.mode=file plan.file=" + plan("same.json", "0-1", "0-1") + common +
+                    tmp.file("a"),
+                &out),
+            0)
+      << out;
+  ASSERT_EQ(run("train " + config + " plan.mode=file plan.file=" + plan("apart.json", "0-1", "2-3") + common +
+                    tmp.file("b"),
+                &out),
+            0)
+      << out;
+  const auto a = metrics(tmp.file("a")), b = metrics(tmp.file("b"));
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_TRUE(b.count(6)) << out;
+  EXPECT_TRUE(b.at(6).contains("time/actor_greedy_gen_s"));
+  int compared = 0;
+  for (const auto& [step, rec] : a)
+    for (const char* key : {"reward/mean", "kl/mean", "loss/policy", "entropy", "loss/sft", "grad_norm/actor"})
+      if (rec.contains(key)) {
+        const double x = rec[key].get<double>(), y = b.at(step)[key].get<double>();
+        EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << "step " << step << " " << key;
+        ++compared;
+      }
+  EXPECT_GE(compared, 3 * 2 + 3 * 5);
+}
+
 }  // namespace
 }  // namespace realign
