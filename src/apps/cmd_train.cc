@@ -12,10 +12,10 @@
 #include "core/config_file.h"
 #include "core/log.h"
 #include "plan/execution_plan.h"
-#include "search/candidates.h"
 #include "runtime/call_layouts.h"
 #include "runtime/run_dir.h"
 #include "runtime/trainer.h"
+#include "search/candidates.h"
 
 namespace realign::apps {
 namespace {

@@ -15,8 +15,8 @@ PlanReport make_plan_report(const RunConfig& config, const std::string& plan_fil
   report.config = &config;
   HardwareProfile profile = config.profile_path.empty() ? default_profile(config.cluster.device)
                                                         : load_hardware_profile(config.profile_path);
-  report.profile_name = config.profile_path.empty() ? "defaults for " + config.cluster.device.name
-                                                    : config.profile_path;
+  report.profile_name =
+      config.profile_path.empty() ? "defaults for " + config.cluster.device.name : config.profile_path;
   Simulator simulator(config.graph, config.cluster, profile);
   SimulatorEvaluator evaluator(simulator);
   PlanOptions options = config.plan;
@@ -59,20 +59,23 @@ std::string format_plan_table(const PlanReport& r) {
   else
     out += line("plan: %s", r.planner.plan.name.c_str());
   out += "\n";
-  out += line("%-18s %-7s %-9s %-7s %3s %3s %3s %4s %9s %9s %9s %10s", "call", "model", "kind", "mesh", "dp", "tp",
-              "pp", "mb", "start", "end", "realloc", "peak mem");
+  out += line("%-18s %-7s %-9s %-7s %3s %3s %3s %4s %9s %9s %9s %10s", "call", "model", "kind", "mesh", "dp",
+              "tp", "pp", "mb", "start", "end", "realloc", "peak mem");
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const Mfc& m = g.mfcs[i];
     const MfcAssignment& a = r.planner.plan.assignments[i];
     const CallResult& cr = r.simulation.calls[i];
     out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d %9s %9s %9s %10s", m.name.c_str(), m.model.c_str(),
-                to_string(m.kind).c_str(), to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp, a.strategy.pp,
-                a.strategy.micro_batches, format_seconds(cr.start_s).c_str(), format_seconds(cr.end_s).c_str(),
-                format_seconds(cr.realloc_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
+                to_string(m.kind).c_str(), to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp,
+                a.strategy.pp, a.strategy.micro_batches, format_seconds(cr.start_s).c_str(),
+                format_seconds(cr.end_s).c_str(), format_seconds(cr.realloc_s).c_str(),
+                format_bytes(cr.peak_mem_bytes).c_str());
   }
   out += "\n";
-  out += line("iteration time: %s%s; reallocated %s per iteration", format_seconds(r.simulation.iteration_time_s).c_str(),
-              r.simulation.fits ? " (fits in memory)" : " (DOES NOT FIT)", format_bytes(r.simulation.realloc_bytes).c_str());
+  out += line("iteration time: %s%s; reallocated %s per iteration",
+              format_seconds(r.simulation.iteration_time_s).c_str(),
+              r.simulation.fits ? " (fits in memory)" : " (DOES NOT FIT)",
+              format_bytes(r.simulation.realloc_bytes).c_str());
   if (!r.simulation.fits) out += line("  %s", r.simulation.oom_report.c_str());
   if (!r.planner.plan.offload.empty()) {
     std::string names;
@@ -89,9 +92,10 @@ std::string format_plan_table(const PlanReport& r) {
     } else if (!s.fits) {
       out += line("  %-14s does not fit: %s", p.name.c_str(), s.oom_report.c_str());
     } else {
-      out += line("  %-14s %10s   (this plan is %.2fx %s)", p.name.c_str(), format_seconds(s.iteration_time_s).c_str(),
-                  s.iteration_time_s / r.simulation.iteration_time_s,
-                  s.iteration_time_s >= r.simulation.iteration_time_s ? "faster" : "slower");
+      out +=
+          line("  %-14s %10s   (this plan is %.2fx %s)", p.name.c_str(),
+               format_seconds(s.iteration_time_s).c_str(), s.iteration_time_s / r.simulation.iteration_time_s,
+               s.iteration_time_s >= r.simulation.iteration_time_s ? "faster" : "slower");
     }
   }
   return out;
@@ -111,7 +115,8 @@ Json plan_report_json(const PlanReport& r) {
   Json presets = Json::object();
   for (size_t i = 0; i < r.planner.presets.size(); ++i) {
     const bool usable = r.planner.presets[i].plan && r.preset_simulations[i].fits;
-    presets[r.planner.presets[i].name] = usable ? Json(r.preset_simulations[i].iteration_time_s) : Json(nullptr);
+    presets[r.planner.presets[i].name] =
+        usable ? Json(r.preset_simulations[i].iteration_time_s) : Json(nullptr);
   }
   j["presets"] = presets;
   j["mfcs"] = Json::array();

@@ -16,7 +16,8 @@ std::string key_of(const ExecutionPlan& plan) { return to_json(plan).at("mfcs").
 
 }  // namespace
 
-std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& simulator, int n, uint64_t seed) {
+std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& simulator, int n,
+                                            uint64_t seed) {
   std::vector<CandidatePlan> out;
   std::set<std::string> seen;
   const int devices = config.cluster.n_devices();

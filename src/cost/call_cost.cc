@@ -186,7 +186,8 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
     }
     case MfcKind::kTrain:
       train_time(c, mfc, e);
-      e.flops = 3.0 * double(mfc.epochs) * model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
+      e.flops =
+          3.0 * double(mfc.epochs) * model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
       e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
       break;
   }

@@ -18,7 +18,7 @@ struct Coefficient {
 
 struct HardwareProfile {
   static constexpr int kVersion = 2;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node
-  std::string device;  // the DeviceSpec name it describes
+  std::string device;                 // the DeviceSpec name it describes
 
   // Device peaks (copied from the DeviceSpec so a profile stands alone).
   Coefficient peak_flops;        // FLOP/s, dense bf16
@@ -33,8 +33,8 @@ struct HardwareProfile {
 
   // Fixed costs.
   Coefficient layer_launch_overhead_s;  // kernel launches of one transformer layer's forward, seconds
-  Coefficient call_overhead_s;          // fixed cost of one call: batch assembly, tokenisation, set-up, seconds
-  Coefficient step_overhead_s;          // fixed cost of one optimizer step: zeroing, clipping, the step loop
+  Coefficient call_overhead_s;  // fixed cost of one call: batch assembly, tokenisation, set-up, seconds
+  Coefficient step_overhead_s;  // fixed cost of one optimizer step: zeroing, clipping, the step loop
   // Ranks of one node that compute at full speed at once: CPU workers share the node's cores (a call on more
   // ranks than cores runs proportionally slower); accelerators compute independently (a huge value).
   Coefficient compute_slots_per_node;

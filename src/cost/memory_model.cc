@@ -56,9 +56,7 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-int64_t seqs_per_dp_rank(const Mfc& mfc, int dp) {
-  return ceil_div(mfc.max_seqs_per_step(), dp);
-}
+int64_t seqs_per_dp_rank(const Mfc& mfc, int dp) { return ceil_div(mfc.max_seqs_per_step(), dp); }
 
 int64_t seqs_per_micro_batch(const Mfc& mfc, const Strategy& s) {
   return ceil_div(seqs_per_dp_rank(mfc, s.dp), s.micro_batches);

@@ -265,8 +265,7 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
 
 std::string Simulator::oom_report(int device, int call, const ExecutionPlan& plan,
                                   const std::vector<Layout>& home, const std::vector<bool>& offloaded,
-                                  const std::vector<bool>& copy, double peak,
-                                  double limit) {
+                                  const std::vector<bool>& copy, double peak, double limit) {
   std::string parts;
   auto add = [&](const std::string& what, double bytes) {
     if (bytes > 0) parts += (parts.empty() ? "" : ", ") + what + " " + format_bytes(bytes);

@@ -4,10 +4,10 @@
 // are free (both take part); its data move starts when the producers are done and its devices are free; the
 // call starts after both. Calls on disjoint meshes overlap.
 // Memory: a trained model keeps weights + gradients + Adam state on its train call's devices all iteration; a
-// model never trained keeps its weights on its first call's devices (its home layout, DataflowGraph::home_call,
-// which the runtime uses too: devices outside a model's home hold nothing of it); a call on another
-// layout adds a reallocated weight copy that lives only during the call (none when its devices already hold
-// every slice they need, which the call then uses in place).
+// model never trained keeps its weights on its first call's devices (its home layout,
+// DataflowGraph::home_call, which the runtime uses too: devices outside a model's home hold nothing of it); a
+// call on another layout adds a reallocated weight copy that lives only during the call (none when its
+// devices already hold every slice they need, which the call then uses in place).
 #pragma once
 
 #include <cstdint>
@@ -52,8 +52,8 @@ class Simulator {
   const ShardSizes& shards(int model, int tp, int pp);
   const TransferCost& data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst);
   std::string oom_report(int device, int call, const ExecutionPlan& plan, const std::vector<Layout>& home,
-                         const std::vector<bool>& offloaded,
-                         const std::vector<bool>& copy, double peak, double limit);
+                         const std::vector<bool>& offloaded, const std::vector<bool>& copy, double peak,
+                         double limit);
 
   DataflowGraph graph_;
   Cluster cluster_;

@@ -1,6 +1,6 @@
 // The built-in task that needs no download: multi-digit addition. Prompts look like "37+85=", the answer is
-// "122" followed by a newline (the stop token). Its verifier gives rewards by rule, and its preference variant
-// labels pairs by a rule the reward model has to discover (a correct answer beats a wrong one).
+// "122" followed by a newline (the stop token). Its verifier gives rewards by rule, and its preference
+// variant labels pairs by a rule the reward model has to discover (a correct answer beats a wrong one).
 #pragma once
 
 #include <cstdint>

@@ -96,7 +96,8 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   if (c.batch.gen_len < 0) throw Error(batch.path_of("gen_len"), "must not be negative");
   c.batch.samples_per_prompt = batch.get_positive("samples_per_prompt", c.algorithm == "grpo" ? 8 : 1);
   if (c.algorithm == "grpo" && c.batch.samples_per_prompt < 2)
-    throw Error(batch.path_of("samples_per_prompt"), "GRPO compares samples within a group: needs at least 2");
+    throw Error(batch.path_of("samples_per_prompt"),
+                "GRPO compares samples within a group: needs at least 2");
   c.batch.mini_batches = batch.get_positive("mini_batches", 1);
   c.batch.epochs = batch.get_positive("epochs", 1);
   const int64_t n = c.batch.prompts * c.batch.samples_per_prompt;
@@ -109,8 +110,9 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   for (const auto& [role, spec] : c.models) {
     const int64_t len = c.batch.prompt_len + c.batch.gen_len;
     if (len > spec.max_positions)
-      throw Error(root.path_of("batch"), "prompt_len + gen_len = " + std::to_string(len) + " exceeds " + role +
-                                             "'s " + std::to_string(spec.max_positions) + " positions");
+      throw Error(root.path_of("batch"), "prompt_len + gen_len = " + std::to_string(len) + " exceeds " +
+                                             role + "'s " + std::to_string(spec.max_positions) +
+                                             " positions");
   }
   return c;
 }
@@ -141,8 +143,8 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     if (c.algorithm == "remax") {
       data("greedy_seq", S * tok);
       if (c.reward_model) data("greedy_rewards", f32);
-      Mfc greedy = call("actor_greedy_gen", "actor", MfcKind::kGenerate, b.prompts, P, G, {"prompts"},
-                        {"greedy_seq"});
+      Mfc greedy =
+          call("actor_greedy_gen", "actor", MfcKind::kGenerate, b.prompts, P, G, {"prompts"}, {"greedy_seq"});
       greedy.greedy = true;
       g.mfcs.push_back(greedy);
     }

@@ -9,9 +9,12 @@ namespace realign {
 
 std::string to_string(MfcKind kind) {
   switch (kind) {
-    case MfcKind::kGenerate: return "generate";
-    case MfcKind::kInference: return "inference";
-    case MfcKind::kTrain: return "train";
+    case MfcKind::kGenerate:
+      return "generate";
+    case MfcKind::kInference:
+      return "inference";
+    case MfcKind::kTrain:
+      return "train";
   }
   return "?";
 }
@@ -19,8 +22,8 @@ std::string to_string(MfcKind kind) {
 bool Mfc::operator==(const Mfc& o) const {
   return name == o.name && model == o.model && kind == o.kind && n_seqs == o.n_seqs &&
          prompt_len == o.prompt_len && gen_len == o.gen_len && mini_batches == o.mini_batches &&
-         epochs == o.epochs && pair_loss == o.pair_loss &&
-         greedy == o.greedy && inputs == o.inputs && outputs == o.outputs;
+         epochs == o.epochs && pair_loss == o.pair_loss && greedy == o.greedy && inputs == o.inputs &&
+         outputs == o.outputs;
 }
 
 int64_t Mfc::max_seqs_per_step() const {

@@ -42,7 +42,7 @@ struct Mfc {
   int64_t mini_batches = 1;  // train: optimizer steps per pass over the batch (each on a segment of it)
   int64_t epochs = 1;        // train: passes over the batch (PPO epochs)
   bool pair_loss = false;    // train: the loss compares rows of two batches (DPO, reward model)
-  bool greedy = false;      // generate: greedy decoding (ReMax's baseline)
+  bool greedy = false;       // generate: greedy decoding (ReMax's baseline)
   std::vector<std::string> inputs;   // DataSpec names consumed
   std::vector<std::string> outputs;  // DataSpec names produced
   int64_t seq_len() const { return prompt_len + gen_len; }
@@ -61,7 +61,7 @@ struct DataflowGraph {
   std::vector<DataSpec> data;
 
   const ModelRole& model(const std::string& name) const;  // CHECKs existence
-  int mfc_index(const std::string& name) const;            // -1 when absent
+  int mfc_index(const std::string& name) const;           // -1 when absent
   const DataSpec& data_spec(const std::string& name) const;
   // Indices of the calls whose outputs `mfc` consumes.
   std::vector<int> parents(int mfc) const;

@@ -27,7 +27,8 @@ DeviceMesh mesh_from_json(const Json& j, const std::string& path) {
   const auto dash = s.find('-');
   auto number = [&](const std::string& t) {
     if (t.empty() || t.size() > 7 || t.find_first_not_of("0123456789") != std::string::npos)
-      throw Error(path, "a mesh is written 'first-last' (e.g. \"0-7\") or one device (\"3\"), got '" + s + "'");
+      throw Error(path,
+                  "a mesh is written 'first-last' (e.g. \"0-7\") or one device (\"3\"), got '" + s + "'");
     return std::stoi(t);
   };
   if (dash == std::string::npos) return DeviceMesh{number(s), 1};
@@ -120,8 +121,8 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
                              const Strategy& s) {
   if (s.dp * s.tp * s.pp != mesh_size)
     return "dp*tp*pp = " + std::to_string(s.dp) + "*" + std::to_string(s.tp) + "*" + std::to_string(s.pp) +
-           " = " + std::to_string(s.dp * s.tp * s.pp) + " does not equal the mesh's " + std::to_string(mesh_size) +
-           " devices";
+           " = " + std::to_string(s.dp * s.tp * s.pp) + " does not equal the mesh's " +
+           std::to_string(mesh_size) + " devices";
   const int dpn = cluster.devices_per_node;
   if (s.tp > dpn || (mesh_size >= dpn && dpn % s.tp != 0))
     return "tp " + std::to_string(s.tp) + " must stay within one node of " + std::to_string(dpn) + " devices";
@@ -145,7 +146,8 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
   return "";
 }
 
-void validate_plan(const DataflowGraph& graph, const Cluster& cluster, ExecutionPlan& plan, const std::string& path) {
+void validate_plan(const DataflowGraph& graph, const Cluster& cluster, ExecutionPlan& plan,
+                   const std::string& path) {
   std::vector<MfcAssignment> ordered(graph.mfcs.size());
   std::vector<bool> seen(graph.mfcs.size(), false);
   std::vector<std::string> origin(graph.mfcs.size());
@@ -156,7 +158,8 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
     if (idx < 0) {
       std::string known;
       for (const auto& m : graph.mfcs) known += (known.empty() ? "" : ", ") + m.name;
-      throw Error(p + ".name", "no call named '" + a.mfc + "' in the " + graph.algorithm + " graph (" + known + ")");
+      throw Error(p + ".name",
+                  "no call named '" + a.mfc + "' in the " + graph.algorithm + " graph (" + known + ")");
     }
     if (seen[idx]) throw Error(p + ".name", "call '" + a.mfc + "' is assigned twice");
     seen[idx] = true;
@@ -169,10 +172,14 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
     if (!issue.empty()) {
       // Name the field most responsible for the problem.
       std::string field = ".dp";
-      if (issue.rfind("tp", 0) == 0) field = ".tp";
-      else if (issue.rfind("pp", 0) == 0) field = ".pp";
-      else if (issue.find("micro-batches") != std::string::npos) field = ".micro_batches";
-      else if (issue.rfind("dp*tp*pp", 0) == 0) field = "";
+      if (issue.rfind("tp", 0) == 0)
+        field = ".tp";
+      else if (issue.rfind("pp", 0) == 0)
+        field = ".pp";
+      else if (issue.find("micro-batches") != std::string::npos)
+        field = ".micro_batches";
+      else if (issue.rfind("dp*tp*pp", 0) == 0)
+        field = "";
       throw Error(p + field, issue);
     }
     ordered[idx] = a;
@@ -190,10 +197,10 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
     for (size_t a = 0; a < idx.size(); ++a)
       for (size_t b = a + 1; b < idx.size(); ++b)
         if (ordered[idx[a]].mesh.overlaps(ordered[idx[b]].mesh))
-          throw Error(origin[idx[b]] + ".mesh", "'" + ordered[idx[b]].mfc + "' on devices " +
-                                                   to_string(ordered[idx[b]].mesh) + " overlaps '" +
-                                                   ordered[idx[a]].mfc + "' on " + to_string(ordered[idx[a]].mesh) +
-                                                   ", which " + p + " keeps apart");
+          throw Error(origin[idx[b]] + ".mesh",
+                      "'" + ordered[idx[b]].mfc + "' on devices " + to_string(ordered[idx[b]].mesh) +
+                          " overlaps '" + ordered[idx[a]].mfc + "' on " + to_string(ordered[idx[a]].mesh) +
+                          ", which " + p + " keeps apart");
   }
   for (size_t i = 0; i < plan.offload.size(); ++i) {
     const std::string p = index_path(path + ".offload", i);
@@ -203,7 +210,8 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
       if (!m.trained) untrained += (untrained.empty() ? "" : ", ") + m.name;
     const auto m = std::find_if(graph.models.begin(), graph.models.end(),
                                 [&](const ModelRole& r) { return r.name == name; });
-    const std::string valid = untrained.empty() ? "this graph has none" : "models never trained: " + untrained;
+    const std::string valid =
+        untrained.empty() ? "this graph has none" : "models never trained: " + untrained;
     if (m == graph.models.end()) throw Error(p, "no model named '" + name + "' (" + valid + ")");
     if (m->trained)
       throw Error(p, "'" + name + "' is trained: its optimizer state stays on its devices (" + valid + ")");

@@ -34,7 +34,7 @@ struct MfcAssignment {
 };
 
 struct ExecutionPlan {
-  std::string name;  // "searched", "co-located", a file name
+  std::string name;                        // "searched", "co-located", a file name
   std::vector<MfcAssignment> assignments;  // in the graph's call order
   // Groups of calls whose meshes must not overlap (e.g. generation vs training in a disaggregated placement).
   std::vector<std::vector<std::string>> disjoint;

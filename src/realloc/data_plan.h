@@ -29,8 +29,8 @@ struct DataPlan {
   int64_t consumer_segments = 1;
   std::vector<SampleTransfer> transfers;     // src != dst, sorted by (src, dst, samples.begin)
   std::vector<SampleTransfer> local_copies;  // src == dst
-  int64_t samples_moved = 0;    // sum over transfers
-  int64_t samples_minimum = 0;  // samples consumer ranks need and do not hold
+  int64_t samples_moved = 0;                 // sum over transfers
+  int64_t samples_minimum = 0;               // samples consumer ranks need and do not hold
 };
 
 // The samples a rank holds (producer) or needs (consumer) in `layout`: its dp group's balanced share; empty

@@ -28,9 +28,10 @@ CallContext data_parallel_context(const std::string& name, std::shared_ptr<comm:
 
 // Mean of each value over the dp group (metrics of a batch split over data-parallel ranks).
 std::vector<double> dp_mean(const CallContext& ctx, std::vector<double> values);
-// This rank's weight in a mean over the items (tokens, pairs) of its whole dp group: count * dp / (the group's
-// total count); 0 when the group has none. A per-rank mean times its weight, averaged over dp as gradients and
-// dp_mean are, is the mean over every item, so an update does not depend on how many ranks split the batch.
+// This rank's weight in a mean over the items (tokens, pairs) of its whole dp group: count * dp / (the
+// group's total count); 0 when the group has none. A per-rank mean times its weight, averaged over dp as
+// gradients and dp_mean are, is the mean over every item, so an update does not depend on how many ranks
+// split the batch.
 double dp_weight(const CallContext& ctx, double count);
 
 }  // namespace realign::runtime

@@ -132,12 +132,14 @@ LossSums backward_loss(const CallContext& ctx, model::Transformer& model,
   require_matching_stages(ctx, model);
   REALIGN_CHECK(!batches.empty());
   const int64_t B = batches[0]->size();
-  for (const SequenceBatch* b : batches) REALIGN_CHECK(b->size() == B) << ctx.name << ": batches differ in rows";
+  for (const SequenceBatch* b : batches)
+    REALIGN_CHECK(b->size() == B) << ctx.name << ": batches differ in rows";
   LossSums sums;
   sums.stats.assign(n_stats, 0.0);
   auto add = [&](const RowsLoss& r) {
     sums.loss += r.loss.detach().to(at::kDouble).item<double>();
-    REALIGN_CHECK(r.stats.size() == n_stats) << ctx.name << ": " << r.stats.size() << " stats, not " << n_stats;
+    REALIGN_CHECK(r.stats.size() == n_stats)
+        << ctx.name << ": " << r.stats.size() << " stats, not " << n_stats;
     for (size_t i = 0; i < r.stats.size(); ++i) sums.stats[i] += r.stats[i];
   };
   if (ctx.pp->size() == 1) {

@@ -11,7 +11,8 @@ CallLayouts call_layouts(const DataflowGraph& graph, const ExecutionPlan& plan) 
     out.micro_batches[a.mfc] = a.strategy.micro_batches;
   }
   for (const auto& mfc : graph.mfcs)
-    if (!out.call.count(mfc.name)) throw Error("plan.mfcs", "the plan has no assignment for call " + mfc.name);
+    if (!out.call.count(mfc.name))
+      throw Error("plan.mfcs", "the plan has no assignment for call " + mfc.name);
   for (const auto& role : graph.models) {
     const int home = graph.home_call(role.name);
     if (home >= 0) out.home[role.name] = out.call.at(graph.mfcs[size_t(home)].name);

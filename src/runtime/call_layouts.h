@@ -12,8 +12,8 @@
 namespace realign::runtime {
 
 struct CallLayouts {
-  std::map<std::string, Layout> call;  // call name -> the layout it runs with
-  std::map<std::string, Layout> home;  // model role -> where its parameters live between calls
+  std::map<std::string, Layout> call;            // call name -> the layout it runs with
+  std::map<std::string, Layout> home;            // model role -> where its parameters live between calls
   std::map<std::string, int64_t> micro_batches;  // call name -> the forward passes its batch is cut into
 };
 

@@ -14,7 +14,8 @@ namespace realign::runtime {
 
 using Clock = std::chrono::steady_clock;
 
-CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups, CallLayouts layouts)
+CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups,
+                             CallLayouts layouts)
     : global_(std::move(global)),
       axis_groups_(std::move(axis_groups)),
       layouts_(std::move(layouts)),
@@ -22,8 +23,8 @@ CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn a
   auto check_fits = [&](const std::string& where, const Layout& layout) {
     if (layout.first_device < 0 || layout.first_device + layout.size() > world())
       throw Error(where, to_string(layout) + " needs devices " + std::to_string(layout.first_device) + ".." +
-                             std::to_string(layout.first_device + layout.size() - 1) + " but the run has ranks 0.." +
-                             std::to_string(world() - 1));
+                             std::to_string(layout.first_device + layout.size() - 1) +
+                             " but the run has ranks 0.." + std::to_string(world() - 1));
   };
   for (const auto& [call, layout] : layouts_.call) check_fits("plan.mfcs." + call, layout);
   for (const auto& [role, layout] : layouts_.home) check_fits("models." + role, layout);
@@ -31,11 +32,14 @@ CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn a
 }
 
 CallPlacement CallPlacement::single_rank() {
-  return CallPlacement(comm::single_rank_group(), [](const Layout&) {
-    comm::AxisGroups g;
-    g.dp = g.tp = g.pp = comm::single_rank_group();
-    return std::optional<comm::AxisGroups>(g);
-  }, CallLayouts{});
+  return CallPlacement(
+      comm::single_rank_group(),
+      [](const Layout&) {
+        comm::AxisGroups g;
+        g.dp = g.tp = g.pp = comm::single_rank_group();
+        return std::optional<comm::AxisGroups>(g);
+      },
+      CallLayouts{});
 }
 
 Layout CallPlacement::home(const std::string& role) const {
@@ -57,7 +61,9 @@ std::optional<CallContext> CallPlacement::context(const std::string& call, const
 
 ShardMover& CallPlacement::mover(const std::string& role, const ModelShape& shape) {
   auto& slot = movers_[role];
-  if (!slot) slot = std::make_unique<ShardMover>(model_params(shape.spec, shape.head), shape.spec.n_layers, shape.dtype);
+  if (!slot)
+    slot =
+        std::make_unique<ShardMover>(model_params(shape.spec, shape.head), shape.spec.n_layers, shape.dtype);
   return *slot;
 }
 
@@ -130,14 +136,15 @@ void CallPlacement::begin_step() {
 void CallPlacement::record(const std::string& name, const std::string& kind, const Layout& layout,
                            Clock::time_point start, int64_t bytes) {
   auto secs = [&](Clock::time_point t) { return std::chrono::duration<double>(t - step_start_).count(); };
-  events_.push_back({name, kind, layout.first_device, layout.size(), secs(start), secs(Clock::now()), double(bytes)});
+  events_.push_back(
+      {name, kind, layout.first_device, layout.size(), secs(start), secs(Clock::now()), double(bytes)});
 }
 
 Timeline CallPlacement::gathered_timeline() {
-  // Every rank's events as JSON, padded to the longest and gathered; events of one (name, kind, devices) merge
-  // into the span from the latest start (when the last rank joined: a rank may still be busy with another call
-  // on other devices, and the simulator too starts a call when all its devices are free) to the latest end,
-  // with the bytes every rank received.
+  // Every rank's events as JSON, padded to the longest and gathered; events of one (name, kind, devices)
+  // merge into the span from the latest start (when the last rank joined: a rank may still be busy with
+  // another call on other devices, and the simulator too starts a call when all its devices are free) to the
+  // latest end, with the bytes every rank received.
   const std::string mine = to_json(Timeline{world(), events_}).dump();
   at::Tensor length = at::tensor({double(mine.size())}, at::kDouble);
   global_->all_reduce(length, comm::ReduceOp::kMax);

@@ -6,9 +6,9 @@
 //
 // Batch data lives between calls in the batch layout: dp over every rank (rank r holds rows
 // balanced_part(n, r, world)). Every model lives in a home layout (CallLayouts::home, the simulator's rule:
-// its train call's layout, where its optimizer state stays too, else its first call's layout) which may be any
-// mesh: a subset of the ranks at any offset. Ranks outside a model's home hold nothing of it (no Transformer);
-// they still know its shape, so they take part in moving it to a call that runs on them.
+// its train call's layout, where its optimizer state stays too, else its first call's layout) which may be
+// any mesh: a subset of the ranks at any offset. Ranks outside a model's home hold nothing of it (no
+// Transformer); they still know its shape, so they take part in moving it to a call that runs on them.
 #pragma once
 
 #include <chrono>
@@ -36,8 +36,8 @@ class CallPlacement {
  public:
   // `layouts.call`: call name -> layout (from the plan); calls absent from it run in their model's home.
   // `layouts.home`: role -> home layout (any mesh; roles absent from it live in the batch layout).
-  // `layouts.micro_batches`: a call's CallContext::micro_batches. Throws Error naming the call or model when a
-  // layout does not fit the world.
+  // `layouts.micro_batches`: a call's CallContext::micro_batches. Throws Error naming the call or model when
+  // a layout does not fit the world.
   CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups, CallLayouts layouts);
   // One rank, every call on it.
   static CallPlacement single_rank();
@@ -53,9 +53,9 @@ class CallPlacement {
   std::optional<CallContext> context(const std::string& call, const Layout& layout) const;
 
   using CallBody = std::function<void(const CallContext&, model::Transformer&)>;
-  // One call to run: `home_model` is this rank's shards of the model in its home layout (null on a rank outside
-  // it); `body` runs on the ranks of `layout` with the model there: the home model itself when the layouts
-  // agree, else a temporary copy built from reallocated shards and dropped after.
+  // One call to run: `home_model` is this rank's shards of the model in its home layout (null on a rank
+  // outside it); `body` runs on the ranks of `layout` with the model there: the home model itself when the
+  // layouts agree, else a temporary copy built from reallocated shards and dropped after.
   struct CallRun {
     std::string call, role;
     Layout layout;
@@ -63,10 +63,10 @@ class CallPlacement {
     model::Transformer* home_model = nullptr;
     CallBody body;
   };
-  // Runs calls that do not depend on each other: first every parameter move, then the bodies in order, each on
-  // its own ranks, so that calls on disjoint devices overlap (no rank waits for a move from a rank busy with
-  // another call). Every rank of the run calls this with the same list (collective over the homes and the
-  // calls' layouts).
+  // Runs calls that do not depend on each other: first every parameter move, then the bodies in order, each
+  // on its own ranks, so that calls on disjoint devices overlap (no rank waits for a move from a rank busy
+  // with another call). Every rank of the run calls this with the same list (collective over the homes and
+  // the calls' layouts).
   void run_calls(const std::vector<CallRun>& runs);
   // One call in its plan layout (layout_of).
   void run_call(const std::string& call, const std::string& role, const ModelShape& shape,
@@ -75,7 +75,8 @@ class CallPlacement {
   // Rows from the batch layout to the ranks of `call`'s layout (every tp/pp rank of a dp group gets its
   // share), and back. Collective over both layouts; timeline events are named after the call. `segments` > 1:
   // each dp group gets its share of every segment (a train call's mini-batches; row_exchange.h).
-  Rows rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine, int64_t segments = 1);
+  Rows rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine,
+               int64_t segments = 1);
   Rows rows_from(const std::string& call, const Layout& layout, int64_t n, const Rows& theirs);
 
   // The step's timeline: calls and moves since begin_step().

@@ -24,8 +24,8 @@ at::Tensor stack_padded(const std::vector<at::Tensor>& rows) {
   return out;
 }
 
-Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, const Layout& to, const Rows& mine,
-                   DataMoveStats* stats, int64_t to_segments) {
+Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, const Layout& to,
+                   const Rows& mine, DataMoveStats* stats, int64_t to_segments) {
   if (from == to && to_segments == 1) return mine;
   const int rank = global.rank();
   SampleSet held;

@@ -22,8 +22,8 @@ using Rows = std::map<std::string, at::Tensor>;  // field -> (rows, ...); every 
 // it), in sample order; with `to_segments` > 1 the rows of its share of every segment (realloc/data_plan.h:
 // a train call's mini-batches). Same layout and one segment: `mine` itself. `stats` adds the bytes sent and
 // received.
-Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, const Layout& to, const Rows& mine,
-                   DataMoveStats* stats = nullptr, int64_t to_segments = 1);
+Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, const Layout& to,
+                   const Rows& mine, DataMoveStats* stats = nullptr, int64_t to_segments = 1);
 
 // The row-stacking half, exposed for tests: rows of one field, padded with zeros to the longest.
 at::Tensor stack_padded(const std::vector<at::Tensor>& rows);

@@ -57,11 +57,12 @@ at::Tensor last_response_value(const at::Tensor& per_token, const SequenceBatch&
   return per_token.gather(1, idx).squeeze(1);
 }
 
-at::Tensor missing_stop_penalties(const std::vector<TokenIds>& responses, const std::vector<int64_t>& stop_tokens,
-                                  double penalty) {
+at::Tensor missing_stop_penalties(const std::vector<TokenIds>& responses,
+                                  const std::vector<int64_t>& stop_tokens, double penalty) {
   std::vector<float> out;
   for (const TokenIds& r : responses) {
-    const bool stopped = !r.empty() && std::find(stop_tokens.begin(), stop_tokens.end(), r.back()) != stop_tokens.end();
+    const bool stopped =
+        !r.empty() && std::find(stop_tokens.begin(), stop_tokens.end(), r.back()) != stop_tokens.end();
     out.push_back(stopped ? 0.f : float(penalty));
   }
   return at::tensor(out, at::kFloat);

@@ -33,9 +33,9 @@ at::Tensor sum_over_response(const at::Tensor& per_token, const SequenceBatch& b
 // Per-row value at the last response position (reward-model scores): (B).
 at::Tensor last_response_value(const at::Tensor& per_token, const SequenceBatch& b);
 
-// (B) fp32: `penalty` for each response that does not end with one of `stop_tokens` (cut at gen_len, or empty),
-// else 0 (TRL's missing_eos_penalty).
-at::Tensor missing_stop_penalties(const std::vector<TokenIds>& responses, const std::vector<int64_t>& stop_tokens,
-                                  double penalty);
+// (B) fp32: `penalty` for each response that does not end with one of `stop_tokens` (cut at gen_len, or
+// empty), else 0 (TRL's missing_eos_penalty).
+at::Tensor missing_stop_penalties(const std::vector<TokenIds>& responses,
+                                  const std::vector<int64_t>& stop_tokens, double penalty);
 
 }  // namespace realign::runtime

@@ -23,12 +23,14 @@ std::vector<std::pair<int64_t, int64_t>> mini_batch_bounds(const CallContext& ct
   const int64_t n = total.item<int64_t>();
   std::vector<std::pair<int64_t, int64_t>> out;
   int64_t begin = 0;
-  for (const Range& share : segment_shares(n, mini_batch_count(n, mini_batches), ctx.dp->rank(), ctx.dp->size())) {
+  for (const Range& share :
+       segment_shares(n, mini_batch_count(n, mini_batches), ctx.dp->rank(), ctx.dp->size())) {
     out.emplace_back(begin, begin + share.size());
     begin += share.size();
   }
-  REALIGN_CHECK(begin == local_rows) << ctx.name << ": " << local_rows << " rows are not this rank's shares of "
-                                     << out.size() << " mini-batches of " << n;
+  REALIGN_CHECK(begin == local_rows) << ctx.name << ": " << local_rows
+                                     << " rows are not this rank's shares of " << out.size()
+                                     << " mini-batches of " << n;
   return out;
 }
 
@@ -67,15 +69,16 @@ ActorStats actor_train_call(const CallContext& ctx, TrainedModel& actor, const P
             const at::Tensor& logprobs = out[0].logprobs;
             const at::Tensor mask = rows(mb.response_mask, r0, r1);
             const double tokens = k * mask.sum().item<double>();
-            const algo::PolicyLoss pl = algo::ppo_policy_loss(logprobs, rows(batch.old_logprobs, b0 + r0, b0 + r1),
-                                                              rows(batch.advantages, b0 + r0, b0 + r1), mask,
-                                                              o.clip_eps, o.clip_eps);
+            const algo::PolicyLoss pl =
+                algo::ppo_policy_loss(logprobs, rows(batch.old_logprobs, b0 + r0, b0 + r1),
+                                      rows(batch.advantages, b0 + r0, b0 + r1), mask, o.clip_eps, o.clip_eps);
             at::Tensor loss = pl.loss;
             const at::Tensor ent = algo::masked_mean(out[0].entropy, mask);
             double kl_loss = 0;
             if (o.kl_loss_coef > 0) {
               const at::Tensor kl = algo::masked_mean(
-                  algo::kl_per_token(logprobs, rows(batch.ref_logprobs, b0 + r0, b0 + r1), o.kl_estimator), mask);
+                  algo::kl_per_token(logprobs, rows(batch.ref_logprobs, b0 + r0, b0 + r1), o.kl_estimator),
+                  mask);
               loss = loss + o.kl_loss_coef * kl;
               kl_loss = kl.item<double>();
             }
@@ -115,8 +118,9 @@ CriticStats critic_train_call(const CallContext& ctx, TrainedModel& critic, cons
           [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
             const at::Tensor mask = rows(mb.response_mask, r0, r1);
             const double tokens = k * mask.sum().item<double>();
-            const algo::ValueLoss vl = algo::ppo_value_loss(out[0].values, rows(batch.old_values, b0 + r0, b0 + r1),
-                                                            rows(batch.returns, b0 + r0, b0 + r1), mask, value_clip);
+            const algo::ValueLoss vl =
+                algo::ppo_value_loss(out[0].values, rows(batch.old_values, b0 + r0, b0 + r1),
+                                     rows(batch.returns, b0 + r0, b0 + r1), mask, value_clip);
             return RowsLoss{vl.loss * tokens, scaled({vl.loss.item<double>(), vl.clip_fraction}, tokens)};
           });
       UpdateInfo u = apply_gradients(ctx, critic);
@@ -132,13 +136,11 @@ CriticStats critic_train_call(const CallContext& ctx, TrainedModel& critic, cons
 
 SftStats sft_train_call(const CallContext& ctx, TrainedModel& m, const SequenceBatch& batch) {
   const double k = sum_scale(ctx, mask_tokens(batch));
-  const LossSums sums = backward_loss(ctx, *m.model, {&batch}, HeadKindOut::kLogprobs, 0,
-                                      [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
-                                        return RowsLoss{-algo::masked_sum(out[0].logprobs,
-                                                                          rows(batch.response_mask, r0, r1)) *
-                                                            k,
-                                                        {}};
-                                      });
+  const LossSums sums = backward_loss(
+      ctx, *m.model, {&batch}, HeadKindOut::kLogprobs, 0,
+      [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+        return RowsLoss{-algo::masked_sum(out[0].logprobs, rows(batch.response_mask, r0, r1)) * k, {}};
+      });
   UpdateInfo u = apply_gradients(ctx, m);
   return SftStats{dp_mean(ctx, {sums.loss})[0], u.grad_norm, u.lr};
 }
@@ -147,18 +149,18 @@ namespace {
 
 // One step of a loss over preference pairs (row i of `chosen` against row i of `rejected`), a mean over every
 // dp rank's pairs: `pair_loss` gives the PairLoss of rows [r0, r1) from their outputs.
-using PairLossOfRows = std::function<algo::PairLoss(const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1)>;
+using PairLossOfRows =
+    std::function<algo::PairLoss(const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1)>;
 PairStats pair_train_step(const CallContext& ctx, TrainedModel& m, const SequenceBatch& chosen,
                           const SequenceBatch& rejected, HeadKindOut what, const PairLossOfRows& pair_loss) {
   const double k = sum_scale(ctx, double(chosen.size()));
-  const LossSums sums = backward_loss(ctx, *m.model, {&chosen, &rejected}, what, 3,
-                                      [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
-                                        const algo::PairLoss pl = pair_loss(out, r0, r1);
-                                        const double pairs = k * double(r1 - r0);
-                                        return RowsLoss{pl.loss * pairs,
-                                                        scaled({pl.loss.item<double>(), pl.accuracy, pl.margin},
-                                                               pairs)};
-                                      });
+  const LossSums sums = backward_loss(
+      ctx, *m.model, {&chosen, &rejected}, what, 3,
+      [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+        const algo::PairLoss pl = pair_loss(out, r0, r1);
+        const double pairs = k * double(r1 - r0);
+        return RowsLoss{pl.loss * pairs, scaled({pl.loss.item<double>(), pl.accuracy, pl.margin}, pairs)};
+      });
   UpdateInfo u = apply_gradients(ctx, m);
   std::vector<double> v = dp_mean(ctx, sums.stats);
   return PairStats{v[0], v[1], v[2], u.grad_norm};
@@ -181,10 +183,10 @@ PairStats dpo_train_call(const CallContext& ctx, TrainedModel& m, const Sequence
                          const at::Tensor& ref_rejected, double beta, double label_smoothing) {
   return pair_train_step(ctx, m, chosen, rejected, HeadKindOut::kLogprobs,
                          [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
-                           return algo::dpo_loss(sum_over_response(out[0].logprobs, slice_rows(chosen, r0, r1)),
-                                                 sum_over_response(out[1].logprobs, slice_rows(rejected, r0, r1)),
-                                                 rows(ref_chosen, r0, r1), rows(ref_rejected, r0, r1), beta,
-                                                 label_smoothing);
+                           return algo::dpo_loss(
+                               sum_over_response(out[0].logprobs, slice_rows(chosen, r0, r1)),
+                               sum_over_response(out[1].logprobs, slice_rows(rejected, r0, r1)),
+                               rows(ref_chosen, r0, r1), rows(ref_rejected, r0, r1), beta, label_smoothing);
                          });
 }
 

@@ -6,9 +6,9 @@
 //
 // Updates do not depend on the dp degree or the micro-batches: losses are means over the tokens (or pairs) of
 // the whole batch (dp_weight), written as sums over rows so that micro-batches accumulate the whole batch's
-// gradient (call_forward.h), and a PPO mini-batch is a segment of the whole batch, of which each dp rank holds its share
-// (realloc/data_plan.h segment_shares: the rows a rank passes are its shares of mini_batch_count segments, in
-// order).
+// gradient (call_forward.h), and a PPO mini-batch is a segment of the whole batch, of which each dp rank
+// holds its share (realloc/data_plan.h segment_shares: the rows a rank passes are its shares of
+// mini_batch_count segments, in order).
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -33,13 +33,13 @@ struct PpoConfig {
   std::string kl_mode = "reward";   // reward (per-token penalty) | loss (added to the policy loss)
   bool adaptive_kl = false;
   double kl_target = 0.05, kl_horizon = 1000;
-  double reward_clip = 0;    // clip scores to [-c, c]; <= 0 disables
+  double reward_clip = 0;  // clip scores to [-c, c]; <= 0 disables
   // Subtracted from the score of a response that ends without a stop token (cut at gen_len), as TRL's
   // missing_eos_penalty: a learned reward model never saw such responses and may over-score them. 0 disables.
   double missing_stop_penalty = 0;
-  bool reward_norm = false;  // normalise scores over the batch
+  bool reward_norm = false;       // normalise scores over the batch
   bool whiten_advantages = true;  // PPO: GAE advantages over the batch; ReMax: r - r_greedy over the batch
-  double early_stop_kl = 0;  // stop an iteration's epochs when approx KL exceeds it; <= 0 disables
+  double early_stop_kl = 0;       // stop an iteration's epochs when approx KL exceeds it; <= 0 disables
   double entropy_coef = 0;
   double value_loss_coef = 1.0;
   bool grpo_scale_std = true;  // GRPO: divide by the group's std (false: Dr. GRPO centring only)

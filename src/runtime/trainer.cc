@@ -149,7 +149,8 @@ class Trainer {
   void run_together(const std::vector<Call>& calls) {
     std::vector<CallPlacement::CallRun> runs;
     for (const Call& c : calls)
-      runs.push_back({c.call, c.role, place_->layout_of(c.call, c.role), shape(c.role), held(c.role), c.body});
+      runs.push_back(
+          {c.call, c.role, place_->layout_of(c.call, c.role), shape(c.role), held(c.role), c.body});
     place_->run_calls(runs);
   }
   // A call's statistics (set on its ranks) on every rank, from the call's first rank.
@@ -183,8 +184,8 @@ class Trainer {
   int current_stage_ = -1;
   std::string algorithm_;
 
-  // Present on every rank when the algorithm uses the model; the Transformer (and optimizer) inside only on the
-  // ranks of its home layout.
+  // Present on every rank when the algorithm uses the model; the Transformer (and optimizer) inside only on
+  // the ranks of its home layout.
   std::unique_ptr<TrainedModel> actor_, critic_, reward_;
   bool has_ref_ = false;
   std::unique_ptr<model::Transformer> ref_;  // null outside the reference's home
@@ -527,8 +528,8 @@ Json Trainer::rl_step(int64_t step) {
                         for (int64_t i = r.begin; i < r.end; ++i)
                           o.row_seeds.push_back(mix_seed(options.seed, uint64_t(i), 1));
                         const std::vector<TokenIds> p = prompts_of(r);
-                        produced[k] = token_rows("response", p.empty() ? std::vector<TokenIds>{}
-                                                                       : generate_call(ctx, m, p, o));
+                        produced[k] = token_rows(
+                            "response", p.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, p, o));
                       }});
     run_together(runs);
     std::vector<std::vector<TokenIds>> out;
@@ -547,7 +548,8 @@ Json Trainer::rl_step(int64_t step) {
   const std::vector<std::vector<TokenIds>> generated = generate(generations);
   const std::vector<TokenIds>& responses = generated[0];
   // ReMax's baseline: the greedy responses (empty for other algorithms).
-  const std::vector<TokenIds> greedy_responses = algorithm_ == "remax" ? generated[1] : std::vector<TokenIds>{};
+  const std::vector<TokenIds> greedy_responses =
+      algorithm_ == "remax" ? generated[1] : std::vector<TokenIds>{};
   SequenceBatch seqs = make_sequence_batch(prompts, responses, codec_.pad_id());
   const at::Tensor& mask = seqs.response_mask;
   const int64_t T = seqs.batch.tokens.size(1);
@@ -563,7 +565,8 @@ Json Trainer::rl_step(int64_t step) {
   auto infer = [&](const std::vector<Inference>& calls) {
     std::vector<Rows> in, out(calls.size());
     for (const Inference& c : calls)
-      in.push_back(place_->rows_to(c.call, place_->layout_of(c.call, c.role), n, token_rows("response", *c.responses)));
+      in.push_back(place_->rows_to(c.call, place_->layout_of(c.call, c.role), n,
+                                   token_rows("response", *c.responses)));
     std::vector<Call> runs;
     for (size_t k = 0; k < calls.size(); ++k)
       runs.push_back({calls[k].call, calls[k].role, [&, k](const CallContext& ctx, model::Transformer& m) {
@@ -608,7 +611,8 @@ Json Trainer::rl_step(int64_t step) {
   inferences.push_back({"actor_inf", "actor", logprobs, &responses});
   if (critic_) inferences.push_back({"critic_inf", "critic", critic_values, &responses});
   const std::map<std::string, at::Tensor> inferred = infer(inferences);
-  at::Tensor scores = with_stop_penalty(reward_ ? inferred.at("reward_inf") : rule_scores(responses), responses);
+  at::Tensor scores =
+      with_stop_penalty(reward_ ? inferred.at("reward_inf") : rule_scores(responses), responses);
   const at::Tensor raw_scores = scores.clone();
   const at::Tensor ref_lp = inferred.at("ref_inf"), old_lp = inferred.at("actor_inf");
   const at::Tensor values = critic_ ? inferred.at("critic_inf") : at::Tensor();
@@ -646,8 +650,8 @@ Json Trainer::rl_step(int64_t step) {
           reward_ ? inferred.at("reward_greedy_inf") : rule_scores(greedy_responses), greedy_responses);
       if (ppo.reward_clip > 0) base_scores = base_scores.clamp(-ppo.reward_clip, ppo.reward_clip);
       adv = algo::remax_advantages(all_scores, gather_rows(*world_, base_scores, mine, n));
-      // While samples are mostly worse than the greedy answer, r - r_greedy is mostly negative: unwhitened, the
-      // update mostly pushes sampled tokens down, entropy grows and the policy collapses on small models.
+      // While samples are mostly worse than the greedy answer, r - r_greedy is mostly negative: unwhitened,
+      // the update mostly pushes sampled tokens down, entropy grows and the policy collapses on small models.
       // Whitening over the whole batch keeps the greedy baseline's ranking and centres the step.
       if (ppo.whiten_advantages && n > 1) adv = (adv - adv.mean()) / (adv.std() + 1e-8);
     }
@@ -713,38 +717,34 @@ Json Trainer::rl_step(int64_t step) {
                                if (as.early_stopped) actor_stats["early_stopped"] = true;
                              }}};
   if (critic_)
-    updates.push_back({"critic_train", "critic", [&](const CallContext& ctx, model::Transformer&) {
-                         const CriticStats cs = critic_train_call(ctx, *critic_, critic_batch, ppo.value_clip,
-                                                                  bs.epochs, bs.mini_batches);
-                         critic_stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
-                       }});
+    updates.push_back(
+        {"critic_train", "critic", [&](const CallContext& ctx, model::Transformer&) {
+           const CriticStats cs =
+               critic_train_call(ctx, *critic_, critic_batch, ppo.value_clip, bs.epochs, bs.mini_batches);
+           critic_stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
+         }});
   run_together(updates);
   actor_stats = from_call("actor_train", "actor", actor_stats);
   if (critic_) critic_stats = from_call("critic_train", "critic", critic_stats);
 
-  // Batch statistics over every rank's rows (sums, then ratios), so they do not depend on how many ranks split
-  // the batch.
+  // Batch statistics over every rank's rows (sums, then ratios), so they do not depend on how many ranks
+  // split the batch.
   const at::Tensor x = raw_scores.to(at::kDouble);
-  at::Tensor sums = at::stack({x.sum(), (x * x).sum(), (kl * mask).sum().to(at::kDouble),
-                               kl.sum(1).sum().to(at::kDouble), mask.sum().to(at::kDouble),
-                               values.defined() ? (values * mask).sum().to(at::kDouble) : at::zeros({}, at::kDouble)});
+  at::Tensor sums =
+      at::stack({x.sum(), (x * x).sum(), (kl * mask).sum().to(at::kDouble), kl.sum(1).sum().to(at::kDouble),
+                 mask.sum().to(at::kDouble),
+                 values.defined() ? (values * mask).sum().to(at::kDouble) : at::zeros({}, at::kDouble)});
   world_->all_reduce_sum(sums);
   auto total = [&](int i) { return sums[i].item<double>(); };
   const double rows = double(std::max<int64_t>(n, 1)), tokens = std::max(1.0, total(4));
   const double reward_mean = total(0) / rows;
-  const std::vector<double> m{reward_mean,
-                              std::sqrt(std::max(0.0, total(1) / rows - reward_mean * reward_mean)),
-                              total(2) / tokens,
-                              total(3) / rows,
-                              total(4) / rows,
-                              total(5) / tokens};
+  const std::vector<double> m{
+      reward_mean,       std::sqrt(std::max(0.0, total(1) / rows - reward_mean * reward_mean)),
+      total(2) / tokens, total(3) / rows,
+      total(4) / rows,   total(5) / tokens};
   if (ppo.adaptive_kl) kl_ctl_->update(m[3], bs.prompts * group);
-  Json j{{"reward/mean", m[0]},
-         {"reward/std", m[1]},
-         {"kl/mean", m[2]},
-         {"kl/sequence", m[3]},
-         {"kl/coef", kl_coef},
-         {"response/length", m[4]}};
+  Json j{{"reward/mean", m[0]}, {"reward/std", m[1]}, {"kl/mean", m[2]},
+         {"kl/sequence", m[3]}, {"kl/coef", kl_coef}, {"response/length", m[4]}};
   j.update(actor_stats);
   j.update(critic_stats);
   if (critic_) j["value/mean"] = m[5];
@@ -910,8 +910,7 @@ TrainResult Trainer::run() {
 
 TrainResult run_training(const TrainerInput& input, comm::World& world) {
   auto place = std::make_unique<CallPlacement>(
-      world.global(), [&world](const Layout& layout) { return world.axis_groups(layout); },
-      input.layouts);
+      world.global(), [&world](const Layout& layout) { return world.axis_groups(layout); }, input.layouts);
   Trainer trainer(input, std::move(place));
   return trainer.run();
 }

@@ -5,9 +5,9 @@
 // layout and batch rows moved to the call's ranks and back.
 //
 // Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward_inf
-// (rule_rewards, or scores_call on the reward model), ref_inf, actor_inf (the behaviour log-probs; not a call of
-// the planner's graph, so it runs in the actor's home layout) and critic_inf (logprobs_call, values_call), for
-// ReMax also actor_greedy_gen and reward_greedy_inf, then the advantages (algo/), actor_train
+// (rule_rewards, or scores_call on the reward model), ref_inf, actor_inf (the behaviour log-probs; not a call
+// of the planner's graph, so it runs in the actor's home layout) and critic_inf (logprobs_call, values_call),
+// for ReMax also actor_greedy_gen and reward_greedy_inf, then the advantages (algo/), actor_train
 // (actor_train_call) and critic_train (critic_train_call). The call names are the dataflow graph's. Each call
 // runs through CallPlacement::run_call in its plan layout. A model lives only on the ranks of its home layout
 // (any mesh); its train call's statistics are broadcast from the call's first rank, so every rank (rank 0

@@ -62,9 +62,9 @@ ExecutionPlan make_plan(const std::vector<std::vector<MfcAssignment>>& candidate
 
 }  // namespace
 
-SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vector<MfcAssignment>>& candidates,
-                         PlanEvaluator& evaluator, const std::vector<ExecutionPlan>& starts,
-                         const SearchOptions& options) {
+SearchResult mcmc_search(const DataflowGraph& graph,
+                         const std::vector<std::vector<MfcAssignment>>& candidates, PlanEvaluator& evaluator,
+                         const std::vector<ExecutionPlan>& starts, const SearchOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const size_t n = graph.mfcs.size();
@@ -101,8 +101,8 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
     }
   }
   // Starts may use assignments outside the candidate lists; the chain walks on indices, so the best start
-  // is kept as the result and the chain begins from the nearest candidates of each call (same mesh and strategy
-  // when present) and the start's offloaded models.
+  // is kept as the result and the chain begins from the nearest candidates of each call (same mesh and
+  // strategy when present) and the start's offloaded models.
   for (size_t i = 0; i < n; ++i)
     for (size_t k = 0; k < candidates[i].size(); ++k)
       if (candidates[i][k].mesh == result.plan.assignments[i].mesh &&
@@ -121,8 +121,7 @@ SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vect
   int64_t since_improvement = 0;
 
   for (int64_t step = 0; step < options.max_steps; ++step) {
-    if ((step & 255) == 0 &&
-        std::chrono::duration<double>(Clock::now() - t0).count() > options.time_budget_s)
+    if ((step & 255) == 0 && std::chrono::duration<double>(Clock::now() - t0).count() > options.time_budget_s)
       break;
     ++result.steps;
     // A move changes one call's candidate or toggles one offloadable model (uniformly over both).

@@ -12,9 +12,9 @@ namespace realign {
 
 struct SearchOptions {
   uint64_t seed = 1;
-  double time_budget_s = 5.0;  // wall-clock cap
-  int64_t max_steps = 200000;  // step cap (set both for exact repetition: whichever comes first)
-  double temperature = 0.02;   // relative: a move 2% worse is accepted with probability 1/e
+  double time_budget_s = 5.0;    // wall-clock cap
+  int64_t max_steps = 200000;    // step cap (set both for exact repetition: whichever comes first)
+  double temperature = 0.02;     // relative: a move 2% worse is accepted with probability 1/e
   int64_t restart_every = 5000;  // steps without improvement before jumping back to the best plan
   // Groups of calls whose meshes must not overlap (plan.disjoint); moves that break them are rejected.
   std::vector<std::vector<std::string>> disjoint;
@@ -34,9 +34,9 @@ struct SearchResult {
 // The candidate lists come from build_candidates. `starts` are plans to begin from (e.g. the presets; their
 // calls must be in the graph's order); the chain starts from the best of them, or from each call's fastest
 // standalone candidate. The result is never worse than the best start.
-SearchResult mcmc_search(const DataflowGraph& graph, const std::vector<std::vector<MfcAssignment>>& candidates,
-                         PlanEvaluator& evaluator, const std::vector<ExecutionPlan>& starts,
-                         const SearchOptions& options);
+SearchResult mcmc_search(const DataflowGraph& graph,
+                         const std::vector<std::vector<MfcAssignment>>& candidates, PlanEvaluator& evaluator,
+                         const std::vector<ExecutionPlan>& starts, const SearchOptions& options);
 
 // True when two calls of one disjoint group share a device.
 bool breaks_disjoint(const DataflowGraph& graph, const ExecutionPlan& plan,

@@ -15,8 +15,9 @@ PlanOptions plan_options_from_json(const Json& section, const std::string& path)
   bool known = o.mode == "search" || o.mode == "file";
   for (const auto& p : preset_names()) known |= o.mode == p;
   if (!known)
-    throw Error(r.path_of("mode"), "unknown mode '" + o.mode +
-                                       "'; choose search, file, co-located, heuristic, interleaving or disaggregated");
+    throw Error(r.path_of("mode"),
+                "unknown mode '" + o.mode +
+                    "'; choose search, file, co-located, heuristic, interleaving or disaggregated");
   o.file = r.get_string("file", "");
   if (o.mode == "file" && o.file.empty()) throw Error(r.path_of("file"), "mode 'file' needs the plan's path");
   o.search.seed = uint64_t(r.get_int("seed", int64_t(o.search.seed)));
@@ -83,10 +84,12 @@ PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster,
         out.plan = *p.plan;
         found = true;
       }
-    if (!found) throw Error("plan.mode", "the " + options.mode + " placement cannot be formed on this cluster");
+    if (!found)
+      throw Error("plan.mode", "the " + options.mode + " placement cannot be formed on this cluster");
   }
   ExecutionPlan checked = out.plan;
-  checked.disjoint.insert(checked.disjoint.end(), options.search.disjoint.begin(), options.search.disjoint.end());
+  checked.disjoint.insert(checked.disjoint.end(), options.search.disjoint.begin(),
+                          options.search.disjoint.end());
   validate_plan(graph, cluster, checked, options.mode == "file" ? options.file : "plan");
   out.plan.assignments = checked.assignments;
   out.score = evaluator.evaluate(out.plan);

@@ -8,7 +8,9 @@
 
 namespace realign {
 
-std::vector<std::string> preset_names() { return {"co-located", "heuristic", "interleaving", "disaggregated"}; }
+std::vector<std::string> preset_names() {
+  return {"co-located", "heuristic", "interleaving", "disaggregated"};
+}
 
 std::vector<DeviceMesh> split_cluster(const Cluster& c, int parts) {
   std::vector<DeviceMesh> pieces;
@@ -42,13 +44,13 @@ namespace {
 
 bool better(const PlanScore& a, const PlanScore& b) { return search_objective(a) < search_objective(b); }
 
-// Every call on its given mesh with its own strategy, chosen by coordinate descent on the whole plan: start from
-// each call's least-memory strategy (most model parallelism), then let each call in turn take the strategy that
-// makes the whole plan fastest (plans that fit first), for two rounds. Whole-plan scores see the memory that
-// other models keep on the same devices, which a call's standalone estimate cannot.
-// Call i's strategies on a mesh of `size` devices; with runtime limits, only those the runtime executes.
-std::vector<Strategy> strategies(const DataflowGraph& g, const Cluster& c, size_t i, int size, bool runtime_limits,
-                                 int max_micro_batches = 16) {
+// Every call on its given mesh with its own strategy, chosen by coordinate descent on the whole plan: start
+// from each call's least-memory strategy (most model parallelism), then let each call in turn take the
+// strategy that makes the whole plan fastest (plans that fit first), for two rounds. Whole-plan scores see
+// the memory that other models keep on the same devices, which a call's standalone estimate cannot. Call i's
+// strategies on a mesh of `size` devices; with runtime limits, only those the runtime executes.
+std::vector<Strategy> strategies(const DataflowGraph& g, const Cluster& c, size_t i, int size,
+                                 bool runtime_limits, int max_micro_batches = 16) {
   const Mfc& mfc = g.mfcs[i];
   std::vector<Strategy> out;
   for (const Strategy& s : enumerate_strategies(mfc, g.model(mfc.model).spec, c, size, max_micro_batches))
@@ -85,8 +87,10 @@ std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster
         if (s == previous) continue;
         plan.assignments[i].strategy = s;
         const PlanScore score = ev.evaluate(plan);
-        if (better(score, best)) best = score;
-        else plan.assignments[i].strategy = previous;
+        if (better(score, best))
+          best = score;
+        else
+          plan.assignments[i].strategy = previous;
       }
   return plan;
 }
@@ -114,8 +118,10 @@ std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c
           pick_score = score;
         }
       }
-      if (!pick) ok = false;
-      else plan.assignments.push_back(*pick);
+      if (!pick)
+        ok = false;
+      else
+        plan.assignments.push_back(*pick);
     }
     if (!ok) continue;
     const PlanScore score = ev.evaluate(plan);
@@ -143,7 +149,8 @@ std::vector<std::vector<int>> levels(const DataflowGraph& g) {
 double call_weight(const DataflowGraph& g, int i) {
   const Mfc& m = g.mfcs[i];
   const double factor = m.kind == MfcKind::kTrain ? 3.0 : 1.0;
-  return factor * g.model(m.model).spec.forward_flops(double(m.n_seqs * m.seq_len()), double(m.seq_len()) / 2);
+  return factor *
+         g.model(m.model).spec.forward_flops(double(m.n_seqs * m.seq_len()), double(m.seq_len()) / 2);
 }
 
 std::optional<ExecutionPlan> interleaving(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
@@ -202,15 +209,18 @@ std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster
 std::optional<ExecutionPlan> make_preset(const std::string& name, const DataflowGraph& g, const Cluster& c,
                                          PlanEvaluator& ev, bool runtime_limits) {
   std::optional<ExecutionPlan> plan;
-  if (name == "co-located") plan = co_located(g, c, ev, runtime_limits);
+  if (name == "co-located")
+    plan = co_located(g, c, ev, runtime_limits);
   else if (name == "heuristic")
     plan = per_call_best(g, c, ev, std::vector<DeviceMesh>(g.mfcs.size(), DeviceMesh{0, c.n_devices()}),
                          runtime_limits);
-  else if (name == "interleaving") plan = interleaving(g, c, ev, runtime_limits);
-  else if (name == "disaggregated") plan = disaggregated(g, c, ev, runtime_limits);
+  else if (name == "interleaving")
+    plan = interleaving(g, c, ev, runtime_limits);
+  else if (name == "disaggregated")
+    plan = disaggregated(g, c, ev, runtime_limits);
   else
-    throw Error("plan.preset",
-                "unknown preset '" + name + "'; presets are co-located, heuristic, interleaving, disaggregated");
+    throw Error("plan.preset", "unknown preset '" + name +
+                                   "'; presets are co-located, heuristic, interleaving, disaggregated");
   if (plan) plan->name = name;
   return plan;
 }

@@ -9,8 +9,8 @@
 // Each preset picks its free choices (strategies, the split of devices) by the evaluator.
 #pragma once
 
-#include <string>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "search/plan_evaluator.h"

@@ -73,7 +73,8 @@ TEST(CallCost, APipelinedPairLossUpdateCostsOneMoreForward) {
   p.memory_bandwidth.value = 1e30;
   for (const char* algorithm : {"ppo", "dpo"}) {
     const DataflowGraph g = make_graph(algorithm, "llama2-7b", 64, 256, 256);
-    const int train = g.mfc_index("actor_train"), inference = g.mfc_index(g.algorithm == "ppo" ? "actor_inf" : "ref_inf");
+    const int train = g.mfc_index("actor_train"),
+              inference = g.mfc_index(g.algorithm == "ppo" ? "actor_inf" : "ref_inf");
     for (int pp : {1, 2, 4}) {
       const double t = estimate_call(g, c, p, train, assign("actor_train", 0, 1, 2, pp, 4)).compute_s;
       const double f = estimate_call(g, c, p, inference, assign("x", 0, 1, 2, pp, 4)).compute_s;
@@ -148,9 +149,10 @@ TEST(CallCost, CpuWorkersBeyondTheCoresShareThem) {
   const int train = g.mfc_index("actor_train");
   // 4 ranks on 2 cores: twice as long as on 4 cores; 2 ranks fit either way.
   const auto four = assign("actor_train", 0, 4, 1, 1), two = assign("actor_train", 0, 2, 1, 1);
-  EXPECT_NEAR(estimate_call(g, c, cores2, train, four).time_s, 2 * estimate_call(g, c, cores4, train, four).time_s,
-              1e-12);
-  EXPECT_DOUBLE_EQ(estimate_call(g, c, cores2, train, two).time_s, estimate_call(g, c, cores4, train, two).time_s);
+  EXPECT_NEAR(estimate_call(g, c, cores2, train, four).time_s,
+              2 * estimate_call(g, c, cores4, train, four).time_s, 1e-12);
+  EXPECT_DOUBLE_EQ(estimate_call(g, c, cores2, train, two).time_s,
+                   estimate_call(g, c, cores4, train, two).time_s);
   // Accelerators do not share.
   EXPECT_GE(default_profile(builtin_device("h100-sxm", "d")).compute_slots_per_node.value, 1e6);
 }

@@ -21,7 +21,8 @@ struct Ppo {
 ExecutionPlan colocated() {
   ExecutionPlan p;
   p.name = "co-located";
-  for (const char* m : {"actor_gen", "ref_inf", "reward_inf", "actor_inf", "critic_inf", "actor_train", "critic_train"})
+  for (const char* m :
+       {"actor_gen", "ref_inf", "reward_inf", "actor_inf", "critic_inf", "actor_train", "critic_train"})
     p.assignments.push_back(assign(m, 0, 2, 8, 1, 2));
   return p;
 }
@@ -32,8 +33,8 @@ ExecutionPlan disaggregated() {
   p.name = "disaggregated";
   p.assignments = {assign("actor_gen", 0, 2, 4, 1),      assign("ref_inf", 8, 1, 4, 1),
                    assign("reward_inf", 12, 1, 4, 1),    assign("actor_inf", 8, 2, 4, 1),
-                   assign("critic_inf", 8, 2, 4, 1),
-                   assign("actor_train", 8, 2, 4, 1, 4), assign("critic_train", 8, 2, 4, 1, 4)};
+                   assign("critic_inf", 8, 2, 4, 1),     assign("actor_train", 8, 2, 4, 1, 4),
+                   assign("critic_train", 8, 2, 4, 1, 4)};
   return p;
 }
 
@@ -233,14 +234,15 @@ TEST(Simulator, OffloadedModelsLoadFromTheHostForEachCall) {
   EXPECT_DOUBLE_EQ(offloaded.calls[ref].realloc_s, shard_bytes / ppo.profile.host_device_bandwidth.value);
   bool load_event = false;
   for (const auto& e : offloaded.timeline.events)
-    load_event = load_event || (e.name == "ref_inf" && e.kind == "load" && e.first_device == 8 && e.n_devices == 4);
+    load_event =
+        load_event || (e.name == "ref_inf" && e.kind == "load" && e.first_device == 8 && e.n_devices == 4);
   EXPECT_TRUE(load_event);
   expect_no_overlap(offloaded.timeline);
   // Devices 8-11 no longer keep the reference's weights for the whole iteration: their peak (during the
   // training calls) drops by exactly its shard.
   for (int d = 8; d < 12; ++d)
-    EXPECT_NEAR(offloaded.device_peak_mem_bytes[size_t(d)], resident.device_peak_mem_bytes[size_t(d)] - shard_bytes,
-                1e-6 * shard_bytes)
+    EXPECT_NEAR(offloaded.device_peak_mem_bytes[size_t(d)],
+                resident.device_peak_mem_bytes[size_t(d)] - shard_bytes, 1e-6 * shard_bytes)
         << d;
   EXPECT_GT(offloaded.iteration_time_s, resident.iteration_time_s - 1e-12);
 }

@@ -30,15 +30,18 @@ TEST(Jsonl, BadLineNamesFileAndLine) {
 }
 
 TEST(Datasets, FieldsAreChecked) {
-  EXPECT_EQ(load_prompts(write_temp("p.jsonl", "{\"prompt\": \"1+1=\", \"answer\": \"2\"}\n"))[0].answer, "2");
+  EXPECT_EQ(load_prompts(write_temp("p.jsonl", "{\"prompt\": \"1+1=\", \"answer\": \"2\"}\n"))[0].answer,
+            "2");
   try {
-    load_sft_pairs(write_temp("s.jsonl", "{\"prompt\": \"x\", \"response\": \"y\"}\n{\"prompt\": \"x\", \"reply\": \"y\"}\n"));
+    load_sft_pairs(write_temp(
+        "s.jsonl", "{\"prompt\": \"x\", \"response\": \"y\"}\n{\"prompt\": \"x\", \"reply\": \"y\"}\n"));
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("s.jsonl:2"), std::string::npos) << e.what();
   }
   EXPECT_THROW(load_preference_pairs(write_temp("e.jsonl", "\n")), Error);
-  EXPECT_THROW(load_preference_pairs(write_temp("n.jsonl", "{\"prompt\": 3, \"chosen\": \"a\", \"rejected\": \"b\"}\n")),
+  EXPECT_THROW(load_preference_pairs(
+                   write_temp("n.jsonl", "{\"prompt\": 3, \"chosen\": \"a\", \"rejected\": \"b\"}\n")),
                Error);
 }
 
@@ -69,7 +72,8 @@ TEST(AdditionTask, PromptsAnswersAndRewards) {
     EXPECT_EQ(p.prompt.back(), '=');
   }
   EXPECT_EQ(t.prompts(5, 0)[0].prompt, t.prompts(5, 0)[0].prompt);
-  EXPECT_NE(t.prompts(5, 0)[0].prompt + t.prompts(5, 0)[1].prompt, t.prompts(5, 1)[0].prompt + t.prompts(5, 1)[1].prompt);
+  EXPECT_NE(t.prompts(5, 0)[0].prompt + t.prompts(5, 0)[1].prompt,
+            t.prompts(5, 1)[0].prompt + t.prompts(5, 1)[1].prompt);
   EXPECT_EQ(addition_reward("122\nextra", "122", false), 1.0);
   EXPECT_EQ(addition_reward(" 122 \n", "122", false), 1.0);
   EXPECT_EQ(addition_reward("123\n", "122", false), 0.0);
@@ -90,7 +94,8 @@ TEST(AdditionTask, PromptsAnswersAndRewards) {
     for (size_t i = 0; i < pair.rejected.size(); ++i) digits_changed += pair.rejected[i] != pair.chosen[i];
     far += digits_changed > 1 && std::abs(std::stol(pair.rejected) - std::stol(pair.chosen)) > 9;
   }
-  EXPECT_GT(broken, 60);  // not only near misses: about a quarter broken, a quarter far (many of another length)
+  EXPECT_GT(broken,
+            60);  // not only near misses: about a quarter broken, a quarter far (many of another length)
   EXPECT_GT(far, 20);
 }
 

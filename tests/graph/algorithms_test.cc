@@ -79,13 +79,16 @@ batch: {prompts: 8, prompt_len: 16, gen_len: 16}
 }
 
 TEST(Algorithms, DpoSftRm) {
-  EXPECT_EQ(build_graph(parse("algorithm: dpo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n"))
+  EXPECT_EQ(build_graph(parse("algorithm: dpo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: "
+                              "8, gen_len: 8}\n"))
                 .mfcs.size(),
             2u);
-  EXPECT_EQ(build_graph(parse("algorithm: sft\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n"))
-                .mfcs.size(),
-            1u);
-  const auto rm = build_graph(parse("algorithm: rm\nmodels: {reward: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n"));
+  EXPECT_EQ(
+      build_graph(parse("algorithm: sft\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n"))
+          .mfcs.size(),
+      1u);
+  const auto rm =
+      build_graph(parse("algorithm: rm\nmodels: {reward: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n"));
   EXPECT_TRUE(rm.model("reward").trained);
   EXPECT_EQ(rm.mfcs[0].n_seqs, 8);  // chosen and rejected
 }
@@ -99,8 +102,8 @@ TEST(Algorithms, HomeCallIsTheTrainCallElseTheFirstCall) {
   EXPECT_EQ(g.home_call("ref"), g.mfc_index("ref_inf"));
   EXPECT_EQ(g.home_call("reward"), g.mfc_index("reward_inf"));
   EXPECT_EQ(g.home_call("nobody"), -1);
-  const DataflowGraph remax = build_graph(
-      parse("algorithm: remax\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n"));
+  const DataflowGraph remax = build_graph(parse(
+      "algorithm: remax\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n"));
   // ReMax scores sampled and greedy responses: the reward model's first call is the first of them.
   EXPECT_EQ(remax.home_call("reward"), remax.mfc_index("reward_inf"));
   EXPECT_LT(remax.mfc_index("reward_inf"), remax.mfc_index("reward_greedy_inf"));
@@ -116,23 +119,36 @@ void expect_error_at(const std::string& yaml, const std::string& path) {
 }
 
 TEST(Algorithms, BadConfigsNameTheField) {
-  expect_error_at("algorithm: ppx\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
-                  "algorithm");
-  expect_error_at("algorithm: ppo\nmodels: {actor: llama-huge}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
-                  "models.actor");
-  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny, critc: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
-                  "models.critc");
-  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 0, prompt_len: 8, gen_len: 8}\n",
-                  "batch.prompts");
-  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n", "batch.gen_len");
-  expect_error_at("algorithm: grpo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8, samples_per_prompt: 1}\n",
-                  "batch.samples_per_prompt");
-  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8, mini_batch: 2}\n",
-                  "batch.mini_batch");
-  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 400, gen_len: 400}\n",
-                  "batch");
-  expect_error_at("algorithm: ppo\nmodels: {actor: ./missing/config.json}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
-                  "./missing/config.json");
+  expect_error_at(
+      "algorithm: ppx\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
+      "algorithm");
+  expect_error_at(
+      "algorithm: ppo\nmodels: {actor: llama-huge}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
+      "models.actor");
+  expect_error_at(
+      "algorithm: ppo\nmodels: {actor: llama-tiny, critc: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, "
+      "gen_len: 8}\n",
+      "models.critc");
+  expect_error_at(
+      "algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 0, prompt_len: 8, gen_len: 8}\n",
+      "batch.prompts");
+  expect_error_at("algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n",
+                  "batch.gen_len");
+  expect_error_at(
+      "algorithm: grpo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8, "
+      "samples_per_prompt: 1}\n",
+      "batch.samples_per_prompt");
+  expect_error_at(
+      "algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8, "
+      "mini_batch: 2}\n",
+      "batch.mini_batch");
+  expect_error_at(
+      "algorithm: ppo\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 400, gen_len: 400}\n",
+      "batch");
+  expect_error_at(
+      "algorithm: ppo\nmodels: {actor: ./missing/config.json}\nbatch: {prompts: 4, prompt_len: 8, gen_len: "
+      "8}\n",
+      "./missing/config.json");
 }
 
 }  // namespace

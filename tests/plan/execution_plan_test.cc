@@ -115,7 +115,8 @@ TEST(ExecutionPlan, MalformedJsonNamesField) {
     EXPECT_EQ(e.path(), "plan.json.mfcs[0].mesh");
   }
   try {
-    plan_from_json(parse_yaml("{mfcs: [{name: a, mesh: '0-1', dp: 1, tp: 1, pp: 1, dpp: 3}]}", "p"), "plan.json");
+    plan_from_json(parse_yaml("{mfcs: [{name: a, mesh: '0-1', dp: 1, tp: 1, pp: 1, dpp: 3}]}", "p"),
+                   "plan.json");
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.path(), "plan.json.mfcs[0].dpp");

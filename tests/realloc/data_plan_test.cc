@@ -22,8 +22,8 @@ TEST(DataPlan, RandomPairsDeliverEverySampleOncePerConsumer) {
     const Layout consumer = testing::random_layout(rng, world, {1, 2, 3, 4}, 3);
     const int64_t n = rng.uniform_int(40);
     const int64_t segments = k % 3 ? 1 : 1 + rng.uniform_int(4);
-    const std::string what = std::to_string(n) + " samples " + to_string(producer) + " -> " + to_string(consumer) +
-                             " in " + std::to_string(segments) + " segments";
+    const std::string what = std::to_string(n) + " samples " + to_string(producer) + " -> " +
+                             to_string(consumer) + " in " + std::to_string(segments) + " segments";
     const DataPlan plan = plan_data_redistribution(n, producer, consumer, segments);
     std::map<int, std::vector<int>> got;
     int64_t minimum = 0;

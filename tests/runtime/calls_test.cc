@@ -25,7 +25,8 @@ std::unique_ptr<model::Transformer> tiny(HeadKind head, uint64_t seed) {
 TokenIds ids(const std::string& s) { return TokenIds(s.begin(), s.end()); }
 
 TEST(SequenceBatch, ResponsesCutBeforeAStopTokenArePenalised) {
-  const at::Tensor p = missing_stop_penalties({ids("12\n"), ids("123"), ids(""), ids("7\n")}, {int64_t('\n')}, 2.5);
+  const at::Tensor p =
+      missing_stop_penalties({ids("12\n"), ids("123"), ids(""), ids("7\n")}, {int64_t('\n')}, 2.5);
   EXPECT_TRUE(at::equal(p, at::tensor({0.f, 2.5f, 2.5f, 0.f})));
 }
 
@@ -212,8 +213,8 @@ TEST(TrainCalls, MicroBatchesAccumulateTheWholeBatchGradient) {
   EXPECT_NEAR(stats[0].entropy, stats[1].entropy, 1e-5);
   EXPECT_NEAR(stats[0].grad_norm, stats[1].grad_norm, 1e-5 * stats[0].grad_norm);
   const CallContext ctx = single_rank_context("actor_inf");
-  EXPECT_TRUE(at::allclose(logprobs_call(ctx, *actors[0].model, seqs), logprobs_call(ctx, *actors[1].model, seqs),
-                           1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(logprobs_call(ctx, *actors[0].model, seqs),
+                           logprobs_call(ctx, *actors[1].model, seqs), 1e-5, 1e-5));
 
   const SequenceBatch chosen = make_sequence_batch({ids("2+2="), ids("13+5=")}, {ids("4\n"), ids("18\n")});
   const SequenceBatch rejected = make_sequence_batch({ids("2+2="), ids("13+5=")}, {ids("5\n"), ids("1\n")});

@@ -1,9 +1,9 @@
 // `realign train` on 4 local worker processes with a plan whose calls use different layouts: generation on a
 // tensor-parallel pair of devices, the reference living on two devices (its first call's layout, where the
 // actor's parameters are reallocated when RL starts), the critic's inference on one device, training on all
-// four (actor d2t2p1, critic d2t2p1). Checks the run learns nothing wrong about placement: it completes, moves
-// parameters where the layouts differ (and none where a rank already holds its slice), records the measured
-// timeline per call and layout, and resumes exactly from a checkpoint of the sharded models.
+// four (actor d2t2p1, critic d2t2p1). Checks the run learns nothing wrong about placement: it completes,
+// moves parameters where the layouts differ (and none where a rank already holds its slice), records the
+// measured timeline per call and layout, and resumes exactly from a checkpoint of the sharded models.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,15 +39,16 @@ TEST(PlanExecution, PerCallLayoutsRunWithReallocationAndResumeExactly) {
   const std::string run_dir = tmp.file("run");
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
   std::string out;
-  const int code = run("train " + config + " cluster.devices_per_node=4 plan.mode=file plan.file=" +
-                           tmp.file("plan.json") +
+  const int code = run("train " + config +
+                           " cluster.devices_per_node=4 plan.mode=file plan.file=" + tmp.file("plan.json") +
                            " batch.prompts=16 train.steps=3 train.sft_stage.steps=2 train.eval_prompts=8"
-                           " train.threads=1 train.checkpoint_every=4 --no-progress --out " + run_dir,
+                           " train.threads=1 train.checkpoint_every=4 --no-progress --out " +
+                           run_dir,
                        &out);
   ASSERT_EQ(code, 0) << out;
 
   const auto full = metrics(run_dir);
-  ASSERT_TRUE(full.count(5)) << out;  // 2 SFT steps, then RL steps 3-5
+  ASSERT_TRUE(full.count(5)) << out;                        // 2 SFT steps, then RL steps 3-5
   EXPECT_GT(full.at(4)["realloc/bytes"].get<double>(), 0);  // the critic's missing tp half
   EXPECT_GT(full.at(4)["data/bytes"].get<double>(), 0);
 
@@ -95,8 +96,9 @@ TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
-  const std::string common = " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
-                             " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  const std::string common =
+      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
+      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
   std::string out;
   io::testing::write_file(tmp.file("colocated.json"), R"({"name": "colocated", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
@@ -105,13 +107,15 @@ TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
  {"name": "critic_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
-  ASSERT_EQ(run("train " + config + " plan.mode=file plan.file=" + tmp.file("colocated.json") + common + tmp.file("a"),
+  ASSERT_EQ(run("train " + config + " plan.mode=file plan.file=" + tmp.file("colocated.json") + common +
+                    tmp.file("a"),
                 &out),
             0)
       << out;
-  ASSERT_EQ(run("train " + config + " plan.mode=file plan.file=" + tmp.file("moved.json") + common + tmp.file("b"),
-                &out),
-            0)
+  ASSERT_EQ(
+      run("train " + config + " plan.mode=file plan.file=" + tmp.file("moved.json") + common + tmp.file("b"),
+          &out),
+      0)
       << out;
   const auto a = metrics(tmp.file("a")), b = metrics(tmp.file("b"));
   ASSERT_EQ(a.size(), b.size());
@@ -129,13 +133,14 @@ TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
 
 // The acceptance of the RLHF issue: PPO with the searched plan and with the co-located preset gives the same
 // curve (same seed, fp32, within round-off). On 4 CPU workers the search places the calls apart (train calls
-// on single devices, dp 1) while the preset trains with dp 4: reallocation, data moves and the dp degree leave
-// the mathematics unchanged.
+// on single devices, dp 1) while the preset trains with dp 4: reallocation, data moves and the dp degree
+// leave the mathematics unchanged.
 TEST(PlanExecution, SearchedPlanGivesTheCoLocatedPresetCurve) {
   TempDir tmp;
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
-  const std::string common = " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
-                             " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  const std::string common =
+      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
+      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
   std::string out;
   ASSERT_EQ(run("train " + config + " plan.mode=co-located" + common + tmp.file("a"), &out), 0) << out;
   ASSERT_EQ(run("train " + config + " plan.mode=search" + common + tmp.file("b"), &out), 0) << out;
@@ -161,12 +166,14 @@ TEST(PlanExecution, SearchedPlanGivesTheCoLocatedPresetCurve) {
 TEST(PlanExecution, RemaxGenerationsApartGiveTheCoLocatedCurve) {
   TempDir tmp;
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_remax.yaml";
-  const std::string common = " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
-                             " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  const std::string common =
+      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
+      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
   auto plan = [&](const std::string& name, const std::string& gen, const std::string& greedy) {
     io::testing::write_file(tmp.file(name), R"({"name": ")" + name + R"(", "mfcs": [
  {"name": "actor_gen", "mesh": ")" + gen + R"(", "dp": 2, "tp": 1, "pp": 1},
- {"name": "actor_greedy_gen", "mesh": ")" + greedy + R"(", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "actor_greedy_gen", "mesh": ")" + greedy +
+                                                R"(", "dp": 2, "tp": 1, "pp": 1},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
@@ -189,7 +196,8 @@ TEST(PlanExecution, RemaxGenerationsApartGiveTheCoLocatedCurve) {
   EXPECT_TRUE(b.at(6).contains("time/actor_greedy_gen_s"));
   int compared = 0;
   for (const auto& [step, rec] : a)
-    for (const char* key : {"reward/mean", "kl/mean", "loss/policy", "entropy", "loss/sft", "grad_norm/actor"})
+    for (const char* key :
+         {"reward/mean", "kl/mean", "loss/policy", "entropy", "loss/sft", "grad_norm/actor"})
       if (rec.contains(key)) {
         const double x = rec[key].get<double>(), y = b.at(step)[key].get<double>();
         EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << "step " << step << " " << key;

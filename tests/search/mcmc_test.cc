@@ -22,10 +22,11 @@ batch: {prompts: 64, prompt_len: 128, gen_len: 512, samples_per_prompt: 4, mini_
 }
 
 testing::FakeEvaluator grpo_evaluator(const DataflowGraph& g, double limit) {
-  return testing::FakeEvaluator(g, 8,
-                                {{"actor_gen", 40.0}, {"ref_inf", 6.0}, {"reward_inf", 5.0}, {"actor_inf", 6.0}, {"actor_train", 30.0}},
-                                {{"actor_gen", 3.0}, {"ref_inf", 1.0}, {"reward_inf", 1.0}, {"actor_inf", 1.0}, {"actor_train", 6.0}},
-                                limit, 0.8);
+  return testing::FakeEvaluator(
+      g, 8,
+      {{"actor_gen", 40.0}, {"ref_inf", 6.0}, {"reward_inf", 5.0}, {"actor_inf", 6.0}, {"actor_train", 30.0}},
+      {{"actor_gen", 3.0}, {"ref_inf", 1.0}, {"reward_inf", 1.0}, {"actor_inf", 1.0}, {"actor_train", 6.0}},
+      limit, 0.8);
 }
 
 TEST(Mcmc, ReachesTheExhaustiveOptimumOnEightDevices) {
@@ -110,7 +111,9 @@ TEST(Mcmc, OffloadsAModelWhenThatMakesThePlanFit) {
     using FakeEvaluator::FakeEvaluator;
     PlanScore evaluate(const ExecutionPlan& plan) override {
       PlanScore s = FakeEvaluator::evaluate(plan);
-      const auto has = [&](const char* m) { return std::count(plan.offload.begin(), plan.offload.end(), m) > 0; };
+      const auto has = [&](const char* m) {
+        return std::count(plan.offload.begin(), plan.offload.end(), m) > 0;
+      };
       if (!has("reward")) s.overflow_bytes += 1e9;  // does not fit unless the reward model leaves the devices
       if (has("ref")) s.time_s += 1.0;              // offloading costs load time
       return s;

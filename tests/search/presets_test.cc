@@ -68,7 +68,8 @@ TEST(Presets, RuntimeLimitsKeepGenerationUnpipelined) {
   const auto g = testing::ppo_7b();
   const Cluster c = testing::h100(2);
   std::map<std::string, double> work, mem;
-  for (const auto& m : g.mfcs) work[m.name] = 10, mem[m.name] = 60.0;  // over the limit of 10 below tp * pp = 8
+  for (const auto& m : g.mfcs)
+    work[m.name] = 10, mem[m.name] = 60.0;  // over the limit of 10 below tp * pp = 8
   testing::FakeEvaluator ev(g, 16, work, mem, 10.0, 0.5);
   const auto free = make_preset("co-located", g, c, ev);
   ASSERT_TRUE(free.has_value());
@@ -87,7 +88,8 @@ TEST(Presets, UnknownPresetNamesTheField) {
 }
 
 TEST(Presets, SftHasNothingToDisaggregateOrInterleave) {
-  const auto g = testing::graph_from_yaml("algorithm: sft\nmodels: {actor: llama2-7b}\nbatch: {prompts: 64, prompt_len: 512}\n");
+  const auto g = testing::graph_from_yaml(
+      "algorithm: sft\nmodels: {actor: llama2-7b}\nbatch: {prompts: 64, prompt_len: 512}\n");
   auto ev = ppo_evaluator(g, 8);
   EXPECT_FALSE(make_preset("disaggregated", g, testing::h100(1), ev).has_value());
   EXPECT_FALSE(make_preset("interleaving", g, testing::h100(1), ev).has_value());

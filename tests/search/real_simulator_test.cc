@@ -60,8 +60,7 @@ batch: {prompts: 256, prompt_len: 256, gen_len: 256, mini_batches: 2}
   options.search.max_steps = 3000;
   options.candidates.runtime_limits = true;
   const PlannerOutput out = plan_iteration(g, c, evaluator, options);
-  for (const auto& a : out.plan.assignments)
-    EXPECT_EQ(runtime_limit_problem(g, a), "") << a.mfc;
+  for (const auto& a : out.plan.assignments) EXPECT_EQ(runtime_limit_problem(g, a), "") << a.mfc;
   const MfcAssignment subset_train{"actor_train", DeviceMesh{8, 8}, Strategy{2, 4, 1, 1}};
   EXPECT_EQ(runtime_limit_problem(g, subset_train), "");
   const MfcAssignment pipelined_gen{"actor_gen", DeviceMesh{0, 16}, Strategy{4, 2, 2, 1}};
