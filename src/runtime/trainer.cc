@@ -168,6 +168,35 @@ class Trainer {
   void restore_loop_state(const Json& s);
   int64_t rl_optimizer_steps() const;
 
+  // One RL iteration's rows: row i answers prompt idx[i / group]; every rank can build any row's prompt, and
+  // responses and model outputs move between the calls' layouts by row (CallPlacement).
+  struct RlRows {
+    std::vector<int64_t> idx;
+    int64_t group = 1, n = 0;
+  };
+  const data::PromptRecord& record_of(const RlRows& rows, int64_t i) const {
+    return data_.prompts[size_t(rows.idx[size_t(i / rows.group)])];
+  }
+  std::vector<TokenIds> prompts_of(const RlRows& rows, const Range& r) const;
+  // Generation calls run together (ReMax's sampled and greedy generations overlap on disjoint devices): each
+  // call's responses on this rank's rows of the batch.
+  std::vector<std::vector<TokenIds>> generate(
+      const RlRows& rows, const std::vector<std::pair<std::string, SamplingOptions>>& calls);
+  // An inference call over `responses` (every rank's rows of the batch): (rows) or (rows, T) outputs.
+  using InferFn = std::function<at::Tensor(const CallContext&, model::Transformer&, const SequenceBatch&)>;
+  struct Inference {
+    std::string call, role;
+    InferFn fn;
+    const std::vector<TokenIds>* responses;
+  };
+  // Inference calls run together (they depend only on the responses, so calls on disjoint devices overlap):
+  // call name -> its output on this rank's rows of the batch, per-token outputs fitted to T columns.
+  std::map<std::string, at::Tensor> infer(const RlRows& rows, const std::vector<Inference>& calls, int64_t T);
+  // `batch` (this rank's rows of the batch layout) moved to a train call's layout (its home): each dp rank
+  // gets its share of every mini-batch (train_calls.h), and the PpoBatch is rebuilt there (empty elsewhere).
+  PpoBatch train_batch(const RlRows& rows, const std::string& call, const std::string& role,
+                       const std::vector<TokenIds>& responses, const PpoBatch& batch);
+
   Json sft_step(int64_t step);
   Json rm_step(int64_t step);
   Json rl_step(int64_t step);
@@ -486,26 +515,107 @@ Json Trainer::dpo_step(int64_t) {
   return from_call("actor_train", "actor", stats);
 }
 
+std::vector<TokenIds> Trainer::prompts_of(const RlRows& rows, const Range& r) const {
+  std::vector<TokenIds> out;
+  for (int64_t i = r.begin; i < r.end; ++i) out.push_back(codec_.encode(record_of(rows, i).prompt));
+  return out;
+}
+
+std::vector<std::vector<TokenIds>> Trainer::generate(
+    const RlRows& rows, const std::vector<std::pair<std::string, SamplingOptions>>& calls) {
+  const int64_t n = rows.n;
+  std::vector<Rows> produced(calls.size());
+  std::vector<Call> runs;
+  for (size_t k = 0; k < calls.size(); ++k)
+    runs.push_back({calls[k].first, "actor", [&, k](const CallContext& ctx, model::Transformer& m) {
+                      const auto& [call, options] = calls[k];
+                      const Range r = rows_in(call, "actor", n);
+                      SamplingOptions o = options;
+                      for (int64_t i = r.begin; i < r.end; ++i)
+                        o.row_seeds.push_back(mix_seed(options.seed, uint64_t(i), 1));
+                      const std::vector<TokenIds> p = prompts_of(rows, r);
+                      produced[k] = token_rows(
+                          "response", p.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, p, o));
+                    }});
+  run_together(runs);
+  std::vector<std::vector<TokenIds>> out;
+  for (size_t k = 0; k < calls.size(); ++k)
+    out.push_back(token_lists(
+        place_->rows_from(calls[k].first, place_->layout_of(calls[k].first, "actor"), n, produced[k]),
+        "response"));
+  return out;
+}
+
+std::map<std::string, at::Tensor> Trainer::infer(const RlRows& rows, const std::vector<Inference>& calls,
+                                                 int64_t T) {
+  const int64_t n = rows.n;
+  std::vector<Rows> in, out(calls.size());
+  for (const Inference& c : calls)
+    in.push_back(
+        place_->rows_to(c.call, place_->layout_of(c.call, c.role), n, token_rows("response", *c.responses)));
+  std::vector<Call> runs;
+  for (size_t k = 0; k < calls.size(); ++k)
+    runs.push_back({calls[k].call, calls[k].role, [&, k](const CallContext& ctx, model::Transformer& m) {
+                      const std::vector<TokenIds> r = token_lists(in[k], "response");
+                      if (r.empty()) return;
+                      const SequenceBatch b = make_sequence_batch(
+                          prompts_of(rows, rows_in(calls[k].call, calls[k].role, n)), r, codec_.pad_id());
+                      out[k]["y"] = calls[k].fn(ctx, m, b);
+                    }});
+  run_together(runs);
+  std::map<std::string, at::Tensor> ys;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const Layout layout = place_->layout_of(calls[k].call, calls[k].role);
+    ys[calls[k].call] = fit_columns(place_->rows_from(calls[k].call, layout, n, out[k]).at("y"), T);
+  }
+  return ys;
+}
+
+PpoBatch Trainer::train_batch(const RlRows& rows, const std::string& call, const std::string& role,
+                              const std::vector<TokenIds>& responses, const PpoBatch& batch) {
+  const int64_t n = rows.n;
+  const Range mine = samples_of(n, place_->batch_layout(), rank());
+  Rows fields = token_rows("response", responses);
+  fields["index"] = at::arange(mine.begin, mine.end, at::kLong);
+  fields["old_logprobs"] = batch.old_logprobs;
+  fields["ref_logprobs"] = batch.ref_logprobs;
+  fields["advantages"] = batch.advantages;
+  if (batch.returns.defined()) fields["returns"] = batch.returns, fields["old_values"] = batch.old_values;
+  const Layout layout = place_->layout_of(call, role);
+  const Rows got =
+      place_->rows_to(call, layout, n, fields, mini_batch_count(n, in_.algorithm.batch.mini_batches));
+  PpoBatch b;
+  if (!layout.contains(rank())) return b;  // the call runs elsewhere
+  std::vector<TokenIds> p;
+  if (got.count("index")) {
+    const at::Tensor index = got.at("index").contiguous();
+    for (int64_t k = 0; k < index.size(0); ++k)
+      p.push_back(codec_.encode(record_of(rows, index[k].item<int64_t>()).prompt));
+  }
+  b.seqs = make_sequence_batch(p, token_lists(got, "response"), codec_.pad_id());
+  const int64_t t = b.seqs.batch.tokens.size(1);
+  auto field = [&](const char* name) {
+    return got.count(name) ? fit_columns(got.at(name), t) : at::Tensor();
+  };
+  b.old_logprobs = field("old_logprobs");
+  b.ref_logprobs = field("ref_logprobs");
+  b.advantages = field("advantages");
+  b.returns = field("returns");
+  b.old_values = field("old_values");
+  return b;
+}
+
 Json Trainer::rl_step(int64_t step) {
   const BatchShape& bs = in_.algorithm.batch;
   const PpoConfig& ppo = t_.ppo;
   const int64_t group = algorithm_ == "grpo" ? std::max<int64_t>(1, bs.samples_per_prompt) : 1;
   const std::vector<int64_t> idx = prompt_sampler_->next(bs.prompts);
-  // Row i of the step's batch answers prompt idx[i / group]. Every rank can build any row's prompt; generated
-  // responses and model outputs move between the calls' layouts by row (CallPlacement).
-  const int64_t n = bs.prompts * group;
-  auto record_of = [&](int64_t i) -> const data::PromptRecord& {
-    return data_.prompts[size_t(idx[size_t(i / group)])];
-  };
-  auto prompts_of = [&](const Range& r) {
-    std::vector<TokenIds> out;
-    for (int64_t i = r.begin; i < r.end; ++i) out.push_back(codec_.encode(record_of(i).prompt));
-    return out;
-  };
+  const RlRows rows_of_step{idx, group, bs.prompts * group};
+  const int64_t n = rows_of_step.n;
   const Range mine = samples_of(n, place_->batch_layout(), rank());
   std::vector<data::PromptRecord> records;
-  for (int64_t i = mine.begin; i < mine.end; ++i) records.push_back(record_of(i));
-  const std::vector<TokenIds> prompts = prompts_of(mine);
+  for (int64_t i = mine.begin; i < mine.end; ++i) records.push_back(record_of(rows_of_step, i));
+  const std::vector<TokenIds> prompts = prompts_of(rows_of_step, mine);
 
   SamplingOptions so;
   so.max_new_tokens = bs.gen_len;
@@ -515,37 +625,13 @@ Json Trainer::rl_step(int64_t step) {
   so.stop_tokens = codec_.stop_tokens();
   so.pad_id = codec_.pad_id();
   so.seed = mix_seed(t_.seed, uint64_t(step), 0);
-  // Generation calls, each on its layout and run together (ReMax's sampled and greedy generations overlap on
-  // disjoint devices); each call's responses come back to this rank's rows of the batch.
-  auto generate = [&](const std::vector<std::pair<std::string, SamplingOptions>>& calls) {
-    std::vector<Rows> produced(calls.size());
-    std::vector<Call> runs;
-    for (size_t k = 0; k < calls.size(); ++k)
-      runs.push_back({calls[k].first, "actor", [&, k](const CallContext& ctx, model::Transformer& m) {
-                        const auto& [call, options] = calls[k];
-                        const Range r = rows_in(call, "actor", n);
-                        SamplingOptions o = options;
-                        for (int64_t i = r.begin; i < r.end; ++i)
-                          o.row_seeds.push_back(mix_seed(options.seed, uint64_t(i), 1));
-                        const std::vector<TokenIds> p = prompts_of(r);
-                        produced[k] = token_rows(
-                            "response", p.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, p, o));
-                      }});
-    run_together(runs);
-    std::vector<std::vector<TokenIds>> out;
-    for (size_t k = 0; k < calls.size(); ++k)
-      out.push_back(token_lists(
-          place_->rows_from(calls[k].first, place_->layout_of(calls[k].first, "actor"), n, produced[k]),
-          "response"));
-    return out;
-  };
   std::vector<std::pair<std::string, SamplingOptions>> generations{{"actor_gen", so}};
   if (algorithm_ == "remax") {
     SamplingOptions greedy = so;
     greedy.greedy = true;
     generations.push_back({"actor_greedy_gen", greedy});
   }
-  const std::vector<std::vector<TokenIds>> generated = generate(generations);
+  const std::vector<std::vector<TokenIds>> generated = generate(rows_of_step, generations);
   const std::vector<TokenIds>& responses = generated[0];
   // ReMax's baseline: the greedy responses (empty for other algorithms).
   const std::vector<TokenIds> greedy_responses =
@@ -554,36 +640,6 @@ Json Trainer::rl_step(int64_t step) {
   const at::Tensor& mask = seqs.response_mask;
   const int64_t T = seqs.batch.tokens.size(1);
 
-  // Inference calls over the rows of `resp`, run together (they depend only on the responses, so calls on
-  // disjoint devices overlap): each call's (rows) or (rows, T) output on this rank's rows of the batch.
-  using InferFn = std::function<at::Tensor(const CallContext&, model::Transformer&, const SequenceBatch&)>;
-  struct Inference {
-    std::string call, role;
-    InferFn fn;
-    const std::vector<TokenIds>* responses;
-  };
-  auto infer = [&](const std::vector<Inference>& calls) {
-    std::vector<Rows> in, out(calls.size());
-    for (const Inference& c : calls)
-      in.push_back(place_->rows_to(c.call, place_->layout_of(c.call, c.role), n,
-                                   token_rows("response", *c.responses)));
-    std::vector<Call> runs;
-    for (size_t k = 0; k < calls.size(); ++k)
-      runs.push_back({calls[k].call, calls[k].role, [&, k](const CallContext& ctx, model::Transformer& m) {
-                        const std::vector<TokenIds> r = token_lists(in[k], "response");
-                        if (r.empty()) return;
-                        const SequenceBatch b = make_sequence_batch(
-                            prompts_of(rows_in(calls[k].call, calls[k].role, n)), r, codec_.pad_id());
-                        out[k]["y"] = calls[k].fn(ctx, m, b);
-                      }});
-    run_together(runs);
-    std::map<std::string, at::Tensor> ys;
-    for (size_t k = 0; k < calls.size(); ++k) {
-      const Layout layout = place_->layout_of(calls[k].call, calls[k].role);
-      ys[calls[k].call] = fit_columns(place_->rows_from(calls[k].call, layout, n, out[k]).at("y"), T);
-    }
-    return ys;
-  };
   const InferFn reward_scores = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
     return scores_call(ctx, m, b);
   };
@@ -610,7 +666,7 @@ Json Trainer::rl_step(int64_t step) {
   inferences.push_back({"ref_inf", "ref", logprobs, &responses});
   inferences.push_back({"actor_inf", "actor", logprobs, &responses});
   if (critic_) inferences.push_back({"critic_inf", "critic", critic_values, &responses});
-  const std::map<std::string, at::Tensor> inferred = infer(inferences);
+  const std::map<std::string, at::Tensor> inferred = infer(rows_of_step, inferences, T);
   at::Tensor scores =
       with_stop_penalty(reward_ ? inferred.at("reward_inf") : rule_scores(responses), responses);
   const at::Tensor raw_scores = scores.clone();
@@ -667,43 +723,12 @@ Json Trainer::rl_step(int64_t step) {
   ao.epochs = bs.epochs;
   ao.mini_batches = bs.mini_batches;
 
-  // The batch moved to a train call's layout (its home): each dp rank gets its share of every mini-batch
-  // (train_calls.h), then the PpoBatch is rebuilt there.
-  auto batch_for = [&](const std::string& call, const std::string& role) {
-    Rows rows = token_rows("response", responses);
-    rows["index"] = at::arange(mine.begin, mine.end, at::kLong);
-    rows["old_logprobs"] = batch.old_logprobs;
-    rows["ref_logprobs"] = batch.ref_logprobs;
-    rows["advantages"] = batch.advantages;
-    if (batch.returns.defined()) rows["returns"] = batch.returns, rows["old_values"] = batch.old_values;
-    const Layout layout = place_->layout_of(call, role);
-    const Rows got = place_->rows_to(call, layout, n, rows, mini_batch_count(n, bs.mini_batches));
-    PpoBatch b;
-    if (!layout.contains(rank())) return b;  // the call runs elsewhere
-    std::vector<TokenIds> p;
-    if (got.count("index")) {
-      const at::Tensor index = got.at("index").contiguous();
-      for (int64_t k = 0; k < index.size(0); ++k)
-        p.push_back(codec_.encode(record_of(index[k].item<int64_t>()).prompt));
-    }
-    const std::vector<TokenIds> r = token_lists(got, "response");
-    b.seqs = make_sequence_batch(p, r, codec_.pad_id());
-    const int64_t t = b.seqs.batch.tokens.size(1);
-    auto field = [&](const char* name) {
-      return got.count(name) ? fit_columns(got.at(name), t) : at::Tensor();
-    };
-    b.old_logprobs = field("old_logprobs");
-    b.ref_logprobs = field("ref_logprobs");
-    b.advantages = field("advantages");
-    b.returns = field("returns");
-    b.old_values = field("old_values");
-    return b;
-  };
   // The actor and critic updates run together (on disjoint devices they overlap); their statistics come from
   // each call's first rank (a call may run on a subset of the ranks).
   Json actor_stats, critic_stats = Json::object();
-  const PpoBatch actor_batch = batch_for("actor_train", "actor");
-  const PpoBatch critic_batch = critic_ ? batch_for("critic_train", "critic") : PpoBatch{};
+  const PpoBatch actor_batch = train_batch(rows_of_step, "actor_train", "actor", responses, batch);
+  const PpoBatch critic_batch =
+      critic_ ? train_batch(rows_of_step, "critic_train", "critic", responses, batch) : PpoBatch{};
   std::vector<Call> updates{{"actor_train", "actor", [&](const CallContext& ctx, model::Transformer&) {
                                const ActorStats as = actor_train_call(ctx, *actor_, actor_batch, ao);
                                actor_stats = Json{{"loss/policy", as.policy_loss},
