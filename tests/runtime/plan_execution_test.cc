@@ -123,12 +123,8 @@ TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
   // its own slices), but their batch rows do move.
   EXPECT_EQ(b.at(4)["realloc/bytes"].get<double>(), 0);
   EXPECT_GT(b.at(4)["data/bytes"].get<double>(), 0);
-  for (const auto& [step, rec] : a)
-    for (const char* key : {"reward/mean", "kl/mean", "loss/policy", "loss/value", "entropy", "loss/sft"})
-      if (rec.contains(key)) {
-        const double x = rec[key].get<double>(), y = b.at(step)[key].get<double>();
-        EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << "step " << step << " " << key;
-      }
+  testing::expect_same_curve(a, b,
+                             {"reward/mean", "kl/mean", "loss/policy", "loss/value", "entropy", "loss/sft"});
 }
 
 // The acceptance of the RLHF issue: PPO with the searched plan and with the co-located preset gives the same
@@ -149,16 +145,10 @@ TEST(PlanExecution, SearchedPlanGivesTheCoLocatedPresetCurve) {
   EXPECT_NE(plan_a["mfcs"], plan_b["mfcs"]) << "the search chose the preset itself: nothing is compared";
   const auto a = metrics(tmp.file("a")), b = metrics(tmp.file("b"));
   ASSERT_EQ(a.size(), b.size());
-  int compared = 0;
-  for (const auto& [step, rec] : a)
-    for (const char* key : {"reward/mean", "kl/mean", "loss/policy", "loss/value", "entropy", "loss/sft",
-                            "grad_norm/actor", "grad_norm/critic"})
-      if (rec.contains(key)) {
-        const double x = rec[key].get<double>(), y = b.at(step)[key].get<double>();
-        EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << "step " << step << " " << key;
-        ++compared;
-      }
-  EXPECT_GE(compared, 3 * 2 + 3 * 7);
+  EXPECT_GE(testing::expect_same_curve(a, b,
+                                       {"reward/mean", "kl/mean", "loss/policy", "loss/value", "entropy",
+                                        "loss/sft", "grad_norm/actor", "grad_norm/critic"}),
+            3 * 2 + 3 * 7);
 }
 
 // ReMax end to end on 4 workers: the sampled and the greedy generation run together on disjoint halves, and
@@ -194,16 +184,9 @@ TEST(PlanExecution, RemaxGenerationsApartGiveTheCoLocatedCurve) {
   ASSERT_EQ(a.size(), b.size());
   ASSERT_TRUE(b.count(6)) << out;
   EXPECT_TRUE(b.at(6).contains("time/actor_greedy_gen_s"));
-  int compared = 0;
-  for (const auto& [step, rec] : a)
-    for (const char* key :
-         {"reward/mean", "kl/mean", "loss/policy", "entropy", "loss/sft", "grad_norm/actor"})
-      if (rec.contains(key)) {
-        const double x = rec[key].get<double>(), y = b.at(step)[key].get<double>();
-        EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << "step " << step << " " << key;
-        ++compared;
-      }
-  EXPECT_GE(compared, 3 * 2 + 3 * 5);
+  EXPECT_GE(testing::expect_same_curve(
+                a, b, {"reward/mean", "kl/mean", "loss/policy", "entropy", "loss/sft", "grad_norm/actor"}),
+            3 * 2 + 3 * 5);
 }
 
 }  // namespace

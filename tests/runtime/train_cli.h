@@ -2,8 +2,11 @@
 // read the metrics it wrote.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -33,6 +36,25 @@ inline std::map<int64_t, Json> read_metrics(const std::string& run_dir) {
     out[j["step"].get<int64_t>()] = j;
   }
   return out;
+}
+
+// Expects every `keys` statistic that run `a` recorded to equal run `b`'s at the same step within 1e-4
+// relative (fp32 round-off of a different layout). Returns how many values it compared.
+inline int expect_same_curve(const std::map<int64_t, Json>& a, const std::map<int64_t, Json>& b,
+                             std::initializer_list<const char*> keys) {
+  int compared = 0;
+  for (const auto& [step, rec] : a)
+    for (const char* key : keys)
+      if (rec.contains(key)) {
+        if (!b.count(step) || !b.at(step).contains(key)) {
+          ADD_FAILURE() << "step " << step << " " << key << " missing from the second run";
+          continue;
+        }
+        const double x = rec[key].get<double>(), y = b.at(step)[key].get<double>();
+        EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << "step " << step << " " << key;
+        ++compared;
+      }
+  return compared;
 }
 
 }  // namespace realign::testing
