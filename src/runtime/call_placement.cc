@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "model/transformer.h"
+#include "runtime/call_waves.h"
 
 namespace realign::runtime {
 
@@ -73,9 +74,15 @@ void CallPlacement::run_call(const std::string& call, const std::string& role, c
 }
 
 void CallPlacement::run_calls(const std::vector<CallRun>& runs) {
-  // This rank's shards for each call that runs away from its model's home (empty map: not moved).
-  std::vector<std::optional<ShardMap>> moved(runs.size());
-  for (size_t i = 0; i < runs.size(); ++i) {
+  std::vector<CallWaveInput> inputs;
+  for (const CallRun& r : runs) inputs.push_back({home(r.role), r.layout});
+  for (const std::vector<size_t>& wave : call_waves(inputs)) run_wave(runs, wave);
+}
+
+void CallPlacement::run_wave(const std::vector<CallRun>& runs, const std::vector<size_t>& wave) {
+  // This rank's shards for each call that runs away from its model's home (empty: not moved).
+  std::map<size_t, ShardMap> moved;
+  for (size_t i : wave) {
     const CallRun& r = runs[i];
     const Layout home_layout = home(r.role);
     REALIGN_CHECK((r.home_model != nullptr) == home_layout.contains(rank()))
@@ -89,19 +96,20 @@ void CallPlacement::run_calls(const std::vector<CallRun>& runs) {
     realloc_bytes_ += stats.bytes_received;
     if (r.layout.contains(rank())) record(r.call, "realloc", r.layout, start, stats.bytes_received);
   }
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i : wave) {
     const CallRun& r = runs[i];
     const auto start = Clock::now();
     const std::optional<CallContext> ctx = context(r.call, r.layout);
     if (!ctx) continue;
-    if (!moved[i]) {
+    auto copied = moved.find(i);
+    if (copied == moved.end()) {
       r.body(*ctx, *r.home_model);
     } else {
       const Layout::Coord c = r.layout.coord_of(rank());
       model::Transformer copy(r.shape.spec, r.shape.head, {ctx->tp, c.pp, r.layout.pp}, r.shape.dtype,
                               r.shape.device);
-      copy.load_shards(*moved[i]);
-      moved[i].reset();  // the copy holds the shards now
+      copy.load_shards(copied->second);
+      moved.erase(copied);  // the copy holds the shards now
       r.body(*ctx, copy);
     }
     record(r.call, "call", r.layout, start, 0);

@@ -63,10 +63,10 @@ class CallPlacement {
     model::Transformer* home_model = nullptr;
     CallBody body;
   };
-  // Runs calls that do not depend on each other: first every parameter move, then the bodies in order, each
-  // on its own ranks, so that calls on disjoint devices overlap (no rank waits for a move from a rank busy
-  // with another call). Every rank of the run calls this with the same list (collective over the homes and
-  // the calls' layouts).
+  // Runs calls that do not depend on each other, in waves (call_waves.h): in a wave, first every parameter
+  // move, then the bodies in order, each on its own ranks, so that calls on disjoint devices overlap while a
+  // rank holds one reallocated copy at a time. Every rank of the run calls this with the same list
+  // (collective over the homes and the calls' layouts).
   void run_calls(const std::vector<CallRun>& runs);
   // One call in its plan layout (layout_of).
   void run_call(const std::string& call, const std::string& role, const ModelShape& shape,
@@ -88,6 +88,7 @@ class CallPlacement {
   int64_t data_bytes() const { return data_bytes_; }
 
  private:
+  void run_wave(const std::vector<CallRun>& runs, const std::vector<size_t>& wave);
   ShardMover& mover(const std::string& role, const ModelShape& shape);
   void record(const std::string& name, const std::string& kind, const Layout& layout,
               std::chrono::steady_clock::time_point start, int64_t bytes);
