@@ -28,6 +28,7 @@ struct Context {
   const ShardSizes& shards;
   Link tp_link, pp_link, dp_link;
   double gemm_rate, attn_rate, mem_rate;
+  MfcKind kind;
 };
 
 // FLOPs of one transformer layer for `tokens` tokens (matmuls; attention over `context` tokens), and of the
@@ -44,6 +45,25 @@ double head_flops(const ModelRole& r, double tokens) {
   return 2.0 * tokens * out * double(r.spec.hidden);
 }
 
+// The tensor-parallel collectives outside the layers of one forward pass over `tokens` tokens, `head_tokens`
+// of them through the head. The vocabulary-parallel embedding sums its slices (one all-reduce of the
+// activations); a language-model head either reduces its log-softmax over the vocabulary slices (max, sum
+// and target logit: three all-reduces of one float per token) or, to sample, gathers the logits and
+// broadcasts the sampled tokens. A value head is replicated. These matter for small models, where they are a
+// large share of all of a pass's collectives.
+double tp_edges_s(const Context& c, int stage, double tokens, double head_tokens) {
+  if (c.s.tp <= 1) return 0;
+  double t = 0;
+  if (stage == 0) t += ring_allreduce_s(tokens * double(c.model.spec.hidden) * kActivationBytes, c.s.tp, c.tp_link);
+  if (stage == c.s.pp - 1 && c.model.head == HeadKind::kLanguageModel) {
+    if (c.kind == MfcKind::kGenerate)
+      t += p2p_s(head_tokens * double(c.model.spec.vocab) * 4.0, c.tp_link) + p2p_s(head_tokens * 8.0, c.tp_link);
+    else
+      t += 3.0 * ring_allreduce_s(head_tokens * 4.0, c.s.tp, c.tp_link);
+  }
+  return t;
+}
+
 // Forward of `tokens` tokens (context `context`) through stage `stage`, `head_tokens` of them through the
 // head.
 StageCost stage_forward(const Context& c, int stage, double tokens, double context, double head_tokens) {
@@ -56,9 +76,19 @@ StageCost stage_forward(const Context& c, int stage, double tokens, double conte
                 c.s.tp;
   if (stage == c.s.pp - 1) out.compute += head_flops(c.model, head_tokens) / c.gemm_rate / c.s.tp;
   // Megatron's f/g: one all-reduce after attention, one after the MLP.
-  out.comm = layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link);
+  out.comm = layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link) +
+             tp_edges_s(c, stage, tokens, head_tokens);
   out.overhead = layers * c.p.layer_launch_overhead_s.value;
   return out;
+}
+
+// The tensor-parallel collectives of a stage's backward pass: Megatron's f (all-reduce of the input gradient)
+// before attention and MLP of each layer, and before a language-model head.
+double stage_backward_comm_s(const Context& c, int stage, double tokens) {
+  const double activation = tokens * double(c.model.spec.hidden) * kActivationBytes;
+  double syncs = 2.0 * double(stage_layers(c.model.spec.n_layers, stage, c.s.pp).size());
+  if (stage == c.s.pp - 1 && c.model.head == HeadKind::kLanguageModel) syncs += 1;
+  return syncs * ring_allreduce_s(activation, c.s.tp, c.tp_link);
 }
 
 double pp_handoff_s(const Context& c, double tokens) {
@@ -94,16 +124,22 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const double context = double(mfc.seq_len()) / 2.0;  // causal attention
   // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and the
   // activation (forward) and its gradient (backward) crossing each stage boundary.
-  const StageCost fwd = slowest_stage(c, mb_tokens, context, mb_tokens);
-  StageCost slot;
-  slot.compute = 3.0 * fwd.compute;
-  slot.comm = 2.0 * fwd.comm + 2.0 * pp_handoff_s(c, mb_tokens);
-  slot.overhead = 3.0 * fwd.overhead;
+  StageCost fwd, slot;
+  for (int stage = 0; stage < c.s.pp; ++stage) {
+    const StageCost f = stage_forward(c, stage, mb_tokens, context, mb_tokens);
+    StageCost both;
+    both.compute = 3.0 * f.compute;
+    both.comm = f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_handoff_s(c, mb_tokens);
+    both.overhead = 3.0 * f.overhead;
+    if (both.total() > slot.total()) slot = both, fwd = f;
+  }
   const double slots = double(c.s.micro_batches + c.s.pp - 1);
   // The gradient all-reduce over dp (bf16 gradients of the largest shard) and the memory-bound Adam step:
   // read the bf16 gradient (2), read+write fp32 master, m and v (24), write the bf16 weight (2) = 28 bytes.
   const double shard = double(c.shards.max());
-  const double dp_comm = ring_allreduce_s(shard * kGradBytesPerParam, c.s.dp, c.dp_link);
+  // Clipping sums the squared gradient norm over the tp and pp groups (one scalar each).
+  const double dp_comm = ring_allreduce_s(shard * kGradBytesPerParam, c.s.dp, c.dp_link) +
+                         ring_allreduce_s(8.0, c.s.tp, c.tp_link) + ring_allreduce_s(8.0, c.s.pp, c.pp_link);
   const double optimizer = shard * 28.0 / c.mem_rate;
   const double steps = double(mfc.train_steps());
   // A pipelined update of a pair loss (runtime/call_forward.h) first runs a pipelined forward without
@@ -166,7 +202,8 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
             wide ? inter : intra,
             p.peak_flops.value * p.gemm_efficiency.value,
             p.peak_flops.value * p.attention_efficiency.value,
-            p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value};
+            p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value,
+            mfc.kind};
   CallEstimate e;
   const double seq_len = double(mfc.seq_len());
   switch (mfc.kind) {

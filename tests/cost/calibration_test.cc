@@ -77,9 +77,12 @@ TEST(Calibration, PartsAddUpToTheEstimate) {
   for (size_t i = 0; i < calls.size(); ++i) {
     double sum = 0;
     for (double p : parts[i]) sum += p;
-    // Decode is max(compute, memory) per step, so the parts may exceed it there; elsewhere they add up.
+    // Decode is max(compute, memory) per step, and a pipeline is paced by its slowest stage, which may be a
+    // different stage for each group alone (the embedding's collective on the first, the head's on the
+    // last): there the parts may exceed the estimate, by a few percent; elsewhere they add up.
     EXPECT_GE(sum, calls[i].seconds * (1 - 1e-9)) << calls[i].assignment.mfc;
-    if (s.graph.mfcs[size_t(calls[i].mfc)].kind != MfcKind::kGenerate) {
+    EXPECT_LE(sum, calls[i].seconds * 1.05) << calls[i].assignment.mfc;
+    if (s.graph.mfcs[size_t(calls[i].mfc)].kind != MfcKind::kGenerate && calls[i].assignment.strategy.pp == 1) {
       EXPECT_NEAR(sum, calls[i].seconds, 1e-9 * calls[i].seconds) << calls[i].assignment.mfc;
     }
   }

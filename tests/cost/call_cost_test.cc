@@ -83,6 +83,27 @@ TEST(CallCost, APipelinedPairLossUpdateCostsOneMoreForward) {
   }
 }
 
+TEST(CallCost, TensorParallelCallsPayTheEmbeddingAndHeadCollectives) {
+  // ref_inf (language-model head) and critic_inf (value head) of the same model and batch: at tp = 1 they
+  // communicate nothing; at tp = 2 both pay the embedding's all-reduce and the layers' two per layer, and the
+  // language-model head three more (max, sum and target logit of its vocabulary-parallel log-softmax), each
+  // one latency per micro-batch.
+  const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3);
+  const Cluster c = make_cluster(1, 8);
+  HardwareProfile p = default_profile(c.device);
+  p.intra_node_bandwidth.value = 1e30;  // latency only
+  const double latency = p.intra_node_latency_s.value;
+  for (int mb : {1, 4}) {
+    const CallEstimate ref = estimate_call(g, c, p, g.mfc_index("ref_inf"), assign("ref_inf", 0, 1, 2, 1, mb));
+    const CallEstimate critic =
+        estimate_call(g, c, p, g.mfc_index("critic_inf"), assign("critic_inf", 0, 1, 2, 1, mb));
+    const double layers = double(g.model("critic").spec.n_layers);
+    EXPECT_NEAR(critic.comm_s, mb * (1 + 2 * layers) * latency, 1e-12) << mb;
+    EXPECT_NEAR(ref.comm_s - critic.comm_s, mb * 3 * latency, 1e-12) << mb;
+    EXPECT_EQ(estimate_call(g, c, p, g.mfc_index("ref_inf"), assign("ref_inf", 0, 1, 1, 1, mb)).comm_s, 0);
+  }
+}
+
 TEST(CallCost, MoreMicroBatchesShrinkThePipelineBubble) {
   const DataflowGraph g = make_graph("sft", "llama2-7b", 256, 1024, 0);
   const Cluster c = make_cluster(1, 8);
