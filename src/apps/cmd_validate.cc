@@ -1,7 +1,9 @@
 // `realign validate CONFIG --plans N`: runs N plans (the presets, then random valid ones) for a few RL steps
-// each on local workers (`realign train` with the plan as a file), and sets each plan's measured iteration
-// time and per-call times beside the simulator's estimate: per-plan and per-call error, the median absolute
-// error and Kendall's tau over plans. `--svg` draws one plan's estimated and measured timelines together.
+// each on local workers (`realign train` with the plan as a file), `--rounds R` times round-robin, and sets
+// each plan's measured iteration time and per-call times (medians over the pooled steps) beside the
+// simulator's estimate: per-plan and per-call error, each call's estimate split by coefficient group, the
+// median absolute error and Kendall's tau over plans. `--calibrate` fits the profile to the measurements;
+// `--svg` draws one plan's estimated and measured timelines together.
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -26,6 +28,7 @@ struct Args {
   std::vector<std::string> overrides;
   int plans = 10;
   int steps = 4;
+  int rounds = 1;  // each plan runs this many times, round-robin over the plans
   uint64_t seed = 1;
   std::string svg, out = "validate", calibrate;
   bool json = false;
@@ -37,29 +40,44 @@ struct Measured {
   std::map<std::string, double> calls;  // call -> seconds, median over the measured steps
 };
 
-// Runs `realign train` on the plan and reads the median step time of the RL steps after the first (warm-up).
-Measured measure(const Args& args, const std::string& config_file, const std::string& plan_file,
-                 const std::string& run_dir) {
+// The run directories of a plan: round 1 in <out>/<name>, round r > 1 in <out>/<name>.run<r>.
+std::string run_dir_of(const Args& args, const std::string& plan, int round) {
+  return args.out + "/" + plan + (round == 1 ? "" : ".run" + std::to_string(round));
+}
+
+// Runs `realign train` on the plan into `run_dir`.
+void run_plan(const Args& args, const std::string& plan_file, const std::string& run_dir) {
+  fs::remove_all(run_dir);
   std::ostringstream cmd;
-  cmd << comm::current_executable() << " train " << config_file;
+  cmd << comm::current_executable() << " train " << args.config;
   for (const std::string& o : args.overrides) cmd << " '" << o << "'";
   cmd << " plan.mode=file plan.file=" << plan_file << " train.steps=" << args.steps
       << " train.sft_stage.steps=0 train.checkpoint_every=0 train.eval_prompts=0 --no-progress --out " << run_dir
       << " > " << run_dir << ".log 2>&1";
-  if (!args.rescore && std::system(cmd.str().c_str()) != 0)
+  if (std::system(cmd.str().c_str()) != 0)
     throw Error("validate", "the run of " + plan_file + " failed; see " + run_dir + ".log");
-  if (args.rescore && !std::filesystem::exists(run_dir + "/metrics.jsonl"))
-    throw Error("--rescore", run_dir + " holds no run; run validate with the same --out, --plans and --seed first");
+}
+
+// The median step and call times of a plan's RL steps after the first (warm-up) of each run, pooled over
+// its rounds (every round found, for --rescore).
+Measured read_measurement(const Args& args, const std::string& plan) {
   std::vector<double> steps;
   std::map<std::string, std::vector<double>> calls;
-  std::istringstream lines(runtime::read_text_file(run_dir + "/metrics.jsonl"));
-  for (std::string line; std::getline(lines, line);) {
-    const Json j = Json::parse(line);
-    if (j.value("stage", "") != "rl" || j["step"].get<int64_t>() < 2) continue;
-    steps.push_back(j["time/step_s"].get<double>());
-    for (const auto& [key, v] : j.items())
-      if (key.rfind("time/", 0) == 0 && key != "time/step_s")
-        calls[key.substr(5, key.size() - 7)].push_back(v.get<double>());
+  for (int round = 1;; ++round) {
+    const std::string run_dir = run_dir_of(args, plan, round);
+    if (!fs::exists(run_dir + "/metrics.jsonl")) {
+      if (round > 1) break;
+      throw Error("--rescore", run_dir + " holds no run; run validate with the same --out, --plans and --seed first");
+    }
+    std::istringstream lines(runtime::read_text_file(run_dir + "/metrics.jsonl"));
+    for (std::string line; std::getline(lines, line);) {
+      const Json j = Json::parse(line);
+      if (j.value("stage", "") != "rl" || j["step"].get<int64_t>() < 2) continue;
+      steps.push_back(j["time/step_s"].get<double>());
+      for (const auto& [key, v] : j.items())
+        if (key.rfind("time/", 0) == 0 && key != "time/step_s")
+          calls[key.substr(5, key.size() - 7)].push_back(v.get<double>());
+    }
   }
   if (steps.empty()) throw Error("validate.steps", "needs at least 2 RL steps (the first is a warm-up)");
   Measured m;
@@ -92,8 +110,12 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
                                std::to_string(plans.size()) + " plans measured by `realign validate` on " +
                                cpu_model_name() + " (" + std::to_string(config.cluster.n_devices()) + " local workers)";
   const Calibration c = calibrate(config.graph, config.cluster, profile, call_times, evidence);
-  runtime::write_text_file(args.calibrate, to_json(c.profile).dump(2) + "\n");
-  Simulator calibrated(config.graph, config.cluster, c.profile);
+  std::vector<ExecutionPlan> plan_list;
+  for (const CandidatePlan& p : plans) plan_list.push_back(p.plan);
+  const HardwareProfile fitted =
+      fit_iteration_overhead(config.graph, config.cluster, c.profile, plan_list, measured, evidence);
+  runtime::write_text_file(args.calibrate, to_json(fitted).dump(2) + "\n");
+  Simulator calibrated(config.graph, config.cluster, fitted);
   std::vector<double> estimated, errors;
   for (size_t i = 0; i < plans.size(); ++i) {
     estimated.push_back(calibrated.run(plans[i].plan).iteration_time_s);
@@ -104,6 +126,7 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
     if (g.fitted) scales[g.group] = g.scale;
   return Json{{"profile", args.calibrate},
               {"scales", scales},
+              {"iteration_overhead_s", fitted.iteration_overhead_s.value},
               {"call_median_error_before", c.median_error_before},
               {"call_median_error_after", c.median_error_after},
               {"median_abs_error", median(errors)},
@@ -120,6 +143,10 @@ void add_validate_command(CLI::App& app) {
   sub->add_option("--plans", args->plans, "How many plans to run (presets first, then random valid ones)")
       ->capture_default_str();
   sub->add_option("--steps", args->steps, "RL steps per plan (the first is not measured)")->capture_default_str();
+  sub->add_option("--rounds", args->rounds,
+                  "Run every plan this many times, round-robin over the plans, and pool their steps: a drift of "
+                  "the machine's speed spreads over all plans instead of favouring some")
+      ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the random plans")->capture_default_str();
   sub->add_option("--out", args->out, "Directory for the runs")->capture_default_str();
   sub->add_option("--svg", args->svg, "Draw the first plan's estimated and measured timelines to this SVG");
@@ -132,6 +159,7 @@ void add_validate_command(CLI::App& app) {
   on_run(sub, [args] {
     if (args->plans < 2) throw Error("--plans", "needs at least 2 plans to rank");
     if (args->steps < 2) throw Error("--steps", "needs at least 2 steps (the first is a warm-up)");
+    if (args->rounds < 1) throw Error("--rounds", "needs at least 1 round");
     const RunConfig config = load_run_config(args->config, args->overrides);
     const HardwareProfile profile = config.profile_path.empty() ? default_profile(config.cluster.device)
                                                                 : load_hardware_profile(config.profile_path);
@@ -145,18 +173,24 @@ void add_validate_command(CLI::App& app) {
       for (const CandidatePlan& p : plans) names += p.name + "\n";
       runtime::write_text_file(args->out + "/plans.txt", names);
     }
+    if (!args->rescore) {
+      for (const CandidatePlan& p : plans) save_plan_file(p.plan, args->out + "/" + p.name + ".plan.json");
+      for (int round = 1; round <= args->rounds; ++round)
+        for (size_t i = 0; i < plans.size(); ++i) {
+          std::fprintf(stderr, "[%zu/%zu] %s%s ...\n", i + 1, plans.size(), plans[i].name.c_str(),
+                       args->rounds > 1 ? (" (round " + std::to_string(round) + ")").c_str() : "");
+          run_plan(*args, args->out + "/" + plans[i].name + ".plan.json", run_dir_of(*args, plans[i].name, round));
+        }
+    }
     Json report = Json::array();
     std::vector<double> estimated, measured, errors;
     std::vector<CallMeasurement> call_times;
+    const std::vector<std::string> groups = calibration_groups();
     for (size_t i = 0; i < plans.size(); ++i) {
       const CandidatePlan& p = plans[i];
-      const std::string plan_file = args->out + "/" + p.name + ".plan.json";
-      if (!args->rescore) save_plan_file(p.plan, plan_file);
       const SimulationResult sim = simulator.run(p.plan);
-      const std::string run_dir = args->out + "/" + p.name;
-      if (!args->rescore) fs::remove_all(run_dir);
-      std::fprintf(stderr, "[%zu/%zu] %s ...\n", i + 1, plans.size(), p.name.c_str());
-      const Measured m = measure(*args, args->config, plan_file, run_dir);
+      const std::string run_dir = run_dir_of(*args, p.name, 1);
+      const Measured m = read_measurement(*args, p.name);
       estimated.push_back(sim.iteration_time_s);
       measured.push_back(m.iteration_s);
       errors.push_back(relative_error(sim.iteration_time_s, m.iteration_s));
@@ -166,7 +200,12 @@ void add_validate_command(CLI::App& app) {
         Json entry{{"name", c.name}, {"estimated_s", c.end_s - c.start_s}};
         if (m.calls.count(c.name)) {
           entry["measured_s"] = m.calls.at(c.name);
-          call_times.push_back({int(k), p.plan.assignments[k], m.calls.at(c.name)});
+          call_times.push_back({int(k), p.plan.assignments[k], m.calls.at(c.name), m.iteration_s});
+          // The estimate alone on its mesh, split by coefficient group: what --calibrate scales.
+          const std::vector<double> parts = call_time_parts(config.graph, config.cluster, profile, {call_times.back()})[0];
+          Json by_group = Json::object();
+          for (size_t g = 0; g < groups.size(); ++g) by_group[groups[g]] = parts[g];
+          entry["parts_s"] = by_group;
         }
         calls.push_back(entry);
       }
@@ -201,6 +240,7 @@ void add_validate_command(CLI::App& app) {
       std::printf("\ncalibration (written to %s): time factor per coefficient group\n", args->calibrate.c_str());
       for (const auto& [group, scale] : calibration["scales"].items())
         std::printf("  %-10s x%.3g\n", group.c_str(), scale.get<double>());
+      std::printf("  iteration overhead %.1f ms\n", 1e3 * calibration["iteration_overhead_s"].get<double>());
       std::printf("per call: median error %.1f%% -> %.1f%%; per plan, in sample: median error %.1f%%, Kendall tau "
                   "%.2f\n",
                   100 * calibration["call_median_error_before"].get<double>(),

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/check.h"
 #include "core/error.h"
+#include "cost/simulator.h"
 
 namespace realign {
 namespace {
@@ -71,15 +73,16 @@ double median_error(const DataflowGraph& g, const Cluster& c, const HardwareProf
   return e[e.size() / 2];
 }
 
-// Least squares of A x = 1 over the columns in `cols` (normal equations, Gaussian elimination with partial
+// Least squares of A x = b over the columns in `cols` (normal equations, Gaussian elimination with partial
 // pivoting); false when singular.
-bool least_squares(const std::vector<std::vector<double>>& a, const std::vector<int>& cols, std::vector<double>& x) {
+bool least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& b,
+                   const std::vector<int>& cols, std::vector<double>& x) {
   const size_t k = cols.size();
   std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0.0));
-  for (const auto& row : a)
+  for (size_t r = 0; r < a.size(); ++r)
     for (size_t i = 0; i < k; ++i) {
-      for (size_t j = 0; j < k; ++j) m[i][j] += row[size_t(cols[i])] * row[size_t(cols[j])];
-      m[i][k] += row[size_t(cols[i])];
+      for (size_t j = 0; j < k; ++j) m[i][j] += a[r][size_t(cols[i])] * a[r][size_t(cols[j])];
+      m[i][k] += a[r][size_t(cols[i])] * b[r];
     }
   for (size_t i = 0; i < k; ++i) {
     size_t pivot = i;
@@ -125,12 +128,16 @@ Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const 
     if (!(m.seconds > 0)) throw Error("calibration", "a measured call took " + std::to_string(m.seconds) + " s");
   const std::vector<std::string> groups = calibration_groups();
   const auto parts = call_time_parts(graph, cluster, start, calls);
-  // Relative error: row i of A is call i's parts over its measured time, the target is 1.
+  // Error relative to the call's iteration time (or its own time when that is unknown): row i of A is call
+  // i's parts over that time, the target its measured share of it.
   std::vector<std::vector<double>> a;
+  std::vector<double> b;
   for (size_t i = 0; i < calls.size(); ++i) {
+    const double scale = calls[i].iteration_s > 0 ? calls[i].iteration_s : calls[i].seconds;
     std::vector<double> row;
-    for (double part : parts[i]) row.push_back(part / calls[i].seconds);
+    for (double part : parts[i]) row.push_back(part / scale);
     a.push_back(row);
+    b.push_back(calls[i].seconds / scale);
   }
   std::vector<int> active;
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -146,13 +153,13 @@ Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const 
     for (size_t b = 0; b < active.size(); ++b)
       if (mask & (1u << b)) cols.push_back(active[b]);
     std::vector<double> x;
-    if (!least_squares(a, cols, x)) continue;
+    if (!least_squares(a, b, cols, x)) continue;
     if (std::any_of(x.begin(), x.end(), [](double v) { return v < 0; })) continue;
     double residual = 0;
-    for (const auto& row : a) {
+    for (size_t r = 0; r < a.size(); ++r) {
       double fit = 0;
-      for (size_t k = 0; k < cols.size(); ++k) fit += row[size_t(cols[k])] * x[k];
-      residual += (fit - 1) * (fit - 1);
+      for (size_t k = 0; k < cols.size(); ++k) fit += a[r][size_t(cols[k])] * x[k];
+      residual += (fit - b[r]) * (fit - b[r]);
     }
     if (residual < best_residual) {
       best_residual = residual;
@@ -174,6 +181,37 @@ Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const 
   out.median_error_before = median_error(graph, cluster, start, calls);
   out.median_error_after = median_error(graph, cluster, out.profile, calls);
   return out;
+}
+
+HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster& cluster, HardwareProfile profile,
+                                       const std::vector<ExecutionPlan>& plans, const std::vector<double>& measured,
+                                       const std::string& evidence) {
+  REALIGN_CHECK(plans.size() == measured.size() && !plans.empty());
+  const double kMin = 1e-6;  // coefficients stay positive
+  profile.iteration_overhead_s.value = kMin;
+  Simulator simulator(graph, cluster, profile);
+  // sum_i |sim_i + o - m_i| / m_i is least at the median of the residuals m_i - sim_i weighted by 1 / m_i.
+  std::vector<std::pair<double, double>> residuals;  // (residual, weight)
+  double total = 0;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    residuals.emplace_back(measured[i] - simulator.run(plans[i]).iteration_time_s, 1.0 / measured[i]);
+    total += 1.0 / measured[i];
+  }
+  std::sort(residuals.begin(), residuals.end());
+  double seen = 0, overhead = residuals.back().first;
+  for (const auto& [r, w] : residuals) {
+    seen += w;
+    if (seen >= total / 2) {
+      overhead = r;
+      break;
+    }
+  }
+  profile.iteration_overhead_s = {
+      std::max(kMin, overhead + kMin),
+      "calibrated: what " + std::to_string(plans.size()) +
+          " measured iterations took beyond their simulated calls, moves and reallocations (weighted median), " +
+          evidence};
+  return profile;
 }
 
 }  // namespace realign

@@ -13,14 +13,19 @@
 
 #include "cost/call_cost.h"
 #include "cost/hardware_profile.h"
+#include "plan/execution_plan.h"
 
 namespace realign {
 
-// One call as measured: its index in the graph, its assignment, its measured seconds.
+// One call as measured: its index in the graph, its assignment, its measured seconds, and the measured
+// iteration time of its plan (0: unknown). With the iteration time, the fit weighs a call's error by its
+// share of the iteration, as the iteration-time estimate feels it; without, every call's relative error
+// weighs the same.
 struct CallMeasurement {
   int mfc = -1;
   MfcAssignment assignment;
   double seconds = 0;
+  double iteration_s = 0;
 };
 
 // A coefficient group and its fitted factor (1 = unchanged; < 1 faster than the start profile assumed).
@@ -47,5 +52,13 @@ std::vector<std::vector<double>> call_time_parts(const DataflowGraph& graph, con
 // ("fitted to 42 calls of 10 plans on ..."). Throws Error("calibration") with fewer calls than 2.
 Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& start,
                       const std::vector<CallMeasurement>& calls, const std::string& evidence);
+
+// Sets `profile`'s iteration_overhead_s so that the simulated iteration times of `plans` come closest to
+// `measured` (least absolute relative error: a weighted median of the residuals), after the calls have been
+// fitted. The overhead is what the iteration costs beyond its calls, data moves and reallocations; it stays
+// positive. `evidence` ends its source.
+HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster& cluster, HardwareProfile profile,
+                                       const std::vector<ExecutionPlan>& plans, const std::vector<double>& measured,
+                                       const std::string& evidence);
 
 }  // namespace realign

@@ -19,6 +19,7 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"layer_launch_overhead_s", "seconds per layer forward"},
       {"call_overhead_s", "seconds per call"},
       {"step_overhead_s", "seconds per optimizer step"},
+      {"iteration_overhead_s", "seconds per iteration, outside the calls"},
       {"compute_slots_per_node", "ranks of a node computing at full speed at once"},
       {"intra_node_latency_s", "seconds per message"},
       {"intra_node_bandwidth", "bytes/s per device"},
@@ -44,7 +45,8 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
                  "memory model: fp32 logits computed in chunks of this many tokens"});
   out.push_back(
       {"backward_flops_factor", 2, "x forward",
-       "time model: backward = 2x forward FLOPs (train = 3x forward), 2 TP all-reduces per layer each way"});
+       "time model: backward = 2x forward FLOPs (train = 3x forward), 2 TP all-reduces per layer each way, "
+       "plus the vocabulary-parallel embedding's and head's collectives"});
   return out;
 }
 

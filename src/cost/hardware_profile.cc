@@ -17,6 +17,7 @@ std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coeffic
           {"layer_launch_overhead_s", &layer_launch_overhead_s},
           {"call_overhead_s", &call_overhead_s},
           {"step_overhead_s", &step_overhead_s},
+          {"iteration_overhead_s", &iteration_overhead_s},
           {"compute_slots_per_node", &compute_slots_per_node},
           {"intra_node_latency_s", &intra_node_latency_s},
           {"intra_node_bandwidth", &intra_node_bandwidth},
@@ -73,6 +74,9 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.step_overhead_s = {2e-3,
                        "default: ~2 ms per optimizer step outside the matmuls (per-tensor Adam and clipping "
                        "kernels); calibrate with `realign validate --calibrate`"};
+  p.iteration_overhead_s = {1e-3,
+                            "default: ~1 ms per iteration for rewards, advantages and statistics outside the "
+                            "calls; calibrate with `realign validate --calibrate`"};
   p.compute_slots_per_node =
       d.name.rfind("cpu", 0) == 0
           ? Coefficient{2, "default: the project's 2-core CPU machines (shared/LIBTORCH-NOTES.md); `realign profile` "

@@ -17,7 +17,8 @@ struct Coefficient {
 };
 
 struct HardwareProfile {
-  static constexpr int kVersion = 2;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node
+  static constexpr int kVersion = 3;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node;
+                                      // 3: iteration_overhead_s
   std::string device;                 // the DeviceSpec name it describes
 
   // Device peaks (copied from the DeviceSpec so a profile stands alone).
@@ -35,6 +36,9 @@ struct HardwareProfile {
   Coefficient layer_launch_overhead_s;  // kernel launches of one transformer layer's forward, seconds
   Coefficient call_overhead_s;  // fixed cost of one call: batch assembly, tokenisation, set-up, seconds
   Coefficient step_overhead_s;  // fixed cost of one optimizer step: zeroing, clipping, the step loop
+  // Fixed cost of one iteration outside the calls, on every device: the trainer's own work on the batch
+  // (rewards, advantages, statistics) and the rows' way through it between calls.
+  Coefficient iteration_overhead_s;
   // Ranks of one node that compute at full speed at once: CPU workers share the node's cores (a call on more
   // ranks than cores runs proportionally slower); accelerators compute independently (a huge value).
   Coefficient compute_slots_per_node;

@@ -47,8 +47,8 @@ Timeline timeline_from_json(const Json& j, const std::string& path) {
     TimelineEvent e;
     e.name = er.get_string("name");
     e.kind = er.get_string("kind");
-    if (e.kind != "call" && e.kind != "realloc" && e.kind != "load" && e.kind != "data")
-      throw Error(er.path_of("kind"), "'" + e.kind + "' is not one of call, realloc, load, data");
+    if (e.kind != "call" && e.kind != "realloc" && e.kind != "load" && e.kind != "data" && e.kind != "host")
+      throw Error(er.path_of("kind"), "'" + e.kind + "' is not one of call, realloc, load, data, host");
     e.first_device = int(er.get_int("first_device"));
     e.n_devices = int(er.get_positive("n_devices"));
     if (e.first_device < 0 || e.first_device + e.n_devices > t.n_devices)

@@ -13,7 +13,7 @@ namespace realign {
 // block of devices.
 struct TimelineEvent {
   std::string name;  // the call's name ("actor_gen"); its realloc and data events carry the same name
-  std::string kind;  // "call", "realloc" or "data"
+  std::string kind;  // "call", "realloc", "load" (from host memory), "data" or "host" (outside the calls)
   int first_device = 0;
   int n_devices = 1;
   double start_s = 0;

@@ -244,7 +244,12 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
     cr.peak_mem_bytes = peak;
   }
 
-  for (const auto& e : r.timeline.events) r.iteration_time_s = std::max(r.iteration_time_s, e.end_s);
+  double calls_end = 0;
+  for (const auto& e : r.timeline.events) calls_end = std::max(calls_end, e.end_s);
+  // The iteration's own work outside the calls (rewards, advantages) holds every device: the next
+  // iteration's generation waits for it.
+  tl.occupy("iteration", "host", 0, nd, calls_end, calls_end + profile_.iteration_overhead_s.value, 0.0);
+  r.iteration_time_s = calls_end + profile_.iteration_overhead_s.value;
   const double limit = profile_.memory_bytes.value * profile_.usable_memory_fraction.value;
   r.device_idle_fraction.assign(size_t(nd), 1.0);
   int worst = -1;

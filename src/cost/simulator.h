@@ -2,7 +2,8 @@
 // parameter reallocations and data moves) on per-device timelines, with per-device memory.
 // Rules: calls run in the graph's order; a call's reallocation starts when the source and destination devices
 // are free (both take part); its data move starts when the producers are done and its devices are free; the
-// call starts after both. Calls on disjoint meshes overlap.
+// call starts after both. Calls on disjoint meshes overlap. The iteration ends with its own work outside the
+// calls on every device (HardwareProfile::iteration_overhead_s).
 // Memory: a trained model keeps weights + gradients + Adam state on its train call's devices all iteration; a
 // model never trained keeps its weights on its first call's devices (its home layout,
 // DataflowGraph::home_call, which the runtime uses too: devices outside a model's home hold nothing of it); a

@@ -92,6 +92,7 @@ double draw(std::string& svg, const Timeline& t, double y0, double span, Palette
     std::string style = "fill=\"" + colour + "\"";
     if (e.kind == "realloc" || e.kind == "load") style = "fill=\"" + colour + "\" fill-opacity=\"0.45\"";
     if (e.kind == "data") style = "fill=\"" + colour + "\" fill-opacity=\"0.7\"";
+    if (e.kind == "host") style = "fill=\"#bbbbbb\"";
     svg += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
            "\" " + style + " stroke=\"#333\" stroke-width=\"0.5\"><title>" + escape(e.name) + " " + e.kind +
            " " + format_seconds(e.start_s) + " - " + format_seconds(e.end_s) +

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "core/json.h"
+#include "cost/hardware_profile.h"
 
 namespace realign {
 namespace {
@@ -146,7 +147,7 @@ TEST(Cli, BadProfileNamesTheField) {
   CliRun r = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " profile=" + bad);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("version"), std::string::npos) << r.out;
-  std::ofstream(bad) << R"({"version": 2, "device": "x"})";
+  std::ofstream(bad) << R"({"version": )" << HardwareProfile::kVersion << R"(, "device": "x"})";
   r = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " profile=" + bad);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("peak_flops"), std::string::npos) << r.out;

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cost/fixtures.h"
+#include "cost/simulator.h"
 
 namespace realign {
 namespace {
@@ -94,6 +96,73 @@ TEST(Calibration, TooFewOrBadMeasurementsAreAnError) {
   EXPECT_THROW(calibrate(s.graph, s.cluster, s.start, {calls[0]}, ""), Error);
   calls[1].seconds = 0;
   EXPECT_THROW(calibrate(s.graph, s.cluster, s.start, calls, ""), Error);
+}
+
+}  // namespace
+}  // namespace realign
+
+namespace realign {
+namespace {
+
+// Every call of the graph on one layout.
+ExecutionPlan uniform_plan(const DataflowGraph& g, const MfcAssignment& layout) {
+  ExecutionPlan p;
+  for (const Mfc& m : g.mfcs) {
+    MfcAssignment a = layout;
+    a.mfc = m.name;
+    p.assignments.push_back(a);
+  }
+  return p;
+}
+
+TEST(Calibration, WeighsEachCallByItsShareOfTheIteration) {
+  TinyPpo s;
+  auto calls = s.calls_under(s.start);
+  // Measurements the profile cannot fit: the longest call ran 1.5x its estimate, the shortest 0.5x.
+  auto longest = std::max_element(calls.begin(), calls.end(),
+                                  [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+  auto shortest = std::min_element(calls.begin(), calls.end(),
+                                   [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+  longest->seconds *= 1.5;
+  shortest->seconds *= 0.5;
+  auto miss_of_longest = [&](const std::vector<CallMeasurement>& measured) {
+    const Calibration c = calibrate(s.graph, s.cluster, s.start, measured, "test");
+    const CallMeasurement& m = measured[size_t(longest - calls.begin())];
+    return std::abs(estimate_call(s.graph, s.cluster, c.profile, m.mfc, m.assignment).time_s - m.seconds) / m.seconds;
+  };
+  // Relative to their own times, the two misses weigh the same; relative to an iteration that the longest
+  // call dominates, the longest call's miss is what counts.
+  const double unweighted = miss_of_longest(calls);
+  double iteration = 0;
+  for (const CallMeasurement& m : calls) iteration = std::max(iteration, m.seconds);
+  for (CallMeasurement& m : calls) m.iteration_s = 2 * iteration;
+  const double weighted = miss_of_longest(calls);
+  EXPECT_LT(weighted, unweighted * 0.8) << "weighted " << weighted << ", unweighted " << unweighted;
+}
+
+TEST(Calibration, IterationOverheadIsWhatIterationsTakeBeyondTheirCalls) {
+  TinyPpo s;
+  const std::vector<ExecutionPlan> plans = {uniform_plan(s.graph, assign("", 0, 4, 1, 1)),
+                                            uniform_plan(s.graph, assign("", 0, 2, 2, 1)),
+                                            uniform_plan(s.graph, assign("", 0, 1, 2, 2, 4))};
+  HardwareProfile truth = s.start;
+  truth.iteration_overhead_s.value = 0.05;
+  Simulator machine(s.graph, s.cluster, truth);
+  std::vector<double> measured;
+  for (const ExecutionPlan& p : plans) measured.push_back(machine.run(p).iteration_time_s);
+  const HardwareProfile fitted = fit_iteration_overhead(s.graph, s.cluster, s.start, plans, measured, "test");
+  EXPECT_NEAR(fitted.iteration_overhead_s.value, 0.05, 1e-5);
+  EXPECT_NE(fitted.iteration_overhead_s.source.find("test"), std::string::npos);
+  Simulator calibrated(s.graph, s.cluster, fitted);
+  for (size_t i = 0; i < plans.size(); ++i)
+    EXPECT_NEAR(calibrated.run(plans[i]).iteration_time_s, measured[i], 1e-5);
+  // Iterations faster than their calls alone leave a positive overhead (a profile's coefficients are), and
+  // the profile still loads.
+  for (double& m : measured) m = 1e-4;
+  const HardwareProfile fast = fit_iteration_overhead(s.graph, s.cluster, s.start, plans, measured, "test");
+  EXPECT_GT(fast.iteration_overhead_s.value, 0);
+  EXPECT_LT(fast.iteration_overhead_s.value, 1e-5);
+  EXPECT_EQ(hardware_profile_from_json(to_json(fast), "p.json"), fast);
 }
 
 }  // namespace

@@ -76,8 +76,12 @@ TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {
     EXPECT_NEAR(r.calls[i].end_s - r.calls[i].start_s, time, 1e-12 * time);
     t = r.calls[i].end_s;
   }
-  EXPECT_DOUBLE_EQ(r.iteration_time_s, t);
-  EXPECT_EQ(r.timeline.events.size(), 7u);
+  // The iteration's own work outside the calls ends it, on every device.
+  EXPECT_DOUBLE_EQ(r.iteration_time_s, t + s.profile.iteration_overhead_s.value);
+  ASSERT_EQ(r.timeline.events.size(), 8u);
+  EXPECT_EQ(r.timeline.events.back().kind, "host");
+  EXPECT_EQ(r.timeline.events.back().n_devices, 16);
+  EXPECT_DOUBLE_EQ(r.timeline.events.back().start_s, t);
   for (double idle : r.device_idle_fraction) EXPECT_NEAR(idle, 0.0, 1e-12);
   EXPECT_TRUE(r.fits) << r.oom_report;
   EXPECT_TRUE(r.oom_report.empty());

@@ -1,0 +1,68 @@
+// `realign validate` end to end on 2 local workers: plans run in rounds, measured and estimated times and
+// each call's estimate split by coefficient group come out as JSON, and the calibrated profile (call groups
+// and the iteration overhead) loads and re-scores the same runs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "core/json.h"
+#include "cost/hardware_profile.h"
+#include "io/temp_dir.h"
+#include "train_cli.h"
+
+namespace realign {
+namespace {
+using io::testing::TempDir;
+
+// The last line of the output: --json's object (progress goes to stderr, before it).
+Json last_json_line(const std::string& out) {
+  std::istringstream lines(out);
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (!line.empty()) last = line;
+  return Json::parse(last);
+}
+
+TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
+  TempDir tmp;
+  const std::string dir = tmp.file("validate"), cal = tmp.file("cal.json");
+  const std::string command = "validate " + std::string(REALIGN_SOURCE_DIR) +
+                              "/examples/addition_ppo.yaml cluster.devices_per_node=2 batch.prompts=8 "
+                              "train.threads=1 --plans 2 --steps 3 --json --out " +
+                              dir;
+  std::string out;
+  ASSERT_EQ(testing::run_realign(command + " --rounds 2 --calibrate " + cal, &out), 0) << out;
+  const Json report = last_json_line(out);
+  ASSERT_EQ(report.at("plans").size(), 2u) << out;
+  for (const Json& plan : report.at("plans")) {
+    const std::string name = plan.at("name");
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + name + "/metrics.jsonl")) << name;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + name + ".run2/metrics.jsonl")) << name;
+    EXPECT_GT(plan.at("measured_s").get<double>(), 0) << name;
+    EXPECT_GT(plan.at("estimated_s").get<double>(), 0) << name;
+    for (const Json& call : plan.at("calls")) {
+      ASSERT_TRUE(call.contains("measured_s")) << call.dump();
+      double parts = 0;
+      for (const char* group : {"compute", "memory", "latency", "bandwidth", "launch", "call", "step"})
+        parts += call.at("parts_s").at(group).get<double>();
+      EXPECT_GE(parts, 0.99 * call.at("estimated_s").get<double>()) << call.dump();
+    }
+  }
+  const double tau = report.at("kendall_tau");
+  EXPECT_TRUE(tau >= -1 && tau <= 1) << tau;
+  const HardwareProfile fitted = load_hardware_profile(cal);
+  EXPECT_NEAR(fitted.iteration_overhead_s.value, report.at("calibration").at("iteration_overhead_s").get<double>(),
+              1e-12);
+  EXPECT_NE(fitted.iteration_overhead_s.source.find("calibrated"), std::string::npos);
+
+  // Re-scored with the fitted profile: the same pooled measurements, new estimates.
+  ASSERT_EQ(testing::run_realign(command + " --rescore profile=" + cal, &out), 0) << out;
+  const Json again = last_json_line(out);
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(again.at("plans")[i].at("measured_s"), report.at("plans")[i].at("measured_s")) << i;
+  EXPECT_NE(again.at("plans")[0].at("estimated_s"), report.at("plans")[0].at("estimated_s"));
+}
+
+}  // namespace
+}  // namespace realign
