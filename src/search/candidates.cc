@@ -63,6 +63,18 @@ std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignmen
   return "";
 }
 
+std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call, int mesh_size,
+                                      bool runtime_limits, int max_micro_batches) {
+  const Mfc& mfc = graph.mfcs[call];
+  std::vector<Strategy> out;
+  for (const Strategy& s :
+       enumerate_strategies(mfc, graph.model(mfc.model).spec, cluster, mesh_size, max_micro_batches))
+    if (!runtime_limits ||
+        runtime_limit_problem(graph, MfcAssignment{mfc.name, DeviceMesh{0, mesh_size}, s}).empty())
+      out.push_back(s);
+  return out;
+}
+
 std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& graph, const Cluster& cluster,
                                                          PlanEvaluator& evaluator, const CandidateOptions& options) {
   const std::vector<DeviceMesh> meshes = enumerate_meshes(cluster, options.all_node_runs);
@@ -72,13 +84,11 @@ std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& gr
   std::vector<std::vector<MfcAssignment>> out(graph.mfcs.size());
   for (size_t i = 0; i < graph.mfcs.size(); ++i) {
     const Mfc& mfc = graph.mfcs[i];
-    const ModelSpec& spec = graph.model(mfc.model).spec;
     std::map<int, std::vector<Ranked>> best_by_size;
     for (const auto& [size, mesh] : first_of_size) {
       std::vector<Ranked> ranked;
-      for (const Strategy& s : enumerate_strategies(mfc, spec, cluster, size)) {
+      for (const Strategy& s : call_strategies(graph, cluster, i, size, options.runtime_limits)) {
         MfcAssignment a{mfc.name, mesh, s};
-        if (options.runtime_limits && !runtime_limit_problem(graph, a).empty()) continue;
         ranked.push_back({evaluator.evaluate_call(int(i), a), a});
       }
       best_by_size[size] = pareto_front(std::move(ranked), options.strategies_per_mesh_size);

@@ -27,6 +27,11 @@ struct CandidateOptions {
 // (pp = 1). Any call, train calls included, may run on any mesh.
 std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a);
 
+// Call `call`'s strategies on a mesh of `mesh_size` devices (enumerate_strategies); with `runtime_limits`,
+// only those the runtime executes.
+std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call, int mesh_size,
+                                      bool runtime_limits, int max_micro_batches = 16);
+
 // candidates[i] lists call i's assignments, fastest standalone first. A call with no candidate that fits on its
 // own keeps its least-overflowing ones, so the search can still report the best it can do. The evaluator's
 // standalone memory is its overflow plus the limit; only the order of overflows matters here.

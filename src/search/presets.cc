@@ -47,25 +47,14 @@ bool better(const PlanScore& a, const PlanScore& b) { return search_objective(a)
 // Every call on its given mesh with its own strategy, chosen by coordinate descent on the whole plan: start
 // from each call's least-memory strategy (most model parallelism), then let each call in turn take the
 // strategy that makes the whole plan fastest (plans that fit first), for two rounds. Whole-plan scores see
-// the memory that other models keep on the same devices, which a call's standalone estimate cannot. Call i's
-// strategies on a mesh of `size` devices; with runtime limits, only those the runtime executes.
-std::vector<Strategy> strategies(const DataflowGraph& g, const Cluster& c, size_t i, int size,
-                                 bool runtime_limits, int max_micro_batches = 16) {
-  const Mfc& mfc = g.mfcs[i];
-  std::vector<Strategy> out;
-  for (const Strategy& s : enumerate_strategies(mfc, g.model(mfc.model).spec, c, size, max_micro_batches))
-    if (!runtime_limits || runtime_limit_problem(g, MfcAssignment{mfc.name, DeviceMesh{0, size}, s}).empty())
-      out.push_back(s);
-  return out;
-}
-
+// the memory that other models keep on the same devices, which a call's standalone estimate cannot.
 std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
                                            const std::vector<DeviceMesh>& meshes, bool runtime_limits) {
   std::vector<std::vector<Strategy>> options(g.mfcs.size());
   ExecutionPlan plan;
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const Mfc& mfc = g.mfcs[i];
-    options[i] = strategies(g, c, i, meshes[i].size, runtime_limits);
+    options[i] = call_strategies(g, c, i, meshes[i].size, runtime_limits);
     if (options[i].empty()) return std::nullopt;
     Strategy least = options[i][0];
     PlanScore least_score = ev.evaluate_call(int(i), MfcAssignment{mfc.name, meshes[i], least});
@@ -102,14 +91,14 @@ std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c
   std::optional<ExecutionPlan> best;
   PlanScore best_score;
   // One (dp, tp, pp) for every call; micro-batches may differ per call (they are not a layout).
-  for (const Strategy& shape : strategies(g, c, 0, all.size, runtime_limits, 1)) {
+  for (const Strategy& shape : call_strategies(g, c, 0, all.size, runtime_limits, 1)) {
     ExecutionPlan plan;
     bool ok = true;
     for (size_t i = 0; i < g.mfcs.size() && ok; ++i) {
       const Mfc& mfc = g.mfcs[i];
       std::optional<MfcAssignment> pick;
       PlanScore pick_score;
-      for (const Strategy& s : strategies(g, c, i, all.size, runtime_limits)) {
+      for (const Strategy& s : call_strategies(g, c, i, all.size, runtime_limits)) {
         if (s.dp != shape.dp || s.tp != shape.tp || s.pp != shape.pp) continue;
         MfcAssignment a{mfc.name, all, s};
         const PlanScore score = ev.evaluate_call(int(i), a);
