@@ -28,7 +28,7 @@ struct Args {
   std::vector<std::string> overrides;
   int plans = 10;
   int steps = 4;
-  int rounds = 1;  // each plan runs this many times, round-robin over the plans
+  int rounds = 3;  // each plan runs this many times, round-robin over the plans
   uint64_t seed = 1;
   std::string svg, out = "validate", calibrate;
   bool json = false;
