@@ -200,7 +200,7 @@ void add_validate_command(CLI::App& app) {
         Json entry{{"name", c.name}, {"estimated_s", c.end_s - c.start_s}};
         if (m.calls.count(c.name)) {
           entry["measured_s"] = m.calls.at(c.name);
-          call_times.push_back({int(k), p.plan.assignments[k], m.calls.at(c.name), m.iteration_s});
+          call_times.push_back({int(k), p.plan.assignments[k], m.calls.at(c.name), m.iteration_s, c.busy_ranks});
           // The estimate alone on its mesh, split by coefficient group: what --calibrate scales.
           const std::vector<double> parts = call_time_parts(config.graph, config.cluster, profile, {call_times.back()})[0];
           Json by_group = Json::object();

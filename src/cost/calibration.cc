@@ -62,7 +62,7 @@ void scale_group(HardwareProfile& p, const std::string& group, double s, const s
 }
 
 double estimate(const DataflowGraph& g, const Cluster& c, const HardwareProfile& p, const CallMeasurement& m) {
-  return estimate_call(g, c, p, m.mfc, m.assignment).time_s;
+  return estimate_call(g, c, p, m.mfc, m.assignment, m.busy_ranks).time_s;
 }
 
 double median_error(const DataflowGraph& g, const Cluster& c, const HardwareProfile& p,

@@ -26,6 +26,7 @@ struct CallMeasurement {
   MfcAssignment assignment;
   double seconds = 0;
   double iteration_s = 0;
+  double busy_ranks = 0;  // the simulation's CallResult::busy_ranks of the call in its plan (0: own ranks)
 };
 
 // A coefficient group and its fitted factor (1 = unchanged; < 1 faster than the start profile assumed).

@@ -25,12 +25,15 @@ struct CallEstimate {
 // Whether a mesh crosses a node boundary.
 bool mesh_spans_nodes(const DeviceMesh& mesh, const Cluster& cluster);
 
-// The estimate for graph.mfcs[mfc_index] under `assignment`.
+// The estimate for graph.mfcs[mfc_index] under `assignment`. `busy_ranks`: ranks of its node busy during the
+// call, its own included (0: its own only). Where a node has fewer compute slots than ranks (CPU workers
+// sharing cores), a collective waits for its peers to be scheduled: its latency grows with busy_ranks / slots.
 CallEstimate estimate_call(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& profile,
-                           int mfc_index, const MfcAssignment& assignment);
+                           int mfc_index, const MfcAssignment& assignment, double busy_ranks = 0);
 
 // The same from its parts; `shards` is shard_sizes() of the model under (tp, pp). The simulator caches this.
 CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strategy& s, bool spans_nodes,
-                           int devices_per_node, const HardwareProfile& profile, const ShardSizes& shards);
+                           int devices_per_node, const HardwareProfile& profile, const ShardSizes& shards,
+                           double busy_ranks = 0);
 
 }  // namespace realign

@@ -9,7 +9,7 @@ bool TimelineEvent::operator==(const TimelineEvent& o) const {
 
 bool CallResult::operator==(const CallResult& o) const {
   return name == o.name && start_s == o.start_s && end_s == o.end_s && realloc_s == o.realloc_s &&
-         data_s == o.data_s && peak_mem_bytes == o.peak_mem_bytes;
+         data_s == o.data_s && peak_mem_bytes == o.peak_mem_bytes && busy_ranks == o.busy_ranks;
 }
 
 bool SimulationResult::operator==(const SimulationResult& o) const {
@@ -75,7 +75,8 @@ Json to_json(const SimulationResult& r) {
                          {"end_s", c.end_s},
                          {"realloc_s", c.realloc_s},
                          {"data_s", c.data_s},
-                         {"peak_mem_bytes", c.peak_mem_bytes}});
+                         {"peak_mem_bytes", c.peak_mem_bytes},
+                         {"busy_ranks", c.busy_ranks}});
   return Json{{"iteration_time_s", r.iteration_time_s},
               {"fits", r.fits},
               {"oom_report", r.oom_report},
@@ -106,6 +107,7 @@ SimulationResult simulation_result_from_json(const Json& j, const std::string& p
     c.realloc_s = cr.get_double("realloc_s");
     c.data_s = cr.get_double("data_s");
     c.peak_mem_bytes = cr.get_double("peak_mem_bytes");
+    c.busy_ranks = cr.get_double("busy_ranks", 0.0);
     cr.finish();
     s.calls.push_back(std::move(c));
   }

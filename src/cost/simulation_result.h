@@ -36,6 +36,9 @@ struct CallResult {
   double realloc_s = 0;
   double data_s = 0;
   double peak_mem_bytes = 0;  // max over its devices, persistent state included
+  // Ranks of its node busy during the call, its own included, on average (Simulator: contention on nodes
+  // whose workers share compute slots); 0 where it does not apply.
+  double busy_ranks = 0;
   bool operator==(const CallResult& o) const;
 };
 

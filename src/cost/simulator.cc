@@ -122,6 +122,47 @@ struct Timelines {
 }  // namespace
 
 SimulationResult Simulator::run(const ExecutionPlan& plan) {
+  SimulationResult r = simulate(plan, {});
+  if (profile_.compute_slots_per_node.value >= double(cluster_.devices_per_node)) return r;
+  // Workers share the node's compute slots: a call's collectives slow down with the ranks busy beside it,
+  // which the first pass's timeline tells (a second pass on that; calls do not move much between them).
+  return simulate(plan, busy_ranks(r));
+}
+
+std::vector<double> Simulator::busy_ranks(const SimulationResult& r) const {
+  const int per_node = cluster_.devices_per_node;
+  std::vector<TimelineEvent> calls;
+  for (const TimelineEvent& e : r.timeline.events)
+    if (e.kind == "call") calls.push_back(e);
+  auto ranks_on = [&](const TimelineEvent& e, int node) {
+    const int lo = std::max(e.first_device, node * per_node);
+    const int hi = std::min(e.first_device + e.n_devices, (node + 1) * per_node);
+    return double(std::max(0, hi - lo));
+  };
+  std::vector<double> busy(r.calls.size(), 0.0);
+  for (size_t i = 0; i < r.calls.size(); ++i) {
+    const CallResult& c = r.calls[i];
+    const double span = c.end_s - c.start_s;
+    const TimelineEvent* me = nullptr;
+    for (const TimelineEvent& e : calls)
+      if (e.name == c.name) me = &e;
+    if (me == nullptr || span <= 0) continue;
+    // On each node the call spans: its ranks there, plus every other call's ranks there weighted by the
+    // share of this call's time they overlap it; the busiest node paces the call.
+    for (int node = me->first_device / per_node; node * per_node < me->first_device + me->n_devices; ++node) {
+      double b = ranks_on(*me, node);
+      for (const TimelineEvent& e : calls) {
+        if (&e == me) continue;
+        const double overlap = std::min(e.end_s, c.end_s) - std::max(e.start_s, c.start_s);
+        if (overlap > 0) b += ranks_on(e, node) * overlap / span;
+      }
+      busy[i] = std::max(busy[i], b);
+    }
+  }
+  return busy;
+}
+
+SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vector<double>& busy) {
   const auto& mfcs = graph_.mfcs;
   REALIGN_CHECK(plan.assignments.size() == mfcs.size()) << plan.assignments.size() << " assignments";
   const int nd = cluster_.n_devices();
@@ -165,9 +206,12 @@ SimulationResult Simulator::run(const ExecutionPlan& plan) {
         << "assignment " << i << " is " << a.mfc << ", expected " << mfcs[i].name;
     const int m = call_model_[i];
     const Layout dst = a.layout();
-    const CallEstimate& est = call_estimate(int(i), a);
+    CallEstimate contended;
+    if (!busy.empty()) contended = estimate_call(graph_, cluster_, profile_, int(i), a, busy[i]);
+    const CallEstimate& est = busy.empty() ? call_estimate(int(i), a) : contended;
     CallResult& cr = r.calls[i];
     cr.name = mfcs[i].name;
+    if (!busy.empty()) cr.busy_ranks = busy[i];
     double t = tl.start_on(dst.first_device, dst.size());
 
     if (offloaded[size_t(m)]) {

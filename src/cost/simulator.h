@@ -3,7 +3,9 @@
 // Rules: calls run in the graph's order; a call's reallocation starts when the source and destination devices
 // are free (both take part); its data move starts when the producers are done and its devices are free; the
 // call starts after both. Calls on disjoint meshes overlap. The iteration ends with its own work outside the
-// calls on every device (HardwareProfile::iteration_overhead_s).
+// calls on every device (HardwareProfile::iteration_overhead_s). Where a node has fewer compute slots than
+// devices (CPU workers sharing cores), a second pass estimates each call with the ranks busy beside it in the
+// first pass (estimate_call's busy_ranks).
 // Memory: a trained model keeps weights + gradients + Adam state on its train call's devices all iteration; a
 // model never trained keeps its weights on its first call's devices (its home layout,
 // DataflowGraph::home_call, which the runtime uses too: devices outside a model's home hold nothing of it); a
@@ -52,6 +54,10 @@ class Simulator {
 
   const ShardSizes& shards(int model, int tp, int pp);
   const TransferCost& data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst);
+  // One pass over the plan; `busy` (per call, empty: each call's own ranks) sets its contention.
+  SimulationResult simulate(const ExecutionPlan& plan, const std::vector<double>& busy);
+  // Per call of a simulated iteration: the ranks of its busiest node busy during it, its own included.
+  std::vector<double> busy_ranks(const SimulationResult& r) const;
   std::string oom_report(int device, int call, const ExecutionPlan& plan, const std::vector<Layout>& home,
                          const std::vector<bool>& offloaded, const std::vector<bool>& copy, double peak,
                          double limit);

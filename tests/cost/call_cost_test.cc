@@ -169,14 +169,36 @@ TEST(CallCost, CpuWorkersBeyondTheCoresShareThem) {
   cores4.compute_slots_per_node.value = 4;
   const int train = g.mfc_index("actor_train");
   // The node's 4 workers on 2 cores: a call runs twice as long as on 4 cores, on 4 ranks or on 2 (the other
-  // two workers compute other calls, or poll, at the same time).
+  // two workers compute other calls, or poll, at the same time). Without message latency that is all.
+  for (HardwareProfile* p : {&cores2, &cores4}) p->intra_node_latency_s.value = 1e-30;
   const auto four = assign("actor_train", 0, 4, 1, 1), two = assign("actor_train", 0, 2, 1, 1);
   EXPECT_NEAR(estimate_call(g, c, cores2, train, four).time_s,
-              2 * estimate_call(g, c, cores4, train, four).time_s, 1e-12);
+              2 * estimate_call(g, c, cores4, train, four).time_s, 1e-9);
   EXPECT_NEAR(estimate_call(g, c, cores2, train, two).time_s, 2 * estimate_call(g, c, cores4, train, two).time_s,
-              1e-12);
+              1e-9);
   // Accelerators do not share.
   EXPECT_GE(default_profile(builtin_device("h100-sxm", "d")).compute_slots_per_node.value, 1e6);
+}
+
+TEST(CallCost, MessagesWaitLongerTheMoreRanksShareTheCores) {
+  // Latency only: the collectives of a tp = 2 call on a node of 4 workers and 2 cores.
+  const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3, 2);
+  const Cluster c = make_cluster(1, 4, "cpu-gloo");
+  HardwareProfile p = default_profile(c.device);
+  p.intra_node_bandwidth.value = 1e30;
+  const int inf = g.mfc_index("ref_inf");
+  auto comm = [&](const MfcAssignment& a, double busy) { return estimate_call(g, c, p, inf, a, busy).comm_s; };
+  const auto pair = assign("ref_inf", 0, 1, 2, 1), both_pairs = assign("ref_inf", 0, 2, 2, 1);
+  // Its own 2 ranks fit the 2 cores; 2 more busy ranks beside it make each message wait twice as long, as do
+  // its own 4 ranks (per rank the same collectives, on half the rows).
+  EXPECT_NEAR(comm(pair, 4), 2 * comm(pair, 0), 1e-12);
+  EXPECT_NEAR(comm(pair, 3), 1.5 * comm(pair, 0), 1e-12);
+  EXPECT_NEAR(comm(both_pairs, 0), 2 * comm(pair, 0), 1e-12);
+  EXPECT_NEAR(comm(both_pairs, 4), comm(both_pairs, 0), 1e-12);
+  // Accelerators never wait for a core.
+  const Cluster gpus = make_cluster(1, 4);
+  const HardwareProfile h = default_profile(gpus.device);
+  EXPECT_EQ(estimate_call(g, gpus, h, inf, pair, 4).time_s, estimate_call(g, gpus, h, inf, pair, 0).time_s);
 }
 
 TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {

@@ -279,3 +279,42 @@ TEST(Simulator, PerDeviceMemoryFollowsEachDevicesPipelineStage) {
 
 }  // namespace
 }  // namespace realign
+
+namespace realign {
+namespace {
+
+TEST(Simulator, CpuCallsSideBySideSlowEachOthersMessages) {
+  // PPO on 4 CPU workers of 2 cores: the reference and the reward model side by side on disjoint pairs (each
+  // with tensor parallelism, so they send messages), or one after the other on the same pair.
+  const DataflowGraph g = testing::make_graph("ppo", "llama-tiny", 32, 4, 3, 2);
+  const Cluster cpu = make_cluster(1, 4, "cpu-gloo");
+  auto plan = [](int reward_first) {
+    ExecutionPlan p;
+    p.assignments = {assign("actor_gen", 0, 4, 1, 1),  assign("ref_inf", 0, 1, 2, 1),
+                     assign("reward_inf", reward_first, 1, 2, 1), assign("actor_inf", 0, 4, 1, 1),
+                     assign("critic_inf", 0, 4, 1, 1), assign("actor_train", 0, 4, 1, 1),
+                     assign("critic_train", 0, 4, 1, 1)};
+    return p;
+  };
+  Simulator sim(g, cpu, default_profile(cpu.device));
+  const SimulationResult apart = sim.run(plan(0)), beside = sim.run(plan(2));
+  const size_t ref = size_t(g.mfc_index("ref_inf")), reward = size_t(g.mfc_index("reward_inf"));
+  // One after the other, a pair's 2 ranks fit the 2 cores; side by side, the other pair's ranks are busy for
+  // part of the call or all of it.
+  EXPECT_DOUBLE_EQ(apart.calls[ref].busy_ranks, 2);
+  EXPECT_DOUBLE_EQ(apart.calls[reward].busy_ranks, 2);
+  EXPECT_GT(beside.calls[ref].busy_ranks, 2.5);
+  EXPECT_LE(beside.calls[ref].busy_ranks, 4);
+  EXPECT_GT(beside.calls[reward].busy_ranks, 2.5);
+  const double ref_alone = apart.calls[ref].end_s - apart.calls[ref].start_s;
+  EXPECT_GT(beside.calls[ref].end_s - beside.calls[ref].start_s, ref_alone * 1.01);
+  // The 4-rank calls fill the node on their own.
+  EXPECT_DOUBLE_EQ(beside.calls[size_t(g.mfc_index("critic_inf"))].busy_ranks, 4);
+  // Accelerators compute on their own: one pass, no contention recorded.
+  const Cluster gpus = make_cluster(1, 4);
+  Simulator gpu_sim(g, gpus, default_profile(gpus.device));
+  for (const CallResult& c : gpu_sim.run(plan(2)).calls) EXPECT_EQ(c.busy_ranks, 0) << c.name;
+}
+
+}  // namespace
+}  // namespace realign
