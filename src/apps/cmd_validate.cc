@@ -52,8 +52,8 @@ void run_plan(const Args& args, const std::string& plan_file, const std::string&
   cmd << comm::current_executable() << " train " << args.config;
   for (const std::string& o : args.overrides) cmd << " '" << o << "'";
   cmd << " plan.mode=file plan.file=" << plan_file << " train.steps=" << args.steps
-      << " train.sft_stage.steps=0 train.checkpoint_every=0 train.eval_prompts=0 --no-progress --out " << run_dir
-      << " > " << run_dir << ".log 2>&1";
+      << " train.sft_stage.steps=0 train.checkpoint_every=0 train.eval_prompts=0 --no-progress --out "
+      << run_dir << " > " << run_dir << ".log 2>&1";
   if (std::system(cmd.str().c_str()) != 0)
     throw Error("validate", "the run of " + plan_file + " failed; see " + run_dir + ".log");
 }
@@ -67,7 +67,8 @@ Measured read_measurement(const Args& args, const std::string& plan) {
     const std::string run_dir = run_dir_of(args, plan, round);
     if (!fs::exists(run_dir + "/metrics.jsonl")) {
       if (round > 1) break;
-      throw Error("--rescore", run_dir + " holds no run; run validate with the same --out, --plans and --seed first");
+      throw Error("--rescore",
+                  run_dir + " holds no run; run validate with the same --out, --plans and --seed first");
     }
     std::istringstream lines(runtime::read_text_file(run_dir + "/metrics.jsonl"));
     for (std::string line; std::getline(lines, line);) {
@@ -101,14 +102,14 @@ std::vector<CandidatePlan> measured_plans(const Args& args, const RunConfig& con
   return plans;
 }
 
-
 // Fits the profile to the measured call times, writes it, and re-scores the same plans with it (in sample).
 Json calibrate_profile(const Args& args, const RunConfig& config, const HardwareProfile& profile,
-                       const std::vector<CandidatePlan>& plans, const std::vector<CallMeasurement>& call_times,
-                       const std::vector<double>& measured) {
+                       const std::vector<CandidatePlan>& plans,
+                       const std::vector<CallMeasurement>& call_times, const std::vector<double>& measured) {
   const std::string evidence = "fitted to " + std::to_string(call_times.size()) + " call times of " +
                                std::to_string(plans.size()) + " plans measured by `realign validate` on " +
-                               cpu_model_name() + " (" + std::to_string(config.cluster.n_devices()) + " local workers)";
+                               cpu_model_name() + " (" + std::to_string(config.cluster.n_devices()) +
+                               " local workers)";
   const Calibration c = calibrate(config.graph, config.cluster, profile, call_times, evidence);
   std::vector<ExecutionPlan> plan_list;
   for (const CandidatePlan& p : plans) plan_list.push_back(p.plan);
@@ -136,16 +137,19 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
 }  // namespace
 
 void add_validate_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("validate", "Run several plans on local workers and compare measured with estimated times");
+  auto* sub = app.add_subcommand(
+      "validate", "Run several plans on local workers and compare measured with estimated times");
   auto args = std::make_shared<Args>();
   sub->add_option("config", args->config, "Run config (an RL algorithm on local workers)")->required();
   sub->add_option("overrides", args->overrides, "key=value overrides");
   sub->add_option("--plans", args->plans, "How many plans to run (presets first, then random valid ones)")
       ->capture_default_str();
-  sub->add_option("--steps", args->steps, "RL steps per plan (the first is not measured)")->capture_default_str();
-  sub->add_option("--rounds", args->rounds,
-                  "Run every plan this many times, round-robin over the plans, and pool their steps: a drift of "
-                  "the machine's speed spreads over all plans instead of favouring some")
+  sub->add_option("--steps", args->steps, "RL steps per plan (the first is not measured)")
+      ->capture_default_str();
+  sub->add_option(
+         "--rounds", args->rounds,
+         "Run every plan this many times, round-robin over the plans, and pool their steps: a drift of "
+         "the machine's speed spreads over all plans instead of favouring some")
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the random plans")->capture_default_str();
   sub->add_option("--out", args->out, "Directory for the runs")->capture_default_str();
@@ -165,7 +169,8 @@ void add_validate_command(CLI::App& app) {
                                                                 : load_hardware_profile(config.profile_path);
     Simulator simulator(config.graph, config.cluster, profile);
     const std::vector<CandidatePlan> plans =
-        args->rescore ? measured_plans(*args, config) : validation_plans(config, simulator, args->plans, args->seed);
+        args->rescore ? measured_plans(*args, config)
+                      : validation_plans(config, simulator, args->plans, args->seed);
     if (plans.size() < 2) throw Error("--plans", "fewer than 2 runnable plans fit this cluster");
     fs::create_directories(args->out);
     if (!args->rescore) {
@@ -179,7 +184,8 @@ void add_validate_command(CLI::App& app) {
         for (size_t i = 0; i < plans.size(); ++i) {
           std::fprintf(stderr, "[%zu/%zu] %s%s ...\n", i + 1, plans.size(), plans[i].name.c_str(),
                        args->rounds > 1 ? (" (round " + std::to_string(round) + ")").c_str() : "");
-          run_plan(*args, args->out + "/" + plans[i].name + ".plan.json", run_dir_of(*args, plans[i].name, round));
+          run_plan(*args, args->out + "/" + plans[i].name + ".plan.json",
+                   run_dir_of(*args, plans[i].name, round));
         }
     }
     Json report = Json::array();
@@ -200,17 +206,23 @@ void add_validate_command(CLI::App& app) {
         Json entry{{"name", c.name}, {"estimated_s", c.end_s - c.start_s}};
         if (m.calls.count(c.name)) {
           entry["measured_s"] = m.calls.at(c.name);
-          call_times.push_back({int(k), p.plan.assignments[k], m.calls.at(c.name), m.iteration_s, c.busy_ranks});
+          call_times.push_back(
+              {int(k), p.plan.assignments[k], m.calls.at(c.name), m.iteration_s, c.busy_ranks});
           // The estimate alone on its mesh, split by coefficient group: what --calibrate scales.
-          const std::vector<double> parts = call_time_parts(config.graph, config.cluster, profile, {call_times.back()})[0];
+          const std::vector<double> parts =
+              call_time_parts(config.graph, config.cluster, profile, {call_times.back()})[0];
           Json by_group = Json::object();
           for (size_t g = 0; g < groups.size(); ++g) by_group[groups[g]] = parts[g];
           entry["parts_s"] = by_group;
         }
         calls.push_back(entry);
       }
-      report.push_back(Json{{"name", p.name}, {"estimated_s", sim.iteration_time_s}, {"measured_s", m.iteration_s},
-                            {"error", errors.back()}, {"calls", calls}, {"plan", to_json(p.plan)}});
+      report.push_back(Json{{"name", p.name},
+                            {"estimated_s", sim.iteration_time_s},
+                            {"measured_s", m.iteration_s},
+                            {"error", errors.back()},
+                            {"calls", calls},
+                            {"plan", to_json(p.plan)}});
       if (i == 0 && !args->svg.empty()) {
         const Timeline real = timeline_from_json(load_config_file(run_dir + "/timeline.json"), run_dir);
         runtime::write_text_file(args->svg, timeline_comparison_svg(sim.timeline, real, p.name));
@@ -218,7 +230,8 @@ void add_validate_command(CLI::App& app) {
     }
     const double mae = median(errors), tau = kendall_tau(estimated, measured);
     Json calibration;
-    if (!args->calibrate.empty()) calibration = calibrate_profile(*args, config, profile, plans, call_times, measured);
+    if (!args->calibrate.empty())
+      calibration = calibrate_profile(*args, config, profile, plans, call_times, measured);
     if (args->json) {
       Json out{{"median_abs_error", mae}, {"kendall_tau", tau}, {"plans", report}};
       if (!calibration.is_null()) out["calibration"] = calibration;
@@ -228,24 +241,29 @@ void add_validate_command(CLI::App& app) {
     std::printf("%-16s %12s %12s %8s\n", "plan", "estimated", "measured", "error");
     for (const Json& r : report) {
       std::printf("%-16s %11.3fs %11.3fs %7.1f%%\n", r["name"].get<std::string>().c_str(),
-                  r["estimated_s"].get<double>(), r["measured_s"].get<double>(), 100 * r["error"].get<double>());
+                  r["estimated_s"].get<double>(), r["measured_s"].get<double>(),
+                  100 * r["error"].get<double>());
       for (const Json& c : r["calls"])
-        std::printf("  %-14s %11.3fs %12s\n", c["name"].get<std::string>().c_str(), c["estimated_s"].get<double>(),
-                    c.contains("measured_s") ? (std::to_string(c["measured_s"].get<double>()).substr(0, 6) + "s").c_str()
-                                             : "-");
+        std::printf("  %-14s %11.3fs %12s\n", c["name"].get<std::string>().c_str(),
+                    c["estimated_s"].get<double>(),
+                    c.contains("measured_s")
+                        ? (std::to_string(c["measured_s"].get<double>()).substr(0, 6) + "s").c_str()
+                        : "-");
     }
-    std::printf("\nmedian absolute error %.1f%%, Kendall tau %.2f over %zu plans (profile: %s)\n", 100 * mae, tau,
-                plans.size(), config.profile_path.empty() ? "defaults" : config.profile_path.c_str());
+    std::printf("\nmedian absolute error %.1f%%, Kendall tau %.2f over %zu plans (profile: %s)\n", 100 * mae,
+                tau, plans.size(), config.profile_path.empty() ? "defaults" : config.profile_path.c_str());
     if (!calibration.is_null()) {
-      std::printf("\ncalibration (written to %s): time factor per coefficient group\n", args->calibrate.c_str());
+      std::printf("\ncalibration (written to %s): time factor per coefficient group\n",
+                  args->calibrate.c_str());
       for (const auto& [group, scale] : calibration["scales"].items())
         std::printf("  %-10s x%.3g\n", group.c_str(), scale.get<double>());
       std::printf("  iteration overhead %.1f ms\n", 1e3 * calibration["iteration_overhead_s"].get<double>());
-      std::printf("per call: median error %.1f%% -> %.1f%%; per plan, in sample: median error %.1f%%, Kendall tau "
-                  "%.2f\n",
-                  100 * calibration["call_median_error_before"].get<double>(),
-                  100 * calibration["call_median_error_after"].get<double>(),
-                  100 * calibration["median_abs_error"].get<double>(), calibration["kendall_tau"].get<double>());
+      std::printf(
+          "per call: median error %.1f%% -> %.1f%%; per plan, in sample: median error %.1f%%, Kendall tau "
+          "%.2f\n",
+          100 * calibration["call_median_error_before"].get<double>(),
+          100 * calibration["call_median_error_after"].get<double>(),
+          100 * calibration["median_abs_error"].get<double>(), calibration["kendall_tau"].get<double>());
     }
     return 0;
   });

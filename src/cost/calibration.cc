@@ -10,7 +10,7 @@
 namespace realign {
 namespace {
 
-constexpr double kOff = 1e30;      // a rate so high that its part of any estimate is zero
+constexpr double kOff = 1e30;       // a rate so high that its part of any estimate is zero
 constexpr double kMinScale = 1e-3;  // fitted factors stay positive: a profile's coefficients must be
 
 // Scales the coefficients of `group` by `s` (times take s times longer); s = 0 switches the group off.
@@ -35,7 +35,8 @@ void scale_group(HardwareProfile& p, const std::string& group, double s, const s
     }
     if (into_peak > 1) {
       peak.value *= into_peak;
-      if (!note.empty()) peak.source = note + " (efficiency above 1 moved into the peak); was: " + peak.source;
+      if (!note.empty())
+        peak.source = note + " (efficiency above 1 moved into the peak); was: " + peak.source;
     }
   };
   if (group == "compute") {
@@ -61,7 +62,8 @@ void scale_group(HardwareProfile& p, const std::string& group, double s, const s
   }
 }
 
-double estimate(const DataflowGraph& g, const Cluster& c, const HardwareProfile& p, const CallMeasurement& m) {
+double estimate(const DataflowGraph& g, const Cluster& c, const HardwareProfile& p,
+                const CallMeasurement& m) {
   return estimate_call(g, c, p, m.mfc, m.assignment, m.busy_ranks).time_s;
 }
 
@@ -123,9 +125,11 @@ std::vector<std::vector<double>> call_time_parts(const DataflowGraph& graph, con
 
 Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& start,
                       const std::vector<CallMeasurement>& calls, const std::string& evidence) {
-  if (calls.size() < 2) throw Error("calibration", "needs at least 2 measured calls, got " + std::to_string(calls.size()));
+  if (calls.size() < 2)
+    throw Error("calibration", "needs at least 2 measured calls, got " + std::to_string(calls.size()));
   for (const CallMeasurement& m : calls)
-    if (!(m.seconds > 0)) throw Error("calibration", "a measured call took " + std::to_string(m.seconds) + " s");
+    if (!(m.seconds > 0))
+      throw Error("calibration", "a measured call took " + std::to_string(m.seconds) + " s");
   const std::vector<std::string> groups = calibration_groups();
   const auto parts = call_time_parts(graph, cluster, start, calls);
   // Error relative to the call's iteration time (or its own time when that is unknown): row i of A is call
@@ -167,7 +171,8 @@ Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const 
       for (size_t k = 0; k < cols.size(); ++k) best[size_t(cols[k])] = x[k];
     }
   }
-  if (!std::isfinite(best_residual)) throw Error("calibration", "the measured calls do not determine any factor");
+  if (!std::isfinite(best_residual))
+    throw Error("calibration", "the measured calls do not determine any factor");
 
   Calibration out;
   out.profile = start;
@@ -176,16 +181,17 @@ Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const 
     const double s = fitted ? std::max(kMinScale, best[g]) : 1.0;
     out.scales.push_back({groups[g], s, fitted});
     if (fitted)
-      scale_group(out.profile, groups[g], s, "calibrated: " + groups[g] + " time x" + std::to_string(s) + ", " + evidence);
+      scale_group(out.profile, groups[g], s,
+                  "calibrated: " + groups[g] + " time x" + std::to_string(s) + ", " + evidence);
   }
   out.median_error_before = median_error(graph, cluster, start, calls);
   out.median_error_after = median_error(graph, cluster, out.profile, calls);
   return out;
 }
 
-HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster& cluster, HardwareProfile profile,
-                                       const std::vector<ExecutionPlan>& plans, const std::vector<double>& measured,
-                                       const std::string& evidence) {
+HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster& cluster,
+                                       HardwareProfile profile, const std::vector<ExecutionPlan>& plans,
+                                       const std::vector<double>& measured, const std::string& evidence) {
   REALIGN_CHECK(plans.size() == measured.size() && !plans.empty());
   const double kMin = 1e-6;  // coefficients stay positive
   profile.iteration_overhead_s.value = kMin;
@@ -206,11 +212,11 @@ HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster
       break;
     }
   }
-  profile.iteration_overhead_s = {
-      std::max(kMin, overhead + kMin),
-      "calibrated: what " + std::to_string(plans.size()) +
-          " measured iterations took beyond their simulated calls, moves and reallocations (weighted median), " +
-          evidence};
+  profile.iteration_overhead_s = {std::max(kMin, overhead + kMin),
+                                  "calibrated: what " + std::to_string(plans.size()) +
+                                      " measured iterations took beyond their simulated calls, moves and "
+                                      "reallocations (weighted median), " +
+                                      evidence};
   return profile;
 }
 

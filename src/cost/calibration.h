@@ -58,8 +58,8 @@ Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const 
 // `measured` (least absolute relative error: a weighted median of the residuals), after the calls have been
 // fitted. The overhead is what the iteration costs beyond its calls, data moves and reallocations; it stays
 // positive. `evidence` ends its source.
-HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster& cluster, HardwareProfile profile,
-                                       const std::vector<ExecutionPlan>& plans, const std::vector<double>& measured,
-                                       const std::string& evidence);
+HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster& cluster,
+                                       HardwareProfile profile, const std::vector<ExecutionPlan>& plans,
+                                       const std::vector<double>& measured, const std::string& evidence);
 
 }  // namespace realign

@@ -54,10 +54,12 @@ double head_flops(const ModelRole& r, double tokens) {
 double tp_edges_s(const Context& c, int stage, double tokens, double head_tokens) {
   if (c.s.tp <= 1) return 0;
   double t = 0;
-  if (stage == 0) t += ring_allreduce_s(tokens * double(c.model.spec.hidden) * kActivationBytes, c.s.tp, c.tp_link);
+  if (stage == 0)
+    t += ring_allreduce_s(tokens * double(c.model.spec.hidden) * kActivationBytes, c.s.tp, c.tp_link);
   if (stage == c.s.pp - 1 && c.model.head == HeadKind::kLanguageModel) {
     if (c.kind == MfcKind::kGenerate)
-      t += p2p_s(head_tokens * double(c.model.spec.vocab) * 4.0, c.tp_link) + p2p_s(head_tokens * 8.0, c.tp_link);
+      t += p2p_s(head_tokens * double(c.model.spec.vocab) * 4.0, c.tp_link) +
+           p2p_s(head_tokens * 8.0, c.tp_link);
     else
       t += 3.0 * ring_allreduce_s(head_tokens * 4.0, c.s.tp, c.tp_link);
   }
@@ -76,8 +78,9 @@ StageCost stage_forward(const Context& c, int stage, double tokens, double conte
                 c.s.tp;
   if (stage == c.s.pp - 1) out.compute += head_flops(c.model, head_tokens) / c.gemm_rate / c.s.tp;
   // Megatron's f/g: one all-reduce after attention, one after the MLP.
-  out.comm = layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link) +
-             tp_edges_s(c, stage, tokens, head_tokens);
+  out.comm =
+      layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link) +
+      tp_edges_s(c, stage, tokens, head_tokens);
   out.overhead = layers * c.p.layer_launch_overhead_s.value;
   return out;
 }

@@ -27,7 +27,8 @@ bool mesh_spans_nodes(const DeviceMesh& mesh, const Cluster& cluster);
 
 // The estimate for graph.mfcs[mfc_index] under `assignment`. `busy_ranks`: ranks of its node busy during the
 // call, its own included (0: its own only). Where a node has fewer compute slots than ranks (CPU workers
-// sharing cores), a collective waits for its peers to be scheduled: its latency grows with busy_ranks / slots.
+// sharing cores), a collective waits for its peers to be scheduled: its latency grows with busy_ranks /
+// slots.
 CallEstimate estimate_call(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& profile,
                            int mfc_index, const MfcAssignment& assignment, double busy_ranks = 0);
 

@@ -47,10 +47,11 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"backward_flops_factor", 2, "x forward",
        "time model: backward = 2x forward FLOPs (train = 3x forward), 2 TP all-reduces per layer each way, "
        "plus the vocabulary-parallel embedding's and head's collectives"});
-  out.push_back({"latency_contention", 1, "x busy ranks of the node / compute_slots_per_node, when above 1",
-                 "time model: workers sharing compute slots (CPU cores) wait for their peers to be scheduled; "
-                 "the busy ranks are the call's own and, from a first simulation pass, those of calls beside "
-                 "it"});
+  out.push_back(
+      {"latency_contention", 1, "x busy ranks of the node / compute_slots_per_node, when above 1",
+       "time model: workers sharing compute slots (CPU cores) wait for their peers to be scheduled; "
+       "the busy ranks are the call's own and, from a first simulation pass, those of calls beside "
+       "it"});
   return out;
 }
 

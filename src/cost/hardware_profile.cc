@@ -77,11 +77,12 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.iteration_overhead_s = {1e-3,
                             "default: ~1 ms per iteration for rewards, advantages and statistics outside the "
                             "calls; calibrate with `realign validate --calibrate`"};
-  p.compute_slots_per_node =
-      d.name.rfind("cpu", 0) == 0
-          ? Coefficient{2, "default: the project's 2-core CPU machines (shared/LIBTORCH-NOTES.md); `realign profile` "
-                           "counts this machine's cores"}
-          : Coefficient{1e6, "default: every accelerator computes on its own"};
+  p.compute_slots_per_node = d.name.rfind("cpu", 0) == 0
+                                 ? Coefficient{2,
+                                               "default: the project's 2-core CPU machines "
+                                               "(shared/LIBTORCH-NOTES.md); `realign profile` "
+                                               "counts this machine's cores"}
+                                 : Coefficient{1e6, "default: every accelerator computes on its own"};
   p.host_device_bandwidth = {25 * 1e9,
                              "default: PCIe Gen5 x16 achieves ~25 GB/s each way with pinned memory"};
   return p;

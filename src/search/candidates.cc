@@ -34,10 +34,12 @@ struct Ranked {
 // The time/memory Pareto front: strategies sorted by time, each needing less memory than every faster one.
 // When some fit on their own, only those count. At most `cap`, evenly spread from the fastest to the leanest.
 std::vector<Ranked> pareto_front(std::vector<Ranked> ranked, int cap) {
-  const bool any_fits = std::any_of(ranked.begin(), ranked.end(), [](const Ranked& r) { return r.score.fits(); });
+  const bool any_fits =
+      std::any_of(ranked.begin(), ranked.end(), [](const Ranked& r) { return r.score.fits(); });
   if (any_fits)
-    ranked.erase(std::remove_if(ranked.begin(), ranked.end(), [](const Ranked& r) { return !r.score.fits(); }),
-                 ranked.end());
+    ranked.erase(
+        std::remove_if(ranked.begin(), ranked.end(), [](const Ranked& r) { return !r.score.fits(); }),
+        ranked.end());
   std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& x, const Ranked& y) {
     if (x.score.time_s != y.score.time_s) return x.score.time_s < y.score.time_s;
     return x.score.memory_bytes < y.score.memory_bytes;
@@ -63,8 +65,8 @@ std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignmen
   return "";
 }
 
-std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call, int mesh_size,
-                                      bool runtime_limits, int max_micro_batches) {
+std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call,
+                                      int mesh_size, bool runtime_limits, int max_micro_batches) {
   const Mfc& mfc = graph.mfcs[call];
   std::vector<Strategy> out;
   for (const Strategy& s :
@@ -76,7 +78,8 @@ std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster&
 }
 
 std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& graph, const Cluster& cluster,
-                                                         PlanEvaluator& evaluator, const CandidateOptions& options) {
+                                                         PlanEvaluator& evaluator,
+                                                         const CandidateOptions& options) {
   const std::vector<DeviceMesh> meshes = enumerate_meshes(cluster, options.all_node_runs);
   std::map<int, DeviceMesh> first_of_size;  // standalone cost depends on the size only (and node span)
   for (const auto& m : meshes) first_of_size.emplace(m.size, m);
@@ -100,8 +103,7 @@ std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& gr
         a.mesh = m;
         all.push_back({r.score, a});
       }
-    const bool any_fits =
-        std::any_of(all.begin(), all.end(), [](const auto& x) { return x.first.fits(); });
+    const bool any_fits = std::any_of(all.begin(), all.end(), [](const auto& x) { return x.first.fits(); });
     std::stable_sort(all.begin(), all.end(), [&](const auto& x, const auto& y) {
       if (x.first.fits() != y.first.fits()) return x.first.fits();
       if (!x.first.fits()) return x.first.overflow_bytes < y.first.overflow_bytes;

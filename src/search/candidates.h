@@ -29,13 +29,14 @@ std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignmen
 
 // Call `call`'s strategies on a mesh of `mesh_size` devices (enumerate_strategies); with `runtime_limits`,
 // only those the runtime executes.
-std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call, int mesh_size,
-                                      bool runtime_limits, int max_micro_batches = 16);
+std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call,
+                                      int mesh_size, bool runtime_limits, int max_micro_batches = 16);
 
-// candidates[i] lists call i's assignments, fastest standalone first. A call with no candidate that fits on its
-// own keeps its least-overflowing ones, so the search can still report the best it can do. The evaluator's
-// standalone memory is its overflow plus the limit; only the order of overflows matters here.
+// candidates[i] lists call i's assignments, fastest standalone first. A call with no candidate that fits on
+// its own keeps its least-overflowing ones, so the search can still report the best it can do. The
+// evaluator's standalone memory is its overflow plus the limit; only the order of overflows matters here.
 std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& graph, const Cluster& cluster,
-                                                         PlanEvaluator& evaluator, const CandidateOptions& options);
+                                                         PlanEvaluator& evaluator,
+                                                         const CandidateOptions& options);
 
 }  // namespace realign

@@ -1,10 +1,10 @@
 // The realign binary as a user runs it: exit codes, stderr messages and the JSON contract of `plan --json`.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <fstream>
-#include <sys/wait.h>
 
 #include "core/json.h"
 #include "cost/hardware_profile.h"
@@ -35,13 +35,14 @@ TEST(Cli, PlanJsonHasTheDocumentedFields) {
   const CliRun r = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " plan.time_budget_s=2 --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const Json j = Json::parse(r.out);
-  for (const char* key : {"iteration_time_s", "search_time_s", "presets", "mfcs"}) EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"iteration_time_s", "search_time_s", "presets", "mfcs"})
+    EXPECT_TRUE(j.contains(key)) << key;
   for (const char* preset : {"co-located", "heuristic", "interleaving", "disaggregated"})
     EXPECT_TRUE(j["presets"].contains(preset)) << preset;
   ASSERT_EQ(j["mfcs"].size(), 7u);
   for (const auto& m : j["mfcs"])
-    for (const char* key : {"name", "model", "kind", "mesh", "dp", "tp", "pp", "micro_batches", "start_s", "end_s",
-                            "peak_mem_bytes"})
+    for (const char* key : {"name", "model", "kind", "mesh", "dp", "tp", "pp", "micro_batches", "start_s",
+                            "end_s", "peak_mem_bytes"})
       EXPECT_TRUE(m.contains(key)) << key;
   // The searched plan is never slower than a preset that fits (the search starts from the best of them).
   for (const auto& [name, t] : j["presets"].items())
@@ -52,11 +53,11 @@ TEST(Cli, PlanJsonHasTheDocumentedFields) {
 
 TEST(Cli, SavedPlanSimulatesToTheSameTimeWithSvg) {
   const std::string plan = ::testing::TempDir() + "plan.json", svg = ::testing::TempDir() + "t.svg";
-  const CliRun planned = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") +
-                              " plan.max_steps=3000 --json --out " + plan);
+  const CliRun planned =
+      realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " plan.max_steps=3000 --json --out " + plan);
   ASSERT_EQ(planned.code, 0) << planned.out;
-  const CliRun simulated =
-      realign("simulate " + example("grpo_qwen2.5_7b_8xh100.yaml") + " --plan " + plan + " --json --svg " + svg);
+  const CliRun simulated = realign("simulate " + example("grpo_qwen2.5_7b_8xh100.yaml") + " --plan " + plan +
+                                   " --json --svg " + svg);
   ASSERT_EQ(simulated.code, 0) << simulated.out;
   EXPECT_DOUBLE_EQ(Json::parse(planned.out)["iteration_time_s"].get<double>(),
                    Json::parse(simulated.out)["iteration_time_s"].get<double>());
@@ -68,8 +69,11 @@ TEST(Cli, SavedPlanSimulatesToTheSameTimeWithSvg) {
 
 TEST(Cli, ExplainListsCoefficientsWithSources) {
   const std::string plan = ::testing::TempDir() + "plan2.json";
-  ASSERT_EQ(realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " plan.mode=co-located --out " + plan).code, 0);
-  const CliRun r = realign("simulate " + example("grpo_qwen2.5_7b_8xh100.yaml") + " --plan " + plan + " --explain");
+  ASSERT_EQ(
+      realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " plan.mode=co-located --out " + plan).code,
+      0);
+  const CliRun r =
+      realign("simulate " + example("grpo_qwen2.5_7b_8xh100.yaml") + " --plan " + plan + " --explain");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("gemm_efficiency"), std::string::npos) << r.out;
 }
@@ -91,7 +95,8 @@ TEST(Cli, BadInputIsAClearErrorAndNonZeroExit) {
 }
 
 TEST(Cli, TrainRefusesAPlanTheRuntimeCannotRunBeforeStartingWorkers) {
-  // Pipelined generation (pp = 2) is valid for the planner but KV-cache decoding in this runtime needs pp = 1.
+  // Pipelined generation (pp = 2) is valid for the planner but KV-cache decoding in this runtime needs pp
+  // = 1.
   const std::string plan = ::testing::TempDir() + "pipelined_gen_plan.json";
   std::ofstream(plan) << R"({"mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 2, "tp": 1, "pp": 2},
@@ -101,10 +106,12 @@ TEST(Cli, TrainRefusesAPlanTheRuntimeCannotRunBeforeStartingWorkers) {
  {"name": "actor_train", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
  {"name": "critic_train", "mesh": "2-3", "dp": 2, "tp": 1, "pp": 1}]})";
   const std::string out = ::testing::TempDir() + "refused_run";
-  const CliRun r = realign("train " + example("addition_ppo.yaml") + " cluster.devices_per_node=4 plan.mode=file plan.file=" +
-                           plan + " --no-progress --out " + out);
+  const CliRun r =
+      realign("train " + example("addition_ppo.yaml") +
+              " cluster.devices_per_node=4 plan.mode=file plan.file=" + plan + " --no-progress --out " + out);
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("plan.mode: file: actor_gen generates with pp = 2; generation needs pp = 1"), std::string::npos)
+  EXPECT_NE(r.out.find("plan.mode: file: actor_gen generates with pp = 2; generation needs pp = 1"),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("plan.mode=search"), std::string::npos) << r.out;
   EXPECT_FALSE(std::ifstream(out + "/plan.json").good()) << "no run directory for a refused plan";
@@ -112,14 +119,16 @@ TEST(Cli, TrainRefusesAPlanTheRuntimeCannotRunBeforeStartingWorkers) {
 
 TEST(Cli, ValidateRescoreWithoutEarlierRunsNamesTheFlag) {
   const std::string out = ::testing::TempDir() + "no_validate_runs";
-  const CliRun r = realign("validate " + example("addition_ppo.yaml") + " cluster.devices_per_node=4 --rescore --out " + out);
+  const CliRun r = realign("validate " + example("addition_ppo.yaml") +
+                           " cluster.devices_per_node=4 --rescore --out " + out);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("--rescore: " + out + "/plans.txt not found"), std::string::npos) << r.out;
 }
 
 TEST(Cli, PlanThatCannotFitExitsWithTwoAndSaysWhere) {
   // Four 70B models on one 8-GPU node cannot fit.
-  const CliRun r = realign("plan " + example("ppo_llama2_70b_128xh100.yaml") + " cluster.nodes=1 plan.mode=co-located");
+  const CliRun r =
+      realign("plan " + example("ppo_llama2_70b_128xh100.yaml") + " cluster.nodes=1 plan.mode=co-located");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("needs"), std::string::npos) << r.out;

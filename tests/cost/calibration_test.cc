@@ -84,7 +84,8 @@ TEST(Calibration, PartsAddUpToTheEstimate) {
     // last): there the parts may exceed the estimate, by a few percent; elsewhere they add up.
     EXPECT_GE(sum, calls[i].seconds * (1 - 1e-9)) << calls[i].assignment.mfc;
     EXPECT_LE(sum, calls[i].seconds * 1.05) << calls[i].assignment.mfc;
-    if (s.graph.mfcs[size_t(calls[i].mfc)].kind != MfcKind::kGenerate && calls[i].assignment.strategy.pp == 1) {
+    if (s.graph.mfcs[size_t(calls[i].mfc)].kind != MfcKind::kGenerate &&
+        calls[i].assignment.strategy.pp == 1) {
       EXPECT_NEAR(sum, calls[i].seconds, 1e-9 * calls[i].seconds) << calls[i].assignment.mfc;
     }
   }
@@ -128,7 +129,8 @@ TEST(Calibration, WeighsEachCallByItsShareOfTheIteration) {
   auto miss_of_longest = [&](const std::vector<CallMeasurement>& measured) {
     const Calibration c = calibrate(s.graph, s.cluster, s.start, measured, "test");
     const CallMeasurement& m = measured[size_t(longest - calls.begin())];
-    return std::abs(estimate_call(s.graph, s.cluster, c.profile, m.mfc, m.assignment).time_s - m.seconds) / m.seconds;
+    return std::abs(estimate_call(s.graph, s.cluster, c.profile, m.mfc, m.assignment).time_s - m.seconds) /
+           m.seconds;
   };
   // Relative to their own times, the two misses weigh the same; relative to an iteration that the longest
   // call dominates, the longest call's miss is what counts.

@@ -94,7 +94,8 @@ TEST(CallCost, TensorParallelCallsPayTheEmbeddingAndHeadCollectives) {
   p.intra_node_bandwidth.value = 1e30;  // latency only
   const double latency = p.intra_node_latency_s.value;
   for (int mb : {1, 4}) {
-    const CallEstimate ref = estimate_call(g, c, p, g.mfc_index("ref_inf"), assign("ref_inf", 0, 1, 2, 1, mb));
+    const CallEstimate ref =
+        estimate_call(g, c, p, g.mfc_index("ref_inf"), assign("ref_inf", 0, 1, 2, 1, mb));
     const CallEstimate critic =
         estimate_call(g, c, p, g.mfc_index("critic_inf"), assign("critic_inf", 0, 1, 2, 1, mb));
     const double layers = double(g.model("critic").spec.n_layers);
@@ -174,8 +175,8 @@ TEST(CallCost, CpuWorkersBeyondTheCoresShareThem) {
   const auto four = assign("actor_train", 0, 4, 1, 1), two = assign("actor_train", 0, 2, 1, 1);
   EXPECT_NEAR(estimate_call(g, c, cores2, train, four).time_s,
               2 * estimate_call(g, c, cores4, train, four).time_s, 1e-9);
-  EXPECT_NEAR(estimate_call(g, c, cores2, train, two).time_s, 2 * estimate_call(g, c, cores4, train, two).time_s,
-              1e-9);
+  EXPECT_NEAR(estimate_call(g, c, cores2, train, two).time_s,
+              2 * estimate_call(g, c, cores4, train, two).time_s, 1e-9);
   // Accelerators do not share.
   EXPECT_GE(default_profile(builtin_device("h100-sxm", "d")).compute_slots_per_node.value, 1e6);
 }
@@ -187,7 +188,9 @@ TEST(CallCost, MessagesWaitLongerTheMoreRanksShareTheCores) {
   HardwareProfile p = default_profile(c.device);
   p.intra_node_bandwidth.value = 1e30;
   const int inf = g.mfc_index("ref_inf");
-  auto comm = [&](const MfcAssignment& a, double busy) { return estimate_call(g, c, p, inf, a, busy).comm_s; };
+  auto comm = [&](const MfcAssignment& a, double busy) {
+    return estimate_call(g, c, p, inf, a, busy).comm_s;
+  };
   const auto pair = assign("ref_inf", 0, 1, 2, 1), both_pairs = assign("ref_inf", 0, 2, 2, 1);
   // Its own 2 ranks fit the 2 cores; 2 more busy ranks beside it make each message wait twice as long, as do
   // its own 4 ranks (per rank the same collectives, on half the rows).

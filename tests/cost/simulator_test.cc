@@ -290,9 +290,12 @@ TEST(Simulator, CpuCallsSideBySideSlowEachOthersMessages) {
   const Cluster cpu = make_cluster(1, 4, "cpu-gloo");
   auto plan = [](int reward_first) {
     ExecutionPlan p;
-    p.assignments = {assign("actor_gen", 0, 4, 1, 1),  assign("ref_inf", 0, 1, 2, 1),
-                     assign("reward_inf", reward_first, 1, 2, 1), assign("actor_inf", 0, 4, 1, 1),
-                     assign("critic_inf", 0, 4, 1, 1), assign("actor_train", 0, 4, 1, 1),
+    p.assignments = {assign("actor_gen", 0, 4, 1, 1),
+                     assign("ref_inf", 0, 1, 2, 1),
+                     assign("reward_inf", reward_first, 1, 2, 1),
+                     assign("actor_inf", 0, 4, 1, 1),
+                     assign("critic_inf", 0, 4, 1, 1),
+                     assign("actor_train", 0, 4, 1, 1),
                      assign("critic_train", 0, 4, 1, 1)};
     return p;
   };

@@ -12,14 +12,16 @@ using Waves = std::vector<std::vector<size_t>>;
 TEST(CallWaves, CallsOnDisjointDevicesShareOneWave) {
   // Interleaving after generation: the actor's and the critic's copies on devices 0-1 and 2, the reference
   // at home on 3.
-  EXPECT_EQ(call_waves({{at(0, 1, 2), at(0, 2)}, {at(2, 2), at(2, 1)}, {at(3, 1), at(3, 1)}}), (Waves{{0, 1, 2}}));
+  EXPECT_EQ(call_waves({{at(0, 1, 2), at(0, 2)}, {at(2, 2), at(2, 1)}, {at(3, 1), at(3, 1)}}),
+            (Waves{{0, 1, 2}}));
 }
 
 TEST(CallWaves, ASecondCopyOnTheSameDevicesStartsANewWave) {
   // Reference at home on all devices, then the actor's and the critic's copies on all devices: one copy at a
   // time.
-  EXPECT_EQ(call_waves({{at(0, 2, 1, 2), at(0, 2, 1, 2)}, {at(0, 2, 2), at(0, 4)}, {at(3, 1), at(0, 1, 2, 2)}}),
-            (Waves{{0, 1}, {2}}));
+  EXPECT_EQ(
+      call_waves({{at(0, 2, 1, 2), at(0, 2, 1, 2)}, {at(0, 2, 2), at(0, 4)}, {at(3, 1), at(0, 1, 2, 2)}}),
+      (Waves{{0, 1}, {2}}));
 }
 
 TEST(CallWaves, CallsAtHomeNeverSplitAWave) {

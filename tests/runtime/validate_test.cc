@@ -52,8 +52,8 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
   const double tau = report.at("kendall_tau");
   EXPECT_TRUE(tau >= -1 && tau <= 1) << tau;
   const HardwareProfile fitted = load_hardware_profile(cal);
-  EXPECT_NEAR(fitted.iteration_overhead_s.value, report.at("calibration").at("iteration_overhead_s").get<double>(),
-              1e-12);
+  EXPECT_NEAR(fitted.iteration_overhead_s.value,
+              report.at("calibration").at("iteration_overhead_s").get<double>(), 1e-12);
   EXPECT_NE(fitted.iteration_overhead_s.source.find("calibrated"), std::string::npos);
 
   // Re-scored with the fitted profile: the same pooled measurements, new estimates.
