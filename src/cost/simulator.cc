@@ -74,10 +74,15 @@ const CallEstimate& Simulator::call_estimate(int i, const MfcAssignment& a) {
                 int64_t(s.tp) | (int64_t(s.pp) << 16) | (int64_t(s.micro_batches) << 32)};
   auto it = calls_.find(key);
   if (it != calls_.end()) return it->second;
+  return calls_.emplace(key, estimate(i, a, 0)).first->second;
+}
+
+CallEstimate Simulator::estimate(int i, const MfcAssignment& a, double busy_ranks) {
   const int m = call_model_[size_t(i)];
-  const CallEstimate e = estimate_call(graph_.models[size_t(m)], graph_.mfcs[size_t(i)], s, spans,
-                                       cluster_.devices_per_node, profile_, shards(m, s.tp, s.pp));
-  return calls_.emplace(key, e).first->second;
+  const Strategy& s = a.strategy;
+  return estimate_call(graph_.models[size_t(m)], graph_.mfcs[size_t(i)], s,
+                       mesh_spans_nodes(a.mesh, cluster_), cluster_.devices_per_node, profile_,
+                       shards(m, s.tp, s.pp), busy_ranks);
 }
 
 const TransferCost& Simulator::realloc(int model, const Layout& src, const Layout& dst) {
@@ -207,7 +212,7 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     const int m = call_model_[i];
     const Layout dst = a.layout();
     CallEstimate contended;
-    if (!busy.empty()) contended = estimate_call(graph_, cluster_, profile_, int(i), a, busy[i]);
+    if (!busy.empty()) contended = estimate(int(i), a, busy[i]);
     const CallEstimate& est = busy.empty() ? call_estimate(int(i), a) : contended;
     CallResult& cr = r.calls[i];
     cr.name = mfcs[i].name;

@@ -53,6 +53,8 @@ class Simulator {
   static int64_t pack(const Layout& l);
 
   const ShardSizes& shards(int model, int tp, int pp);
+  // Call i's estimate with `busy_ranks` beside it (estimate_call), uncached; shard sizes come from the cache.
+  CallEstimate estimate(int i, const MfcAssignment& a, double busy_ranks);
   const TransferCost& data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst);
   // One pass over the plan; `busy` (per call, empty: each call's own ranks) sets its contention.
   SimulationResult simulate(const ExecutionPlan& plan, const std::vector<double>& busy);

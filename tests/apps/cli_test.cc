@@ -123,6 +123,9 @@ TEST(Cli, ValidateRescoreWithoutEarlierRunsNamesTheFlag) {
                            " cluster.devices_per_node=4 --rescore --out " + out);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("--rescore: " + out + "/plans.txt not found"), std::string::npos) << r.out;
+  const CliRun zero = realign("validate " + example("addition_ppo.yaml") + " --rounds 0 --out " + out);
+  EXPECT_EQ(zero.code, 1) << zero.out;
+  EXPECT_NE(zero.out.find("--rounds: needs at least 1 round"), std::string::npos) << zero.out;
 }
 
 TEST(Cli, PlanThatCannotFitExitsWithTwoAndSaysWhere) {
