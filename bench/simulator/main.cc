@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   cluster.n_nodes = 2;
   cluster.devices_per_node = 8;
   cluster.device = builtin_device("h100-sxm", "device");
-  Simulator sim(graph, cluster, default_profile(cluster.device));
+  Simulator sim(graph, cluster, builtin_profile(cluster.device));
 
   ExecutionPlan colocated, disaggregated;
   for (const char* m : {"actor_gen", "ref_inf", "reward_inf", "actor_inf", "critic_inf", "actor_train", "critic_train"})

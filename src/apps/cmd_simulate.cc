@@ -11,7 +11,8 @@
 namespace realign::apps {
 
 void add_simulate_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("simulate", "Estimate one iteration of a given plan (time, memory, timeline)");
+  auto* sub =
+      app.add_subcommand("simulate", "Estimate one iteration of a given plan (time, memory, timeline)");
   struct Args {
     std::string config;
     std::vector<std::string> overrides;
@@ -26,7 +27,8 @@ void add_simulate_command(CLI::App& app) {
   sub->add_option("--plan", args->plan, "Plan file (JSON, as `realign plan --out` writes it)")->required();
   sub->add_option("--svg", args->svg, "Write the estimated timeline as an SVG Gantt chart");
   sub->add_flag("--json", args->json, "Print one JSON object (with the timeline) instead of the table");
-  sub->add_flag("--explain", args->explain, "List every cost-model coefficient used, with its value and source");
+  sub->add_flag("--explain", args->explain,
+                "List every cost-model coefficient used, with its value and source");
   on_run(sub, [args] {
     const RunConfig config = load_run_config(args->config, args->overrides);
     const PlanReport report = make_plan_report(config, args->plan);
@@ -44,9 +46,8 @@ void add_simulate_command(CLI::App& app) {
       if (!args->svg.empty()) std::printf("\ntimeline written to %s\n", args->svg.c_str());
     }
     if (args->explain) {
-      const HardwareProfile profile = config.profile_path.empty() ? default_profile(config.cluster.device)
-                                                                  : load_hardware_profile(config.profile_path);
-      std::printf("\ncost model coefficients:\n%s", format_explain(explain(profile)).c_str());
+      std::printf("\ncost model coefficients (%s):\n%s", profile_name(config).c_str(),
+                  format_explain(explain(run_profile(config))).c_str());
     }
     return report.simulation.fits ? 0 : 2;
   });

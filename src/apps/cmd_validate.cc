@@ -165,8 +165,7 @@ void add_validate_command(CLI::App& app) {
     if (args->steps < 2) throw Error("--steps", "needs at least 2 steps (the first is a warm-up)");
     if (args->rounds < 1) throw Error("--rounds", "needs at least 1 round");
     const RunConfig config = load_run_config(args->config, args->overrides);
-    const HardwareProfile profile = config.profile_path.empty() ? default_profile(config.cluster.device)
-                                                                : load_hardware_profile(config.profile_path);
+    const HardwareProfile profile = run_profile(config);
     Simulator simulator(config.graph, config.cluster, profile);
     const std::vector<CandidatePlan> plans =
         args->rescore ? measured_plans(*args, config)

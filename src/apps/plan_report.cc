@@ -13,10 +13,8 @@ namespace realign::apps {
 PlanReport make_plan_report(const RunConfig& config, const std::string& plan_file) {
   PlanReport report;
   report.config = &config;
-  HardwareProfile profile = config.profile_path.empty() ? default_profile(config.cluster.device)
-                                                        : load_hardware_profile(config.profile_path);
-  report.profile_name =
-      config.profile_path.empty() ? "defaults for " + config.cluster.device.name : config.profile_path;
+  const HardwareProfile profile = run_profile(config);
+  report.profile_name = profile_name(config);
   Simulator simulator(config.graph, config.cluster, profile);
   SimulatorEvaluator evaluator(simulator);
   PlanOptions options = config.plan;
@@ -59,17 +57,21 @@ std::string format_plan_table(const PlanReport& r) {
   else
     out += line("plan: %s", r.planner.plan.name.c_str());
   out += "\n";
-  out += line("%-18s %-7s %-9s %-7s %3s %3s %3s %4s %9s %9s %9s %10s", "call", "model", "kind", "mesh", "dp",
-              "tp", "pp", "mb", "start", "end", "realloc", "peak mem");
+  out += line("%-18s %-7s %-9s %-7s %3s %3s %3s %4s %-5s %9s %9s %9s %10s", "call", "model", "kind", "mesh",
+              "dp", "tp", "pp", "mb", "opt", "start", "end", "realloc", "peak mem");
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const Mfc& m = g.mfcs[i];
     const MfcAssignment& a = r.planner.plan.assignments[i];
     const CallResult& cr = r.simulation.calls[i];
-    out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d %9s %9s %9s %10s", m.name.c_str(), m.model.c_str(),
+    // z1: optimizer state sharded over dp (ZeRO-1); rc: activations recomputed.
+    const std::string opt = std::string(a.strategy.zero1 ? "z1" : "") +
+                            (a.strategy.zero1 && a.strategy.recompute ? "," : "") +
+                            (a.strategy.recompute ? "rc" : "");
+    out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d %-5s %9s %9s %9s %10s", m.name.c_str(), m.model.c_str(),
                 to_string(m.kind).c_str(), to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp,
-                a.strategy.pp, a.strategy.micro_batches, format_seconds(cr.start_s).c_str(),
-                format_seconds(cr.end_s).c_str(), format_seconds(cr.realloc_s).c_str(),
-                format_bytes(cr.peak_mem_bytes).c_str());
+                a.strategy.pp, a.strategy.micro_batches, opt.empty() ? "-" : opt.c_str(),
+                format_seconds(cr.start_s).c_str(), format_seconds(cr.end_s).c_str(),
+                format_seconds(cr.realloc_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
   }
   out += "\n";
   out += line("iteration time: %s%s; reallocated %s per iteration",

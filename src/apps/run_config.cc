@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/config_file.h"
+#include "cost/hardware_profile.h"
 
 namespace realign::apps {
 
@@ -17,7 +18,8 @@ RunConfig run_config_from_json(Json raw) {
   const bool names_reward_model = rc.raw.contains("models") && rc.raw["models"].contains("reward");
   const auto roles = algorithm_roles(rc.algorithm.algorithm);
   if (names_reward_model && !rc.algorithm.reward_model && std::count(roles.begin(), roles.end(), "reward"))
-    throw Error("reward.kind", "models.reward names a reward model but reward.kind is " + rc.training.reward.kind +
+    throw Error("reward.kind", "models.reward names a reward model but reward.kind is " +
+                                   rc.training.reward.kind +
                                    ": set reward.kind: model to score with it, or remove models.reward");
   rc.graph = build_graph(rc.algorithm);
   rc.cluster = cluster_from_json(root.at("cluster"), "cluster");
@@ -31,6 +33,17 @@ RunConfig load_run_config(const std::string& file, const std::vector<std::string
   Json raw = load_config_file(file);
   apply_overrides(raw, overrides);
   return run_config_from_json(std::move(raw));
+}
+
+HardwareProfile run_profile(const RunConfig& config) {
+  return config.profile_path.empty() ? builtin_profile(config.cluster.device)
+                                     : load_hardware_profile(config.profile_path);
+}
+
+std::string profile_name(const RunConfig& config) {
+  if (!config.profile_path.empty()) return config.profile_path;
+  if (has_shipped_profile(config.cluster.device)) return "profiles/" + config.cluster.device.name + ".json";
+  return "defaults for " + config.cluster.device.name;
 }
 
 }  // namespace realign::apps

@@ -46,6 +46,7 @@ void scale_group(HardwareProfile& p, const std::string& group, double s, const s
   } else if (group == "latency") {
     slower_time(p.intra_node_latency_s);
     slower_time(p.inter_node_latency_s);
+    slower_time(p.collective_overhead_s);
   } else if (group == "bandwidth") {
     for (Coefficient* b : {&p.intra_node_bandwidth, &p.inter_node_bandwidth}) {
       b->value = s == 0 ? kOff : b->value / s;
@@ -57,6 +58,8 @@ void scale_group(HardwareProfile& p, const std::string& group, double s, const s
     slower_time(p.call_overhead_s);
   } else if (group == "step") {
     slower_time(p.step_overhead_s);
+  } else if (group == "decode") {
+    slower_time(p.decode_step_overhead_s);
   } else {
     throw Error("calibration", "unknown coefficient group " + group);
   }
@@ -106,7 +109,7 @@ bool least_squares(const std::vector<std::vector<double>>& a, const std::vector<
 }  // namespace
 
 std::vector<std::string> calibration_groups() {
-  return {"compute", "memory", "latency", "bandwidth", "launch", "call", "step"};
+  return {"compute", "memory", "latency", "bandwidth", "launch", "call", "step", "decode"};
 }
 
 std::vector<std::vector<double>> call_time_parts(const DataflowGraph& graph, const Cluster& cluster,

@@ -1,8 +1,9 @@
 // Calibration of a HardwareProfile against measured call times: the estimate of a call is (nearly) a sum of
 // parts, each proportional to one group of coefficients (compute rate, memory rate, link latency, link
-// bandwidth, per-layer launch overhead, per-call and per-step overhead). Scaling each group by a factor s_g
-// scales its part, so measured times fix the factors by non-negative least squares on relative error, and the
-// fitted profile states the factor and the measurements in every coefficient's source.
+// bandwidth, per-layer launch overhead, per-call and per-step overhead, per-decoding-step overhead). Scaling
+// each group by a factor s_g scales its part, so measured times fix the factors by non-negative least squares
+// on relative error, and the fitted profile states the factor and the measurements in every coefficient's
+// source.
 //
 // This is how the estimator is "calibrated by profiling": runs of real calls (`realign validate --calibrate`)
 // set the coefficients, and a second validation on other plans checks the result out of sample.
@@ -31,7 +32,7 @@ struct CallMeasurement {
 
 // A coefficient group and its fitted factor (1 = unchanged; < 1 faster than the start profile assumed).
 struct GroupScale {
-  std::string group;  // compute | memory | latency | bandwidth | launch | call | step
+  std::string group;  // compute | memory | latency | bandwidth | launch | call | step | decode
   double scale = 1;
   bool fitted = false;  // false when no measured call depends on the group (its coefficients stay)
 };

@@ -27,8 +27,15 @@ struct Context {
   const HardwareProfile& p;
   const ShardSizes& shards;
   Link tp_link, pp_link, dp_link;
-  double gemm_rate, attn_rate, mem_rate;
   MfcKind kind;
+  // Achieved FLOP/s of the matmuls of `rows` tokens (small GEMMs are far from peak) and of attention over
+  // sequences of `seq_len` tokens.
+  double gemm_rate(double rows) const { return p.peak_flops.value * p.gemm_efficiency.at(rows); }
+  double attn_rate(double seq_len) const { return p.peak_flops.value * p.attention_efficiency.at(seq_len); }
+  // Achieved bytes/s of a memory-bound pass reading `bytes`.
+  double mem_rate(double bytes) const {
+    return p.memory_bandwidth.value * p.decode_bandwidth_efficiency.at(bytes);
+  }
 };
 
 // FLOPs of one transformer layer for `tokens` tokens (matmuls; attention over `context` tokens), and of the
@@ -72,11 +79,14 @@ StageCost stage_forward(const Context& c, int stage, double tokens, double conte
   const ModelSpec& m = c.model.spec;
   const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
   StageCost out;
+  // A GEMM's rows are the micro-batch's tokens (tp splits the columns); causal attention over `context`
+  // tokens on average spans sequences of 2 x context.
   out.compute = layers *
-                (layer_matmul_flops(m, tokens) / c.gemm_rate +
-                 layer_attention_flops(m, tokens, context) / c.attn_rate) /
+                (layer_matmul_flops(m, tokens) / c.gemm_rate(tokens) +
+                 layer_attention_flops(m, tokens, context) / c.attn_rate(2.0 * context)) /
                 c.s.tp;
-  if (stage == c.s.pp - 1) out.compute += head_flops(c.model, head_tokens) / c.gemm_rate / c.s.tp;
+  if (stage == c.s.pp - 1)
+    out.compute += head_flops(c.model, head_tokens) / c.gemm_rate(head_tokens) / c.s.tp;
   // Megatron's f/g: one all-reduce after attention, one after the MLP.
   out.comm =
       layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link) +
@@ -126,24 +136,29 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const double mb_tokens = double(seqs_per_micro_batch(mfc, c.s)) * double(mfc.seq_len());
   const double context = double(mfc.seq_len()) / 2.0;  // causal attention
   // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and the
-  // activation (forward) and its gradient (backward) crossing each stage boundary.
+  // activation (forward) and its gradient (backward) crossing each stage boundary. Recomputation runs each
+  // layer's forward once more, collectives included, before its backward.
+  const double forwards = c.s.recompute ? 2.0 : 1.0;
   StageCost fwd, slot;
   for (int stage = 0; stage < c.s.pp; ++stage) {
     const StageCost f = stage_forward(c, stage, mb_tokens, context, mb_tokens);
     StageCost both;
-    both.compute = 3.0 * f.compute;
-    both.comm = f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_handoff_s(c, mb_tokens);
-    both.overhead = 3.0 * f.overhead;
+    both.compute = (2.0 + forwards) * f.compute;
+    both.comm =
+        forwards * f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_handoff_s(c, mb_tokens);
+    both.overhead = (2.0 + forwards) * f.overhead;
     if (both.total() > slot.total()) slot = both, fwd = f;
   }
   const double slots = double(c.s.micro_batches + c.s.pp - 1);
-  // The gradient all-reduce over dp (bf16 gradients of the largest shard) and the memory-bound Adam step:
-  // read the bf16 gradient (2), read+write fp32 master, m and v (24), write the bf16 weight (2) = 28 bytes.
+  // The gradient all-reduce over dp (bf16 gradients of the largest shard; with ZeRO-1 a reduce-scatter of
+  // the gradients and an all-gather of the updated weights, the same bytes) and the memory-bound passes of a
+  // step (optimizer_step_bytes).
   const double shard = double(c.shards.max());
   // Clipping sums the squared gradient norm over the tp and pp groups (one scalar each).
   const double dp_comm = ring_allreduce_s(shard * kGradBytesPerParam, c.s.dp, c.dp_link) +
                          ring_allreduce_s(8.0, c.s.tp, c.tp_link) + ring_allreduce_s(8.0, c.s.pp, c.pp_link);
-  const double optimizer = shard * 28.0 / c.mem_rate;
+  const double optimizer_bytes = shard * optimizer_step_bytes(c.s);
+  const double optimizer = optimizer_bytes / c.mem_rate(optimizer_bytes);
   const double steps = double(mfc.train_steps());
   // A pipelined update of a pair loss (runtime/call_forward.h) first runs a pipelined forward without
   // gradients, which gives the loss's gradient at the outputs, then 1F1B: one more forward per slot.
@@ -176,16 +191,27 @@ void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
     StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs);
     const double bytes = double(c.shards.stage_max(stage)) * kWeightBytesPerParam +
                          layers * kv_per_token_layer * mb_seqs * context;
-    sc.compute = std::max(sc.compute, bytes / c.mem_rate);
+    sc.compute = std::max(sc.compute, bytes / c.mem_rate(bytes));
     if (sc.total() > worst.total()) worst = sc;
   }
   const double slots = double(std::max(c.s.micro_batches, c.s.pp));
+  // Static batching, as RLHF engines generate: every sequence of the batch takes all gen_len steps (a
+  // sample that stopped early is padded), so steps and batch size do not shrink as samples finish.
   const double steps = double(mfc.gen_len);
   add(e, worst, steps * slots);
   e.comm_s += steps * slots * pp_handoff_s(c, mb_seqs);
+  // Each micro-batch's step ends on the host: sample, check stop tokens, feed the next token back.
+  e.overhead_s += steps * double(c.s.micro_batches) * c.p.decode_step_overhead_s.value;
 }
 
 }  // namespace
+
+double optimizer_step_bytes(const Strategy& s) {
+  // Reading the bf16 gradient for the clipping norm (2) and for the step (2), reading and writing the fp32
+  // master weight, m and v (24; a 1/dp share of them with ZeRO-1), writing the bf16 weight (2) and zeroing
+  // the gradient (2).
+  return 8.0 + 24.0 / (s.zero1 ? double(s.dp) : 1.0);
+}
 
 CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strategy& s, bool spans_nodes,
                            int devices_per_node, const HardwareProfile& p, const ShardSizes& shards,
@@ -204,17 +230,7 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   // spanning nodes some stage boundary is a node boundary, and the slowest hand-off paces the pipeline.
   const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
   const bool pp_crosses = spans_nodes;
-  Context c{model,
-            s,
-            p,
-            shards,
-            intra,
-            pp_crosses ? inter : intra,
-            wide ? inter : intra,
-            p.peak_flops.value * p.gemm_efficiency.value,
-            p.peak_flops.value * p.attention_efficiency.value,
-            p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value,
-            mfc.kind};
+  Context c{model, s, p, shards, intra, pp_crosses ? inter : intra, wide ? inter : intra, mfc.kind};
   CallEstimate e;
   const double seq_len = double(mfc.seq_len());
   switch (mfc.kind) {
@@ -234,8 +250,8 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
     }
     case MfcKind::kTrain:
       train_time(c, mfc, e);
-      e.flops =
-          3.0 * double(mfc.epochs) * model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
+      e.flops = (s.recompute ? 4.0 : 3.0) * double(mfc.epochs) *
+                model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
       e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
       break;
   }

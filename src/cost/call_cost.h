@@ -22,6 +22,9 @@ struct CallEstimate {
   std::vector<MemoryBreakdown> stages;  // (pp) a device of each pipeline stage
 };
 
+// Bytes per parameter of the largest shard that the memory-bound passes of one optimizer step move.
+double optimizer_step_bytes(const Strategy& s);
+
 // Whether a mesh crosses a node boundary.
 bool mesh_spans_nodes(const DeviceMesh& mesh, const Cluster& cluster);
 

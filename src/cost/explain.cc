@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "cost/call_cost.h"
 #include "cost/memory_model.h"
 
 namespace realign {
@@ -17,6 +18,7 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"decode_bandwidth_efficiency", "fraction of memory_bandwidth (decode, optimizer step)"},
       {"usable_memory_fraction", "fraction of memory_bytes"},
       {"layer_launch_overhead_s", "seconds per layer forward"},
+      {"decode_step_overhead_s", "seconds per decoding step of a micro-batch"},
       {"call_overhead_s", "seconds per call"},
       {"step_overhead_s", "seconds per optimizer step"},
       {"iteration_overhead_s", "seconds per iteration, outside the calls"},
@@ -25,18 +27,40 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"intra_node_bandwidth", "bytes/s per device"},
       {"inter_node_latency_s", "seconds per message"},
       {"inter_node_bandwidth", "bytes/s per device"},
+      {"collective_overhead_s", "seconds per collective or message, issued by the host"},
       {"host_device_bandwidth", "bytes/s per device"}};
   std::vector<ExplainLine> out;
-  for (const auto& [name, c] : p.coefficients())
-    out.push_back(ExplainLine{name, c->value, units.at(name), c->source});
+  for (const auto& [name, c] : p.coefficients()) {
+    std::string curve;
+    for (const auto& [x, y] : c->points) {
+      char point[64];
+      std::snprintf(point, sizeof point, "%s%.4g -> %.4g", curve.empty() ? "" : ", ", x, y);
+      curve += point;
+    }
+    if (!curve.empty()) curve = "over " + c->of + ": " + curve;
+    out.push_back(ExplainLine{name, c->value, units.at(name), c->source, curve});
+  }
   const std::string mp = "memory model: mixed-precision Adam (bf16 weights and gradients, fp32 master, m, v)";
   out.push_back({"weight_bytes_per_param", kWeightBytesPerParam, "bytes", mp});
   out.push_back({"gradient_bytes_per_param", kGradBytesPerParam, "bytes", mp});
   out.push_back({"optimizer_bytes_per_param", kOptimizerBytesPerParam, "bytes", mp});
   out.push_back(
-      {"optimizer_traffic_per_param", 28, "bytes",
-       "time model: Adam step reads the bf16 gradient, reads and writes fp32 master, m, v, writes the "
-       "bf16 weight"});
+      {"optimizer_step_bytes_per_param", optimizer_step_bytes(Strategy{}), "bytes, 8 + 24/dp with zero1",
+       "time model: a memory-bound pass per step: the clipping norm and Adam read the bf16 gradient "
+       "(2 + 2), Adam reads and writes fp32 master, m, v (24), writes the bf16 weight (2), the "
+       "gradient is zeroed (2) (Megatron-LM's optimizer step; ZeRO-1 updates a 1/dp share)"});
+  out.push_back({"zero1_optimizer_bytes_per_param", kOptimizerBytesPerParam, "bytes / dp",
+                 "memory model: a train call with zero1 shards fp32 master, m and v over its dp ranks (ZeRO "
+                 "stage 1, Rajbhandari et al. 2020; Megatron's distributed optimizer); its gradient "
+                 "all-reduce becomes a reduce-scatter plus a weight all-gather, the same bytes"});
+  out.push_back({"recompute_forwards", 1, "extra forward per micro-batch",
+                 "time and memory model: a train call with recompute runs each layer's forward again "
+                 "before its backward (train = 4x forward FLOPs, as ReaL counts them) and keeps only "
+                 "each layer's bf16 input, 2 bytes per token and hidden unit (Korthikanti et al. 2022)"});
+  out.push_back({"generation_steps", 1, "x gen_len, whole batch",
+                 "time model: static batching: every sequence takes all gen_len decoding steps (finished "
+                 "samples are padded), each step reads the weights and the KV cache at the average context "
+                 "and pays decode_step_overhead_s per micro-batch"});
   out.push_back(
       {"activation_bytes_per_token_hidden", 10, "bytes per token and hidden unit, + 24/tp",
        "memory model: Megatron per-layer activations s*b*h*(10 + 24/t) (Korthikanti et al. 2022), "
@@ -61,6 +85,7 @@ std::string format_explain(const std::vector<ExplainLine>& lines) {
     char value[32];
     std::snprintf(value, sizeof value, "%.6g", l.value);
     out += l.name + " = " + value + " (" + l.unit + ") -- " + l.source + "\n";
+    if (!l.curve.empty()) out += "    " + l.curve + "\n";
   }
   return out;
 }

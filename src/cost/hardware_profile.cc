@@ -1,10 +1,73 @@
 #include "cost/hardware_profile.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/config_file.h"
+#include "cost/shipped_profiles.h"
 
 namespace realign {
+
+double Coefficient::at(double x) const {
+  if (points.empty()) return value;
+  const double last = points.back().second;
+  double y = points.front().second;
+  if (x >= points.back().first) {
+    y = last;
+  } else if (x > points.front().first) {
+    size_t i = 1;
+    while (points[i].first < x) ++i;
+    const auto& [x0, y0] = points[i - 1];
+    const auto& [x1, y1] = points[i];
+    const double f = std::log(x / x0) / std::log(x1 / x0);
+    y = y0 + f * (y1 - y0);
+  }
+  return value * y / last;
+}
+
+namespace {
+
+// The coefficients that may be curves, over which variable. Each of them is an achieved rate (or a share of
+// one) that grows with the size of the work and saturates, so its curve must not fall.
+const char* curve_variable(const std::string& coefficient) {
+  if (coefficient == "gemm_efficiency") return "gemm_rows";
+  if (coefficient == "attention_efficiency") return "sequence_length";
+  if (coefficient == "decode_bandwidth_efficiency") return "bytes_read";
+  if (coefficient == "intra_node_bandwidth" || coefficient == "inter_node_bandwidth" ||
+      coefficient == "host_device_bandwidth")
+    return "message_bytes";
+  return nullptr;
+}
+
+void read_curve(ObjectReader& cr, const std::string& name, Coefficient& c) {
+  const char* variable = curve_variable(name);
+  const std::string of = cr.get_string("of");
+  if (variable == nullptr) throw Error(cr.path_of("of"), name + " is a single number, not a curve");
+  if (of != variable)
+    throw Error(cr.path_of("of"), "a curve of " + name + " is over '" + variable + "', not '" + of + "'");
+  const Json& pts = cr.at("points");
+  const std::string ppath = cr.path_of("points");
+  if (!pts.is_array() || pts.size() < 2)
+    throw Error(ppath, "a curve needs a list of at least 2 [x, y] points");
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const std::string ip = index_path(ppath, i);
+    if (!pts[i].is_array() || pts[i].size() != 2 || !pts[i][0].is_number() || !pts[i][1].is_number())
+      throw Error(ip, "a point is [x, y] with two numbers");
+    const double x = pts[i][0].get<double>(), y = pts[i][1].get<double>();
+    if (!std::isfinite(x) || !std::isfinite(y) || x <= 0 || y <= 0)
+      throw Error(ip, "x and y must be positive numbers");
+    if (i > 0 && x <= c.points.back().first)
+      throw Error(ip, "x must increase from point to point (" + std::to_string(x) + " after " +
+                          std::to_string(c.points.back().first) + ")");
+    if (i > 0 && y < c.points.back().second)
+      throw Error(ip, name + " must not fall as " + of + " grows (" + std::to_string(y) + " after " +
+                          std::to_string(c.points.back().second) + ")");
+    c.points.emplace_back(x, y);
+  }
+  c.of = of;
+}
+
+}  // namespace
 
 std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coefficients() const {
   return {{"peak_flops", &peak_flops},
@@ -15,6 +78,7 @@ std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coeffic
           {"decode_bandwidth_efficiency", &decode_bandwidth_efficiency},
           {"usable_memory_fraction", &usable_memory_fraction},
           {"layer_launch_overhead_s", &layer_launch_overhead_s},
+          {"decode_step_overhead_s", &decode_step_overhead_s},
           {"call_overhead_s", &call_overhead_s},
           {"step_overhead_s", &step_overhead_s},
           {"iteration_overhead_s", &iteration_overhead_s},
@@ -23,6 +87,7 @@ std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coeffic
           {"intra_node_bandwidth", &intra_node_bandwidth},
           {"inter_node_latency_s", &inter_node_latency_s},
           {"inter_node_bandwidth", &inter_node_bandwidth},
+          {"collective_overhead_s", &collective_overhead_s},
           {"host_device_bandwidth", &host_device_bandwidth}};
 }
 
@@ -68,6 +133,9 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.layer_launch_overhead_s = {40e-6,
                                "default: ~10 kernels per transformer layer at ~4 us launch each without CUDA "
                                "graphs; calibrate with `realign profile`"};
+  p.decode_step_overhead_s = {100e-6,
+                              "default: ~100 us per decoding step to sample, check stop tokens and run the "
+                              "host loop; calibrate with `realign validate --calibrate`"};
   p.call_overhead_s = {1e-3,
                        "default: ~1 ms to assemble a call's batch and set up its groups; calibrate with "
                        "`realign validate --calibrate`"};
@@ -83,6 +151,8 @@ HardwareProfile default_profile(const DeviceSpec& d) {
                                                "(shared/LIBTORCH-NOTES.md); `realign profile` "
                                                "counts this machine's cores"}
                                  : Coefficient{1e6, "default: every accelerator computes on its own"};
+  p.collective_overhead_s = {0,
+                             "default: none beyond the link latency, which then includes the host's share"};
   p.host_device_bandwidth = {25 * 1e9,
                              "default: PCIe Gen5 x16 achieves ~25 GB/s each way with pinned memory"};
   return p;
@@ -92,7 +162,14 @@ Json to_json(const HardwareProfile& p) {
   Json j;
   j["version"] = HardwareProfile::kVersion;
   j["device"] = p.device;
-  for (const auto& [name, c] : p.coefficients()) j[name] = Json{{"value", c->value}, {"source", c->source}};
+  for (const auto& [name, c] : p.coefficients()) {
+    Json& cj = j[name] = Json{{"value", c->value}, {"source", c->source}};
+    if (c->is_curve()) {
+      cj["of"] = c->of;
+      cj["points"] = Json::array();
+      for (const auto& [x, y] : c->points) cj["points"].push_back({x, y});
+    }
+  }
   return j;
 }
 
@@ -114,9 +191,16 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
     ObjectReader cr(r.at(name), r.path_of(name));
     c->value = cr.get_double("value");
     c->source = cr.get_string("source");
+    if (c->source.find_first_not_of(" \t") == std::string::npos)
+      throw Error(cr.path_of("source"),
+                  "must say where the value comes from (a measurement, a paper's "
+                  "table, a vendor's benchmark)");
+    if (cr.has("points") || cr.has("of")) read_curve(cr, name, *c);
     cr.finish();
-    if (!std::isfinite(c->value) || c->value <= 0)
-      throw Error(cr.path_of("value"), "must be a positive number");
+    // An overhead on top of another coefficient may be absent (0); every rate and size must be positive.
+    const bool may_be_zero = std::string(name) == "collective_overhead_s";
+    if (!std::isfinite(c->value) || c->value < 0 || (c->value == 0 && !may_be_zero))
+      throw Error(cr.path_of("value"), may_be_zero ? "must be a number >= 0" : "must be a positive number");
   }
   r.finish();
   for (const char* fraction :
@@ -129,6 +213,29 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
 
 HardwareProfile load_hardware_profile(const std::string& file) {
   return hardware_profile_from_json(load_config_file(file), file);
+}
+
+std::vector<std::string> shipped_profile_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : shipped_profiles()) names.push_back(name);
+  return names;
+}
+
+bool has_shipped_profile(const DeviceSpec& device) {
+  const std::vector<std::string> shipped = shipped_profile_names(), builtin = builtin_device_names();
+  // A spec edited away from the built-in device of its name describes other hardware: the shipped figures
+  // do not apply to it.
+  return std::count(shipped.begin(), shipped.end(), device.name) &&
+         std::count(builtin.begin(), builtin.end(), device.name) &&
+         builtin_device(device.name, "device") == device;
+}
+
+HardwareProfile builtin_profile(const DeviceSpec& device) {
+  if (!has_shipped_profile(device)) return default_profile(device);
+  for (const auto& [name, text] : shipped_profiles())
+    if (name == device.name)
+      return hardware_profile_from_json(Json::parse(text), "profiles/" + name + ".json");
+  return default_profile(device);
 }
 
 }  // namespace realign

@@ -10,15 +10,27 @@
 
 namespace realign {
 
+// A coefficient is one number, or a curve over one variable (`of`: "gemm_rows", "message_bytes", ...) given
+// by measured points and interpolated linearly in log x, clamped at the ends. `value` is the coefficient at
+// the curve's last point (large sizes); at(x) = value * y(x) / y(last), so calibration, which scales
+// `value`, scales the whole curve and keeps its measured shape.
 struct Coefficient {
+  Coefficient() = default;
+  Coefficient(double v, std::string src) : value(v), source(std::move(src)) {}
   double value = 0;
-  std::string source;  // "default: ..." or "measured by realign profile on ..." or a paper
-  bool operator==(const Coefficient& o) const { return value == o.value && source == o.source; }
+  std::string source;  // "default: ..." or "measured by realign profile on ..." or a paper's table
+  std::string of;      // the curve's variable; empty for a plain number
+  std::vector<std::pair<double, double>> points;  // (x, y), x increasing
+  double at(double x) const;
+  bool is_curve() const { return !points.empty(); }
+  bool operator==(const Coefficient& o) const {
+    return value == o.value && source == o.source && of == o.of && points == o.points;
+  }
 };
 
 struct HardwareProfile {
-  static constexpr int kVersion = 3;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node;
-                                      // 3: iteration_overhead_s
+  static constexpr int kVersion = 4;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node;
+                                      // 3: iteration_overhead_s; 4: decode_step_overhead_s, curves
   std::string device;                 // the DeviceSpec name it describes
 
   // Device peaks (copied from the DeviceSpec so a profile stands alone).
@@ -34,6 +46,9 @@ struct HardwareProfile {
 
   // Fixed costs.
   Coefficient layer_launch_overhead_s;  // kernel launches of one transformer layer's forward, seconds
+  // Fixed cost of one decoding step of one micro-batch outside the layers: sampling, the stop check, the host
+  // loop and its synchronisation with the device (engines without CUDA graphs pay it every token).
+  Coefficient decode_step_overhead_s;
   Coefficient call_overhead_s;  // fixed cost of one call: batch assembly, tokenisation, set-up, seconds
   Coefficient step_overhead_s;  // fixed cost of one optimizer step: zeroing, clipping, the step loop
   // Fixed cost of one iteration outside the calls, on every device: the trainer's own work on the batch
@@ -48,6 +63,9 @@ struct HardwareProfile {
   Coefficient intra_node_bandwidth;
   Coefficient inter_node_latency_s;
   Coefficient inter_node_bandwidth;
+  // Fixed cost of one collective or send/recv as an eager engine issues it (the framework's call, NCCL's
+  // enqueue and launch), on top of the link's own latency; it makes tensor parallelism costly when decoding.
+  Coefficient collective_overhead_s;
   Coefficient host_device_bandwidth;  // bytes/s per device: loading an offloaded model's shards
 
   // Every coefficient with its JSON name, in a fixed order (JSON I/O and `explain` iterate over this).
@@ -59,10 +77,20 @@ struct HardwareProfile {
 
 // Derives a profile from a device spec with stated default efficiencies.
 HardwareProfile default_profile(const DeviceSpec& device);
+// The profile realign ships for a built-in device (profiles/<name>.json: H100 and A100 coefficients from
+// published measurements, each citing its source), else default_profile. A device spec that differs from
+// the built-in one of its name gets default_profile.
+HardwareProfile builtin_profile(const DeviceSpec& device);
+// Names of the devices with a shipped profile, and whether builtin_profile uses one for `device`.
+std::vector<std::string> shipped_profile_names();
+bool has_shipped_profile(const DeviceSpec& device);
 
-// {"version": 1, "device": "...", "<coefficient>": {"value": x, "source": "..."}, ...}
+// {"version": 4, "device": "...", "<coefficient>": {"value": x, "source": "..."}, ...}; a curve adds
+// "of": "<variable>", "points": [[x, y], ...] (value: y at the last point).
 Json to_json(const HardwareProfile& profile);
-// Throws Error naming the field: a different version, a missing or unknown coefficient, a bad value.
+// Throws Error naming the field: a different version, a missing or unknown coefficient, a bad value, a
+// missing source, a curve whose x does not increase or that is not monotone where it must be
+// (efficiencies and bandwidths do not fall as sizes grow).
 HardwareProfile hardware_profile_from_json(const Json& j, const std::string& path);
 HardwareProfile load_hardware_profile(const std::string& file);
 

@@ -66,6 +66,14 @@ double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp) {
   return tokens * double(spec.hidden) * (10.0 + 24.0 / tp);
 }
 
+double recomputed_layer_bytes(const ModelSpec& spec, double tokens) {
+  return tokens * double(spec.hidden) * kActivationBytes;
+}
+
+double optimizer_bytes_per_param(const Strategy& s) {
+  return s.zero1 ? kOptimizerBytesPerParam / s.dp : kOptimizerBytesPerParam;
+}
+
 std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
                                           const ShardSizes& shards) {
   REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp);
@@ -83,9 +91,13 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
     m.weights = params * kWeightBytesPerParam;
     if (mfc.kind == MfcKind::kTrain) {
       m.gradients = params * kGradBytesPerParam;
-      m.optimizer = params * kOptimizerBytesPerParam;
+      m.optimizer = params * optimizer_bytes_per_param(s);
       const double in_flight = double(std::min(s.pp - stage, s.micro_batches));
-      m.activations = in_flight * layers * layer_activation_bytes(spec, mb_tokens, s.tp);
+      // With recomputation a layer keeps only its input between forward and backward; the layer being
+      // recomputed holds its full activations once.
+      m.activations = s.recompute ? in_flight * layers * recomputed_layer_bytes(spec, mb_tokens) +
+                                        layer_activation_bytes(spec, mb_tokens, s.tp)
+                                  : in_flight * layers * layer_activation_bytes(spec, mb_tokens, s.tp);
       // Logits and their gradient, one chunk at a time.
       if (last) m.logits = 2.0 * std::min<double>(mb_tokens, kLogitChunkTokens) * vocab_shard * kLogitBytes;
     } else if (mfc.kind == MfcKind::kInference) {

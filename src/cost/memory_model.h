@@ -54,6 +54,13 @@ int64_t seqs_per_micro_batch(const Mfc& mfc, const Strategy& s);
 // attention-score term is not stored. Used as is for SwiGLU MLPs.
 double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp);
 
+// With activation recomputation a layer stores only its input (bf16, tokens x hidden) for the backward pass
+// (Korthikanti et al. 2022, "full recomputation": 2sbh per layer).
+double recomputed_layer_bytes(const ModelSpec& spec, double tokens);
+
+// Optimizer state bytes per trained parameter on one device: 12 (fp32 master, m, v), over dp with ZeRO-1.
+double optimizer_bytes_per_param(const Strategy& s);
+
 // Memory of a device of each pipeline stage (its largest tp shard) during a call, and the worst of them:
 // weights of the call's layout; for a train call also gradients and optimizer state; activations (train: 1F1B
 // keeps min(pp - stage, micro_batches) micro-batches in flight on a stage; inference/generate: one layer's

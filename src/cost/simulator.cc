@@ -71,7 +71,8 @@ const CallEstimate& Simulator::call_estimate(int i, const MfcAssignment& a) {
   const bool spans = mesh_spans_nodes(a.mesh, cluster_);
   const Strategy& s = a.strategy;
   const Key key{int64_t(i) | (int64_t(spans) << 32), int64_t(a.mesh.size) | (int64_t(s.dp) << 32),
-                int64_t(s.tp) | (int64_t(s.pp) << 16) | (int64_t(s.micro_batches) << 32)};
+                int64_t(s.tp) | (int64_t(s.pp) << 16) | (int64_t(s.micro_batches) << 32) |
+                    (int64_t(s.zero1) << 62) | (int64_t(s.recompute) << 61)};
   auto it = calls_.find(key);
   if (it != calls_.end()) return it->second;
   return calls_.emplace(key, estimate(i, a, 0)).first->second;
@@ -192,9 +193,11 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     if (offloaded[m]) continue;
     const Layout& l = home[m];
     const ShardSizes& sh = shards(int(m), l.tp, l.pp);
-    const double per_param = graph_.models[m].trained
-                                 ? kWeightBytesPerParam + kGradBytesPerParam + kOptimizerBytesPerParam
-                                 : kWeightBytesPerParam;
+    const double per_param =
+        graph_.models[m].trained
+            ? kWeightBytesPerParam + kGradBytesPerParam +
+                  optimizer_bytes_per_param(plan.assignments[size_t(home_call_[m])].strategy)
+            : kWeightBytesPerParam;
     for (int rank = 0; rank < l.size(); ++rank) {
       const int stage = rank / (l.dp * l.tp), tp_rank = rank % l.tp;
       persistent[size_t(l.first_device + rank)] += double(sh.at(stage, tp_rank)) * per_param;
@@ -333,7 +336,8 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     add(name + " weights", n * kWeightBytesPerParam);
     if (graph_.models[m].trained) {
       add(name + " gradients", n * kGradBytesPerParam);
-      add(name + " optimizer state", n * kOptimizerBytesPerParam);
+      add(name + " optimizer state",
+          n * optimizer_bytes_per_param(plan.assignments[size_t(home_call_[m])].strategy));
     }
   }
   std::string during = "its persistent state";

@@ -13,7 +13,6 @@ struct Load {
   double intra = 0, inter = 0;
 };
 
-
 // The slice of `p` (elements along its split dim, or dim 0 when replicated) a rank holds.
 Range held_range(const ParamInfo& p, int tp_rank, int tp) { return tp_shard_range(p, tp_rank, tp); }
 

@@ -11,7 +11,7 @@ namespace realign {
 
 std::string to_string(const Strategy& s) {
   return "d" + std::to_string(s.dp) + "t" + std::to_string(s.tp) + "p" + std::to_string(s.pp) + " x" +
-         std::to_string(s.micro_batches);
+         std::to_string(s.micro_batches) + (s.zero1 ? " zero1" : "") + (s.recompute ? " recompute" : "");
 }
 
 namespace {
@@ -43,13 +43,14 @@ Json to_json(const ExecutionPlan& plan) {
   Json j;
   j["name"] = plan.name;
   j["mfcs"] = Json::array();
-  for (const auto& a : plan.assignments)
-    j["mfcs"].push_back({{"name", a.mfc},
-                         {"mesh", to_string(a.mesh)},
-                         {"dp", a.strategy.dp},
-                         {"tp", a.strategy.tp},
-                         {"pp", a.strategy.pp},
-                         {"micro_batches", a.strategy.micro_batches}});
+  for (const auto& a : plan.assignments) {
+    Json m = {{"name", a.mfc},       {"mesh", to_string(a.mesh)},
+              {"dp", a.strategy.dp}, {"tp", a.strategy.tp},
+              {"pp", a.strategy.pp}, {"micro_batches", a.strategy.micro_batches}};
+    if (a.strategy.zero1) m["zero1"] = true;
+    if (a.strategy.recompute) m["recompute"] = true;
+    j["mfcs"].push_back(m);
+  }
   if (!plan.disjoint.empty()) j["disjoint"] = plan.disjoint;
   if (!plan.offload.empty()) j["offload"] = plan.offload;
   return j;
@@ -71,6 +72,8 @@ ExecutionPlan plan_from_json(const Json& j, const std::string& path) {
     a.strategy.tp = int(m.get_positive("tp"));
     a.strategy.pp = int(m.get_positive("pp"));
     a.strategy.micro_batches = int(m.get_positive("micro_batches", 1));
+    a.strategy.zero1 = m.get_bool("zero1", false);
+    a.strategy.recompute = m.get_bool("recompute", false);
     if (a.strategy.dp > 1 << 20 || a.strategy.tp > 1 << 20 || a.strategy.pp > 1 << 20 ||
         a.strategy.micro_batches > 1 << 20)
       throw Error(p, "parallel degrees are limited to 2^20");
@@ -123,6 +126,9 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
     return "dp*tp*pp = " + std::to_string(s.dp) + "*" + std::to_string(s.tp) + "*" + std::to_string(s.pp) +
            " = " + std::to_string(s.dp * s.tp * s.pp) + " does not equal the mesh's " +
            std::to_string(mesh_size) + " devices";
+  if (mfc.kind != MfcKind::kTrain && (s.zero1 || s.recompute))
+    return std::string(s.zero1 ? "zero1" : "recompute") + " applies to train calls only; " + mfc.name +
+           " is a " + to_string(mfc.kind) + " call";
   const int dpn = cluster.devices_per_node;
   if (s.tp > dpn || (mesh_size >= dpn && dpn % s.tp != 0))
     return "tp " + std::to_string(s.tp) + " must stay within one node of " + std::to_string(dpn) + " devices";
@@ -180,6 +186,10 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
         field = ".micro_batches";
       else if (issue.rfind("dp*tp*pp", 0) == 0)
         field = "";
+      else if (issue.rfind("zero1", 0) == 0)
+        field = ".zero1";
+      else if (issue.rfind("recompute", 0) == 0)
+        field = ".recompute";
       throw Error(p + field, issue);
     }
     ordered[idx] = a;

@@ -17,8 +17,14 @@ struct Strategy {
   int tp = 1;
   int pp = 1;
   int micro_batches = 1;  // per dp rank and optimizer step (train) or per call (inference, generate)
+  // Train calls only. zero1: the optimizer state (fp32 master, Adam m and v) is sharded over the dp ranks
+  // (ZeRO stage 1, Megatron's distributed optimizer). recompute: a layer's activations are recomputed in the
+  // backward pass from its stored input (Megatron's full recomputation): one more forward, far less memory.
+  bool zero1 = false;
+  bool recompute = false;
   bool operator==(const Strategy& o) const {
-    return dp == o.dp && tp == o.tp && pp == o.pp && micro_batches == o.micro_batches;
+    return dp == o.dp && tp == o.tp && pp == o.pp && micro_batches == o.micro_batches && zero1 == o.zero1 &&
+           recompute == o.recompute;
   }
   bool operator!=(const Strategy& o) const { return !(*this == o); }
 };
@@ -64,6 +70,6 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
 std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster, int mesh_size,
                              const Strategy& s);
 
-std::string to_string(const Strategy& s);  // "d2t4p1 x4"
+std::string to_string(const Strategy& s);  // "d2t4p1 x4", "d2t4p1 x4 zero1 recompute"
 
 }  // namespace realign

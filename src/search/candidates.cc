@@ -17,7 +17,19 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
         // Generation gains nothing from micro-batches without pipelining; keep the space small.
         if (mfc.kind == MfcKind::kGenerate && pp == 1 && mb > 1) break;
         Strategy s{dp, tp, pp, mb};
-        if (strategy_problem(mfc, spec, cluster, mesh_size, s).empty()) out.push_back(s);
+        if (!strategy_problem(mfc, spec, cluster, mesh_size, s).empty()) continue;
+        out.push_back(s);
+        if (mfc.kind != MfcKind::kTrain) continue;
+        // A train call may shard its optimizer state over dp (ZeRO-1) and recompute activations: less
+        // memory for a little more time; the search weighs both.
+        for (const bool zero1 : {false, true})
+          for (const bool recompute : {false, true}) {
+            if ((!zero1 && !recompute) || (zero1 && dp == 1)) continue;
+            Strategy v = s;
+            v.zero1 = zero1;
+            v.recompute = recompute;
+            out.push_back(v);
+          }
       }
     }
   }
@@ -62,6 +74,8 @@ std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignmen
   const Mfc& mfc = graph.mfcs[size_t(index)];
   if (mfc.kind == MfcKind::kGenerate && a.strategy.pp != 1)
     return a.mfc + " generates with pp = " + std::to_string(a.strategy.pp) + "; generation needs pp = 1";
+  if (a.strategy.recompute)
+    return a.mfc + " recomputes activations; realign's runtime keeps them (recompute = false)";
   return "";
 }
 

@@ -9,7 +9,8 @@
 namespace realign {
 
 // Every valid strategy for a call on a mesh of `mesh_size` devices (dp*tp*pp = size, tp within a node and
-// dividing the heads, pp <= layers, micro-batches a power of two up to the sequences per dp rank, capped).
+// dividing the heads, pp <= layers, micro-batches a power of two up to the sequences per dp rank, capped);
+// for a train call each also with ZeRO-1 (dp > 1) and with activation recomputation.
 std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster,
                                            int mesh_size, int max_micro_batches = 16);
 
@@ -24,7 +25,7 @@ struct CandidateOptions {
 };
 
 // Empty when realign's runtime can execute the assignment, else why not: generation cannot be pipelined
-// (pp = 1). Any call, train calls included, may run on any mesh.
+// (pp = 1) and activations are not recomputed. Any call, train calls included, may run on any mesh.
 std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a);
 
 // Call `call`'s strategies on a mesh of `mesh_size` devices (enumerate_strategies); with `runtime_limits`,

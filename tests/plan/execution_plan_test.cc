@@ -61,6 +61,12 @@ TEST(ExecutionPlan, RejectionsNameTheField) {
   p = all_on(g, {0, 16}, {2, 8, 1, 1});
   p.assignments[4].strategy.micro_batches = 1000;
   expect_invalid(g, c, p, "plan.mfcs[4].micro_batches", "micro-batches");
+  p = all_on(g, {0, 16}, {2, 8, 1, 1});
+  p.assignments[0].strategy.zero1 = true;
+  expect_invalid(g, c, p, "plan.mfcs[0].zero1", "train calls only");
+  p = all_on(g, {0, 16}, {2, 8, 1, 1});
+  p.assignments[2].strategy.recompute = true;
+  expect_invalid(g, c, p, "plan.mfcs[2].recompute", "train calls only");
 }
 
 TEST(ExecutionPlan, DisjointGroupsAreEnforced) {
@@ -100,6 +106,10 @@ TEST(ExecutionPlan, JsonRoundTrip) {
   p.disjoint = {{"actor_gen", "ref_inf"}};
   p.offload = {"ref", "reward"};
   p.name = "mine";
+  p.assignments[5].strategy.zero1 = true;      // actor_train
+  p.assignments[6].strategy.recompute = true;  // critic_train
+  EXPECT_EQ(to_json(p)["mfcs"][5]["zero1"], true);
+  EXPECT_FALSE(to_json(p)["mfcs"][4].contains("zero1"));
   const ExecutionPlan back = plan_from_json(to_json(p), "plan.json");
   EXPECT_EQ(back, p);
   EXPECT_EQ(back.name, "mine");

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/json.h"
+#include "cost/calibration.h"
 #include "cost/hardware_profile.h"
 #include "io/temp_dir.h"
 #include "train_cli.h"
@@ -44,7 +45,7 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
     for (const Json& call : plan.at("calls")) {
       ASSERT_TRUE(call.contains("measured_s")) << call.dump();
       double parts = 0;
-      for (const char* group : {"compute", "memory", "latency", "bandwidth", "launch", "call", "step"})
+      for (const std::string& group : calibration_groups())
         parts += call.at("parts_s").at(group).get<double>();
       EXPECT_GE(parts, 0.99 * call.at("estimated_s").get<double>()) << call.dump();
     }

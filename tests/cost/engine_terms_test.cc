@@ -1,0 +1,130 @@
+// The GPU engine terms of the cost model, each against a hand computation: the per-step decode overhead,
+// ZeRO-1's optimizer sharding, activation recomputation, the optimizer step's memory-bound passes, and the
+// measured curves (GEMM rows, message size).
+#include <gtest/gtest.h>
+
+#include "cost/call_cost.h"
+#include "cost/comm_model.h"
+#include "cost/fixtures.h"
+#include "cost/simulator.h"
+
+namespace realign {
+namespace {
+
+using testing::assign;
+using testing::make_cluster;
+using testing::make_graph;
+
+HardwareProfile h100() { return builtin_profile(builtin_device("h100-sxm", "device")); }
+
+TEST(EngineTerms, DecodeStepOverheadIsPaidPerTokenAndMicroBatch) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 128, 96);
+  const Cluster c = make_cluster(1, 8);
+  HardwareProfile p = h100();
+  const int gen = g.mfc_index("actor_gen");
+  MfcAssignment a = assign("actor_gen", 0, 2, 2, 2, 4);
+  p.decode_step_overhead_s.value = 1e-3;
+  const double with = estimate_call(g, c, p, gen, a).overhead_s;
+  p.decode_step_overhead_s.value = 3e-3;
+  const double more = estimate_call(g, c, p, gen, a).overhead_s;
+  // 96 tokens x 4 micro-batches x 2 ms more.
+  EXPECT_NEAR(more - with, 96 * 4 * 2e-3, 1e-9);
+}
+
+TEST(EngineTerms, ZeroOneShardsOptimizerStateOverDp) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 256, 256, 4);
+  const Cluster c = make_cluster(1, 8);
+  const HardwareProfile p = h100();
+  const int train = g.mfc_index("actor_train");
+  MfcAssignment a = assign("actor_train", 0, 4, 2, 1, 2);
+  const CallEstimate plain = estimate_call(g, c, p, train, a);
+  a.strategy.zero1 = true;
+  const CallEstimate sharded = estimate_call(g, c, p, train, a);
+  // 12 bytes per parameter over dp = 4: a quarter; weights and gradients stay.
+  EXPECT_NEAR(sharded.memory.optimizer, plain.memory.optimizer / 4, 1.0);
+  EXPECT_EQ(sharded.memory.weights, plain.memory.weights);
+  EXPECT_EQ(sharded.memory.gradients, plain.memory.gradients);
+  // The step's memory-bound passes: 8 + 24 bytes per parameter, 8 + 24/4 with ZeRO-1.
+  EXPECT_EQ(optimizer_step_bytes(Strategy{4, 2, 1, 2}), 32.0);
+  EXPECT_EQ(optimizer_step_bytes(a.strategy), 14.0);
+  EXPECT_LT(sharded.time_s, plain.time_s);
+}
+
+TEST(EngineTerms, RecomputationRunsOneMoreForwardAndKeepsLayerInputs) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 256, 256, 4);
+  const Cluster c = make_cluster(1, 8);
+  const HardwareProfile p = h100();
+  const int train = g.mfc_index("actor_train");
+  MfcAssignment a = assign("actor_train", 0, 8, 1, 1, 2);
+  const CallEstimate plain = estimate_call(g, c, p, train, a);
+  a.strategy.recompute = true;
+  const CallEstimate rc = estimate_call(g, c, p, train, a);
+  // 4 forwards' FLOPs instead of 3 (ReaL counts training this way).
+  EXPECT_DOUBLE_EQ(rc.flops, plain.flops * 4.0 / 3.0);
+  // Compute of the micro-batch slots grows by 4/3; the optimizer step does not change.
+  Strategy no_step = a.strategy;
+  const double step =
+      double(shard_sizes(model_params(g.model("actor").spec, HeadKind::kLanguageModel), 32, 1, 1).max()) *
+      optimizer_step_bytes(no_step) / (p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value);
+  const double steps = 4;
+  EXPECT_NEAR(rc.compute_s - steps * step, (plain.compute_s - steps * step) * 4.0 / 3.0,
+              1e-9 * plain.compute_s);
+  // Activations: a layer keeps its bf16 input (2 bytes x tokens x hidden) plus one layer's full set.
+  const double mb_tokens = 64.0 / 4 / 8 / 2 * 512;  // sequences per step / dp / micro-batches x seq len
+  const double layer_full = mb_tokens * 4096 * (10 + 24.0);
+  EXPECT_DOUBLE_EQ(rc.memory.activations, 32 * mb_tokens * 4096 * 2 + layer_full);
+  EXPECT_DOUBLE_EQ(plain.memory.activations, 32 * layer_full);
+}
+
+TEST(EngineTerms, SmallGemmsRunAtTheirMeasuredShareOfPeak) {
+  const HardwareProfile p = h100();
+  ASSERT_TRUE(p.gemm_efficiency.is_curve());
+  // The measured points keep their shape whatever level `value` sets (the fit scales the level): interpolated
+  // in log rows between 16 rows (0.0395) and 64 rows (0.162), 32 rows is half-way; 4096 rows (0.792) is the
+  // last point.
+  const double level = p.gemm_efficiency.value / 0.792;
+  EXPECT_NEAR(p.gemm_efficiency.at(32), level * (0.0395 + 0.162) / 2, 1e-12);
+  EXPECT_NEAR(p.gemm_efficiency.at(1e6), p.gemm_efficiency.value, 1e-12);
+  EXPECT_NEAR(p.gemm_efficiency.at(0.5), level * 0.00254, 1e-12);  // clamped at the first point
+  // A prefill GEMM of 8 sequences of 128 tokens runs far faster per FLOP than a decode step of 8.
+  EXPECT_GT(p.gemm_efficiency.at(1024) / p.gemm_efficiency.at(8), 10.0);
+}
+
+TEST(EngineTerms, SmallMessagesReachLessOfTheLinkBandwidth) {
+  const HardwareProfile p = h100();
+  const Link link = intra_node_link(p);
+  ASSERT_NE(link.curve, nullptr);
+  const double big = 1 << 30, small = 1 << 20;
+  EXPECT_DOUBLE_EQ(link.rate(big), p.intra_node_bandwidth.value);
+  EXPECT_DOUBLE_EQ(link.rate(small), 278e9);  // the curve's first point (nccl-tests, 1 MiB)
+  // An 8-way all-reduce of 1 MiB: 3 latencies plus 2 x 7/8 x bytes at the 1 MiB rate.
+  EXPECT_NEAR(ring_allreduce_s(small, 8, link),
+              p.collective_overhead_s.value + 3 * p.intra_node_latency_s.value + 1.75 * small / 278e9, 1e-15);
+}
+
+// ReaLHF's own heuristic for 7B + 7B on one node: generation d4t1p2 on all 8 GPUs, actor and critic trained
+// on halves at d2t2. Without sharding, the actor's Adam state alone (7B x 12 bytes / tp 2 = 37.7 GiB) puts a
+// device over its limit; with ZeRO-1 over dp 2 it fits, as it does on Megatron-based systems.
+TEST(EngineTerms, ZeroOneLetsReaLsHeuristicPlanFit) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 512, 128, 128, 4);
+  const Cluster c = make_cluster(1, 8);
+  ExecutionPlan plan;
+  for (const Mfc& m : g.mfcs) {
+    MfcAssignment a = assign(m.name, 0, 4, 1, 2, 4);
+    if (m.name == "actor_train") a = assign(m.name, 0, 2, 2, 1, 4);
+    if (m.name == "critic_train") a = assign(m.name, 4, 2, 2, 1, 4);
+    if (m.name == "actor_inf" || m.name == "ref_inf") a = assign(m.name, 0, 2, 2, 1, 2);
+    if (m.name == "critic_inf" || m.name == "reward_inf") a = assign(m.name, 4, 2, 2, 1, 2);
+    plan.assignments.push_back(a);
+  }
+  validate_plan(g, c, plan);
+  Simulator sim(g, c, h100());
+  EXPECT_FALSE(sim.run(plan).fits) << "expected not to fit without ZeRO-1";
+  for (auto& a : plan.assignments)
+    if (a.mfc == "actor_train" || a.mfc == "critic_train") a.strategy.zero1 = true;
+  const SimulationResult r = sim.run(plan);
+  EXPECT_TRUE(r.fits) << r.oom_report;
+}
+
+}  // namespace
+}  // namespace realign
