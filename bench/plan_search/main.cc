@@ -13,7 +13,6 @@
 
 namespace {
 
-
 struct Case {
   std::string name;
   std::string config;
@@ -26,19 +25,22 @@ int main(int argc, char** argv) {
   using namespace realign;
   const std::string root = argc > 1 ? argv[1] : REALIGN_SOURCE_DIR;
   const std::string budget = argc > 2 ? argv[2] : "10";
-  std::printf("bench/plan_search: machine %s, %ld cores online; search is single-threaded\n", cpu_model_name().c_str(),
-              sysconf(_SC_NPROCESSORS_ONLN));
-  std::printf("settings: plan.mode=search, plan.seed=1, plan.time_budget_s=%s, default max_steps, default profile\n\n",
-              budget.c_str());
+  std::printf("bench/plan_search: machine %s, %ld cores online; search is single-threaded\n",
+              cpu_model_name().c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf(
+      "settings: plan.mode=search, plan.seed=1, plan.time_budget_s=%s, default max_steps, the device's "
+      "shipped profile (profiles/)\n\n",
+      budget.c_str());
   const std::vector<Case> cases = {
       {"ppo 7B+7B, 16 H100", root + "/examples/ppo_llama2_7b_16xh100.yaml", {}},
       {"grpo qwen2.5-7b, 8 H100", root + "/examples/grpo_qwen2.5_7b_8xh100.yaml", {}},
       {"ppo 4x70B, 128 H100", root + "/examples/ppo_llama2_70b_128xh100.yaml", {}},
-      {"ppo 4x70B, 1024 H100", root + "/examples/ppo_llama2_70b_128xh100.yaml",
+      {"ppo 4x70B, 1024 H100",
+       root + "/examples/ppo_llama2_70b_128xh100.yaml",
        {"cluster.nodes=128", "batch.prompts=4096"}},
   };
-  std::printf("%-24s %10s %12s %12s %12s %12s %12s %9s\n", "case", "search", "searched", "co-located", "heuristic",
-              "interleave", "disaggr.", "vs best");
+  std::printf("%-24s %10s %12s %12s %12s %12s %12s %9s\n", "case", "search", "searched", "co-located",
+              "heuristic", "interleave", "disaggr.", "vs best");
   for (const auto& c : cases) {
     std::vector<std::string> overrides = c.overrides;
     overrides.push_back("plan.time_budget_s=" + budget);
@@ -55,13 +57,16 @@ int main(int argc, char** argv) {
       if (ok && (best_preset == 0 || t < best_preset)) best_preset = t;
     }
     const double searched = report.simulation.iteration_time_s;
-    std::printf("%-24s %10s %12s%s %8.3fx\n", c.name.c_str(), format_seconds(report.planner.planning_seconds).c_str(),
+    std::printf("%-24s %10s %12s%s %8.3fx\n", c.name.c_str(),
+                format_seconds(report.planner.planning_seconds).c_str(),
                 report.simulation.fits ? format_seconds(searched).c_str() : "no fit", cells.c_str(),
                 best_preset > 0 && report.simulation.fits ? best_preset / searched : 0.0);
     if (report.planner.search)
       std::printf("%-24s   (%lld steps, %lld evaluations)\n", "", (long long)report.planner.search->steps,
                   (long long)report.planner.search->evaluations);
   }
-  std::printf("\n'vs best' = best fitting preset's estimated time / searched plan's estimated time (>= 1 is better)\n");
+  std::printf(
+      "\n'vs best' = best fitting preset's estimated time / searched plan's estimated time (>= 1 is "
+      "better)\n");
   return 0;
 }
