@@ -18,6 +18,7 @@ void add_models_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
 #ifdef REALIGN_WITH_TORCH
 void add_profile_command(CLI::App& app);
 void add_realloc_check_command(CLI::App& app);

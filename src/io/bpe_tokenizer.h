@@ -43,7 +43,6 @@ class BpeTokenizer : public Tokenizer {
   TextNormalizer normalizer_;
   PreTokenizer pre_tokenizer_;
   TokenDecoder decoder_;
-  std::vector<int32_t> prefix_ids_, suffix_ids_;  // the special tokens around one encoded sequence
 };
 
 }  // namespace realign::io
