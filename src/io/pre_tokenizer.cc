@@ -134,10 +134,8 @@ PreTokenizer PreTokenizer::gpt2() {
 void PreTokenizer::add(const nlohmann::json& j, const std::string& path) {
   const std::string type = json_piece_type(j, path);
   if (type == "Sequence") {
-    if (!j.contains("pretokenizers") || !j["pretokenizers"].is_array())
-      throw Error(path + ".pretokenizers", "must be a list");
-    size_t k = 0;
-    for (const nlohmann::json& q : j["pretokenizers"]) add(q, index_path(path + ".pretokenizers", k++));
+    for_each_json_item(j, "pretokenizers", path,
+                       [this](const nlohmann::json& q, const std::string& qp) { add(q, qp); });
   } else if (type == "Split") {
     std::shared_ptr<Pcre2Regex> re = json_pattern(j.value("pattern", nlohmann::json()), path + ".pattern");
     const Behavior behavior = parse_behavior(j, path);

@@ -59,10 +59,8 @@ TextNormalizer::TextNormalizer(const nlohmann::json& j, const std::string& path)
 void TextNormalizer::add(const nlohmann::json& j, const std::string& path) {
   const std::string type = json_piece_type(j, path);
   if (type == "Sequence") {
-    if (!j.contains("normalizers") || !j["normalizers"].is_array())
-      throw Error(path + ".normalizers", "must be a list");
-    size_t k = 0;
-    for (const nlohmann::json& q : j["normalizers"]) add(q, index_path(path + ".normalizers", k++));
+    for_each_json_item(j, "normalizers", path,
+                       [this](const nlohmann::json& q, const std::string& qp) { add(q, qp); });
   } else if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
     steps_.push_back([type](std::string s) { return unicode_normalize(s, type); });
   } else if (type == "Replace") {

@@ -98,10 +98,8 @@ TokenDecoder TokenDecoder::byte_level() {
 void TokenDecoder::add(const nlohmann::json& j, const std::string& path) {
   const std::string type = json_piece_type(j, path);
   if (type == "Sequence") {
-    if (!j.contains("decoders") || !j["decoders"].is_array())
-      throw Error(path + ".decoders", "must be a list");
-    size_t k = 0;
-    for (const nlohmann::json& q : j["decoders"]) add(q, index_path(path + ".decoders", k++));
+    for_each_json_item(j, "decoders", path,
+                       [this](const nlohmann::json& q, const std::string& qp) { add(q, qp); });
   } else if (type == "ByteLevel") {
     steps_.push_back(byte_level_decode);
   } else if (type == "ByteFallback") {

