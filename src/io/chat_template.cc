@@ -88,4 +88,14 @@ std::string ChatTemplate::render(const Json& messages, bool add_generation_promp
   }
 }
 
+std::function<std::string(const Json&, bool, const std::string&)> chat_template_renderer(
+    const std::string& dir_or_file) {
+  std::optional<ChatTemplate> t = ChatTemplate::from_tokenizer_config(dir_or_file);
+  if (!t) throw Error(dir_or_file, "has no chat_template in its tokenizer_config.json");
+  auto shared = std::make_shared<ChatTemplate>(std::move(*t));
+  return [shared](const Json& messages, bool add_generation_prompt, const std::string& where) {
+    return shared->render(messages, add_generation_prompt, where);
+  };
+}
+
 }  // namespace realign::io

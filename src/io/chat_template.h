@@ -3,6 +3,7 @@
 // special tokens the config names).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,11 @@ class ChatTemplate {
   std::shared_ptr<jinja::Template> template_;
   Json special_tokens_;
 };
+
+// A function rendering conversations with the chat template of `dir_or_file` (a model directory or its
+// tokenizer_config.json), in the shape data::RenderConversation takes. Throws Error when there is none.
+std::function<std::string(const Json& messages, bool add_generation_prompt, const std::string& where)>
+chat_template_renderer(const std::string& dir_or_file);
 
 // Checks the shape of a conversation: a non-empty list of objects, each with a "role" string and a "content"
 // string (or null, for tool-call turns). Errors name `where` and the field (messages[2].role).

@@ -109,6 +109,8 @@ TEST(ChatTemplate, ConfigWithoutTemplateAndNamedTemplates) {
   testing::TempDir dir;
   testing::write_file(dir.file("tokenizer_config.json"), R"({"bos_token": "<s>"})");
   EXPECT_FALSE(ChatTemplate::from_tokenizer_config(dir.path()).has_value());
+  const std::string e = error_of([&] { chat_template_renderer(dir.path()); });
+  EXPECT_NE(e.find("has no chat_template"), std::string::npos) << e;
   testing::write_file(
       dir.file("tokenizer_config.json"),
       R"({"bos_token": {"content": "<s>"}, "chat_template": [{"name": "tool_use", "template": "T"},
@@ -116,6 +118,10 @@ TEST(ChatTemplate, ConfigWithoutTemplateAndNamedTemplates) {
   auto t = ChatTemplate::from_tokenizer_config(dir.path());
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->render(Json::parse(R"([{"role": "user", "content": "hi"}])"), false, "x"), "<s>hi");
+  // The function the data loaders take renders the same.
+  EXPECT_EQ(chat_template_renderer(dir.file("tokenizer_config.json"))(
+                Json::parse(R"([{"role": "user", "content": "yo"}])"), true, "x"),
+            "<s>yo");
 }
 
 }  // namespace
