@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <map>
 
 #include "core/error.h"
@@ -103,6 +104,17 @@ class Renderer {
       List out;
       for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) out.push_back(Value::integer(k));
       return Value::make_list(std::move(out));
+    });
+    // Python's datetime.now().strftime, as transformers passes it (LLaMA-3.2's template prints the date).
+    globals.vars["strftime_now"] = Value::function([this](const std::vector<Value>& args, const Dict&) {
+      if (args.size() != 1 || args[0].kind != Value::Kind::kString)
+        fail("strftime_now() takes one format string");
+      const std::time_t now = std::time(nullptr);
+      std::tm local{};
+      localtime_r(&now, &local);
+      char buf[256];
+      const size_t n = std::strftime(buf, sizeof buf, args[0].s.c_str(), &local);
+      return Value::string(std::string(buf, n));
     });
     globals.vars["namespace"] = Value::function([](const std::vector<Value>& args, const Dict& kwargs) {
       Value ns = Value::make_dict();

@@ -63,7 +63,7 @@ TEST(ChatTemplateReference, RendersAsHuggingfaceJinja) {
   }
   // Every family rendered at least one conversation (none was refused wholesale).
   for (const char* family :
-       {"qwen2_5", "llama3", "gemma", "llama2", "mistral", "zephyr", "deepseek_v3", "coverage"})
+       {"qwen2_5", "llama3", "llama3_1", "gemma", "llama2", "mistral", "zephyr", "deepseek_v3", "coverage"})
     EXPECT_GT(rendered[family], 0) << family;
   EXPECT_GT(raised["gemma"], 0);  // Gemma refuses a system turn with raise_exception
 }
@@ -81,13 +81,22 @@ TEST(ChatTemplate, UnsupportedConstructsAreNamedWithTheLine) {
   e = refused("{{ messages | wordcount }}");
   EXPECT_NE(e.find("t.jinja:1"), std::string::npos) << e;
   EXPECT_NE(e.find("filter 'wordcount' is not supported"), std::string::npos) << e;
-  e = refused("\n\n{{ strftime_now('%Y') }}");
+  e = refused("\n\n{{ format_date('%Y') }}");
   EXPECT_NE(e.find("t.jinja:3"), std::string::npos) << e;
-  EXPECT_NE(e.find("'strftime_now' is not a function"), std::string::npos) << e;
+  EXPECT_NE(e.find("'format_date' is not a function"), std::string::npos) << e;
   e = refused("{% for m in messages %}{{ m.role }}");
   EXPECT_NE(e.find("missing {% endfor %}"), std::string::npos) << e;
   e = refused("{{ 'unclosed }}");
   EXPECT_NE(e.find("never closed"), std::string::npos) << e;
+}
+
+TEST(ChatTemplate, StrftimeNowPrintsTheDate) {
+  const ChatTemplate t("{{ strftime_now('%Y') }}|{{ strftime_now('%d %b %Y')|length }}", Json::object(),
+                       "t.jinja");
+  const std::string out = t.render(Json::parse(R"([{"role": "user", "content": "x"}])"), false, "d:1");
+  ASSERT_EQ(out.size(), 7u) << out;
+  EXPECT_GE(std::stoi(out.substr(0, 4)), 2024);
+  EXPECT_EQ(out.substr(4), "|11");
 }
 
 TEST(ChatTemplate, MalformedConversationsNameTheField) {
