@@ -1,5 +1,7 @@
 #include "runtime/text_codec.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace realign::runtime {
@@ -37,7 +39,9 @@ TokenIds TextCodec::encode_prompt(const std::string& text) const {
   TokenIds ids = encode(text);
   if (tokenizer_ && special_tokens_) {
     const std::vector<int32_t>& prefix = tokenizer_->special_prefix();
-    ids.insert(ids.begin(), prefix.begin(), prefix.end());
+    // A prompt rendered by a chat template already starts with the BOS it prints: not a second one (as TRL).
+    const bool present = ids.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), ids.begin());
+    if (!present) ids.insert(ids.begin(), prefix.begin(), prefix.end());
   }
   return ids;
 }

@@ -21,7 +21,7 @@ class TextCodec {
 
   // Text that continues a sequence (responses): no special tokens.
   TokenIds encode(const std::string& text) const;
-  // Text that begins a sequence (prompts).
+  // Text that begins a sequence (prompts): the special prefix first, unless the text already begins with it.
   TokenIds encode_prompt(const std::string& text) const;
   std::string decode(const TokenIds& ids) const;
   const std::vector<int64_t>& stop_tokens() const { return stop_; }
