@@ -606,6 +606,53 @@ class Renderer {
       }
       return Value::make_list(std::move(out));
     }
+    if (f == "select" || f == "reject") {
+      if (v.kind != Value::Kind::kList) fail(f + " of a " + v.type_name());
+      List out;
+      for (const Value& item : *v.list) {
+        const bool pass = args.empty()
+                              ? item.truthy()
+                              : run_test(args[0].s, item, std::vector<Value>(args.begin() + 1, args.end()));
+        if (pass == (f == "select")) out.push_back(item);
+      }
+      return Value::make_list(std::move(out));
+    }
+    if (f == "unique") {
+      if (v.kind != Value::Kind::kList) fail("unique of a " + v.type_name());
+      List out;
+      for (const Value& item : *v.list)
+        if (std::none_of(out.begin(), out.end(), [&](const Value& o) { return equal(o, item); }))
+          out.push_back(item);
+      return Value::make_list(std::move(out));
+    }
+    if (f == "sort" || f == "dictsort") {
+      List items;
+      if (f == "dictsort") {
+        if (v.kind != Value::Kind::kDict) fail("dictsort of a " + v.type_name());
+        for (const auto& [k, x] : *v.dict) items.push_back(Value::make_list({Value::string(k), x}));
+      } else {
+        if (v.kind != Value::Kind::kList) fail("sort of a " + v.type_name());
+        items = *v.list;
+      }
+      const Value* attr = kwarg(kwargs, "attribute");
+      const Value* rev = kwarg(kwargs, "reverse");
+      const bool reverse = (f == "sort" && !args.empty() && args[0].truthy()) || (rev && rev->truthy());
+      auto key = [&](const Value& x) {
+        if (f == "dictsort") return (*x.list)[0];
+        return attr ? attribute(x, attr->s) : x;
+      };
+      // Strings compare case-insensitively, as Jinja's default.
+      auto less = [&](const Value& a, const Value& b) {
+        const Value ka = key(a), kb = key(b);
+        if (ka.is_number() && kb.is_number()) return ka.number() < kb.number();
+        if (ka.kind == Value::Kind::kString && kb.kind == Value::Kind::kString)
+          return ascii_case(ka.s, false) < ascii_case(kb.s, false);
+        fail("cannot sort a " + ka.type_name() + " against a " + kb.type_name());
+      };
+      std::stable_sort(items.begin(), items.end(),
+                       [&](const Value& a, const Value& b) { return reverse ? less(b, a) : less(a, b); });
+      return Value::make_list(std::move(items));
+    }
     if (f == "map") {
       const Value* attr = kwarg(kwargs, "attribute");
       if (v.kind != Value::Kind::kList || !attr) fail("map is supported as map(attribute=...) over a list");

@@ -90,6 +90,20 @@ TEST(ChatTemplate, UnsupportedConstructsAreNamedWithTheLine) {
   EXPECT_NE(e.find("never closed"), std::string::npos) << e;
 }
 
+// Filters @huggingface/jinja 0.5.11 lacks (so outside the reference set), with Python Jinja's results.
+TEST(ChatTemplate, SelectAndRejectFilters) {
+  const ChatTemplate t(
+      "{{ ['a', 'b', 'a']|reject('equalto', 'a')|join(',') }};{{ ['a', 'b', 'a']|select('equalto', "
+      "'a')|join(',') }};"
+      "{{ [0, 1, 2, '']|select|list|length }};{{ messages|selectattr('role', 'equalto', 'user')|list|length "
+      "}}",
+      Json::object(), "t.jinja");
+  EXPECT_EQ(
+      t.render(Json::parse(R"([{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}])"),
+               false, "d:1"),
+      "b;a,a;2;1");
+}
+
 TEST(ChatTemplate, StrftimeNowPrintsTheDate) {
   const ChatTemplate t("{{ strftime_now('%Y') }}|{{ strftime_now('%d %b %Y')|length }}", Json::object(),
                        "t.jinja");
