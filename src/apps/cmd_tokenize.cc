@@ -1,5 +1,6 @@
 // `realign tokenize`: what realign feeds a model for a text (the ids, with the special tokens transformers
 // adds), and `--decode` for the way back.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <iterator>
@@ -8,6 +9,7 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "io/chat_template.h"
 #include "io/tokenizer.h"
 
 namespace realign::apps {
@@ -45,6 +47,17 @@ std::vector<int32_t> parse_ids(const std::string& text, int64_t vocab, const std
   return ids;
 }
 
+std::string render_messages(const std::string& model, const std::string& input, bool gen,
+                            const std::string& where) {
+  Json j = Json::parse(input, nullptr, false);
+  if (j.is_discarded())
+    throw Error(where, "with --messages, must be JSON: a list of messages or {\"messages\": [...]}");
+  const Json messages = j.is_object() && j.contains("messages") ? j["messages"] : j;
+  std::optional<io::ChatTemplate> t = io::ChatTemplate::from_tokenizer_config(model);
+  if (!t) throw Error(model, "has no chat_template in its tokenizer_config.json");
+  return t->render(messages, gen, where);
+}
+
 }  // namespace
 
 void add_tokenize_command(CLI::App& app) {
@@ -52,7 +65,8 @@ void add_tokenize_command(CLI::App& app) {
       app.add_subcommand("tokenize", "Encode text with a model directory's tokenizer (or decode ids)");
   struct Args {
     std::string model, text;
-    bool decode = false, no_special = false, skip_special = false, json = false;
+    bool decode = false, no_special = false, skip_special = false, json = false, messages = false,
+         gen = false;
   };
   auto a = std::make_shared<Args>();
   sub->add_option("--model", a->model, "HF model directory (tokenizer.json, tokenizer.model, ...) or file")
@@ -64,6 +78,11 @@ void add_tokenize_command(CLI::App& app) {
                 "Encode without the special tokens (BOS/EOS) that transformers adds for the model");
   sub->add_flag("--skip-special", a->skip_special, "With --decode: leave special tokens out of the text");
   sub->add_flag("--json", a->json, "Print {\"ids\", \"tokens\"} (or {\"text\"} with --decode)");
+  sub->add_flag(
+      "--messages", a->messages,
+      "The input is a conversation (JSON: [{\"role\", \"content\"}, ...] or {\"messages\": [...]}), "
+      "rendered with the model's chat template first, as for training");
+  sub->add_flag("--add-generation-prompt", a->gen, "With --messages: end with the assistant's header");
   on_run(sub, [a, sub] {
     auto tok = io::load_tokenizer(a->model);
     const bool from_flag = sub->count("--text") > 0;
@@ -78,15 +97,27 @@ void add_tokenize_command(CLI::App& app) {
         std::fwrite(text.data(), 1, text.size(), stdout);
       return 0;
     }
-    io::EncodeOptions o;
-    o.add_special_tokens = !a->no_special;
-    const std::vector<int32_t> ids = tok->encode(input, o);
+    std::vector<int32_t> ids;
+    std::string rendered;
+    if (a->messages) {
+      rendered = render_messages(a->model, input, a->gen, where);
+      // As training prompts: the special prefix unless the template printed it (no second BOS).
+      ids = tok->encode(rendered);
+      const std::vector<int32_t>& prefix = tok->special_prefix();
+      const bool present =
+          ids.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), ids.begin());
+      if (!a->no_special && !present) ids.insert(ids.begin(), prefix.begin(), prefix.end());
+    } else {
+      io::EncodeOptions o;
+      o.add_special_tokens = !a->no_special;
+      ids = tok->encode(input, o);
+    }
     if (a->json) {
       Json tokens = Json::array();
       for (int32_t id : ids) tokens.push_back(tok->id_to_token(id));
-      std::printf("%s\n", Json{{"ids", ids}, {"tokens", tokens}}
-                              .dump(-1, ' ', false, Json::error_handler_t::replace)
-                              .c_str());
+      Json out = {{"ids", ids}, {"tokens", tokens}};
+      if (a->messages) out["text"] = rendered;
+      std::printf("%s\n", out.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
     } else {
       std::string line;
       for (int32_t id : ids) line += (line.empty() ? "" : " ") + std::to_string(id);

@@ -46,7 +46,10 @@ void write_tiny_tokenizer(const std::string& dir) {
       {"add_bos_token", true},
       {"add_eos_token", false},
       {"bos_token", "<s>"},
-      {"eos_token", "</s>"}}.dump();
+      {"eos_token", "</s>"},
+      {"chat_template",
+       "{{ bos_token }}{% for m in messages %}{{ m.role[0] + ' ' + m.content + ' ' }}{% endfor %}"
+       "{% if add_generation_prompt %}a{% endif %}"}}.dump();
 }
 
 }  // namespace realign::testing

@@ -42,6 +42,23 @@ TEST(TokenizeCli, EncodesWithTheConfigsBosAndDecodes) {
   EXPECT_EQ(r.out, "\u00e9");
 }
 
+// A conversation rendered with the chat template, then encoded as a training prompt: the template printed the
+// BOS, so none is added; a turn without a role is named.
+TEST(TokenizeCli, MessagesAreRenderedWithTheChatTemplate) {
+  const std::string d = tokenizer_dir();
+  std::ofstream(d + "/conv.json") << R"({"messages": [{"role": "user", "content": "ab"}]})";
+  CliResult r = run_realign("tokenize --model " + d + " --messages --add-generation-prompt --json < " + d +
+                            "/conv.json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["text"], "<s>u ab a");
+  EXPECT_EQ(j["ids"], Json({1, 3, 24, 3, 33, 32}));
+  std::ofstream(d + "/bad.json") << R"([{"content": "ab"}])";
+  r = run_realign("tokenize --model " + d + " --messages < " + d + "/bad.json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("stdin: messages[0].role"), std::string::npos) << r.out;
+}
+
 TEST(TokenizeCli, BadInputIsNamed) {
   const std::string d = tokenizer_dir();
   CliResult r = run_realign("tokenize --model " + d + " --decode --text '1 x'");
