@@ -54,8 +54,10 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& dir_or_file) {
   if (is_file(d + "/tokenizer.json")) return from_tokenizer_json(d + "/tokenizer.json");
   if (is_file(d + "/encoder.json") && is_file(d + "/vocab.bpe"))
     return BpeTokenizer::from_gpt2_files(d + "/encoder.json", d + "/vocab.bpe");
-  if (is_file(d + "/tokenizer.model")) return std::make_unique<SentencePieceTokenizer>(d + "/tokenizer.model");
-  throw Error(dir_or_file, "holds no tokenizer (looked for tokenizer.json, encoder.json + vocab.bpe, tokenizer.model)");
+  if (is_file(d + "/tokenizer.model"))
+    return std::make_unique<SentencePieceTokenizer>(d + "/tokenizer.model");
+  throw Error(dir_or_file,
+              "holds no tokenizer (looked for tokenizer.json, encoder.json + vocab.bpe, tokenizer.model)");
 }
 
 }  // namespace realign::io
