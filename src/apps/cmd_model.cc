@@ -59,26 +59,33 @@ std::vector<int64_t> checked_tokens(const Json& j, int64_t vocab, const std::str
     if (!t.is_number_integer()) throw Error(where, "\"tokens\" must hold integers");
     const int64_t id = t.get<int64_t>();
     if (id < 0 || id >= vocab)
-      throw Error(where, "token " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+      throw Error(where, "token " + std::to_string(id) + " is outside the vocabulary [0, " +
+                             std::to_string(vocab) + ")");
     out.push_back(id);
   }
   return out;
 }
 
 void add_logprobs(CLI::App& app) {
-  auto* sub = app.add_subcommand("logprobs", "Per-token log-probabilities of texts or token lists (JSONL in and out)");
+  auto* sub = app.add_subcommand("logprobs",
+                                 "Per-token log-probabilities of texts or token lists (JSONL in and out)");
   struct Args {
     std::string model, input, out, dtype = "fp32", device = "cpu";
     int batch = 8;
+    bool no_special = false;
   };
   auto a = std::make_shared<Args>();
-  sub->add_option("--model", a->model, "HF model directory (config.json, safetensors, tokenizer)")->required();
+  sub->add_option("--model", a->model, "HF model directory (config.json, safetensors, tokenizer)")
+      ->required();
   sub->add_option("--input", a->input, "JSONL: {\"text\": ...} or {\"tokens\": [...]} per line")->required();
   sub->add_option("--out", a->out, "JSONL: {\"tokens\": [...], \"logprobs\": [...]} per line")->required();
   sub->add_option("--dtype", a->dtype, "fp32, bf16 or fp16")->capture_default_str();
   sub->add_option("--device", a->device, "cpu or cuda")->capture_default_str();
   sub->add_option("--batch-size", a->batch, "Lines per forward pass")->capture_default_str();
-  sub->footer("logprobs[i] is log p(tokens[i+1] | tokens[..i]); a line's output has one fewer than its tokens.");
+  sub->add_flag("--no-special-tokens", a->no_special,
+                "Encode \"text\" without the special tokens (BOS/EOS) that transformers adds for the model");
+  sub->footer(
+      "logprobs[i] is log p(tokens[i+1] | tokens[..i]); a line's output has one fewer than its tokens.");
   on_run(sub, [a] {
     std::ifstream in(a->input);
     if (!in) throw Error(a->input, "cannot open");
@@ -104,7 +111,9 @@ void add_logprobs(CLI::App& app) {
         seqs.push_back(checked_tokens(j["tokens"], vocab, where));
       } else {
         if (!j["text"].is_string()) throw Error(where, "\"text\" must be a string");
-        auto ids = m.tokenizer->encode(j["text"].get<std::string>());
+        io::EncodeOptions o;
+        o.add_special_tokens = !a->no_special;
+        auto ids = m.tokenizer->encode(j["text"].get<std::string>(), o);
         if (ids.empty()) throw Error(where, "\"text\" encodes to no tokens");
         seqs.emplace_back(ids.begin(), ids.end());
         checked_tokens(Json(seqs.back()), vocab, where);
@@ -114,10 +123,12 @@ void add_logprobs(CLI::App& app) {
     std::string out;
     at::NoGradGuard no_grad;
     for (size_t s = 0; s < seqs.size(); s += size_t(a->batch)) {
-      std::vector<std::vector<int64_t>> chunk(seqs.begin() + s, seqs.begin() + std::min(seqs.size(), s + a->batch));
+      std::vector<std::vector<int64_t>> chunk(seqs.begin() + s,
+                                              seqs.begin() + std::min(seqs.size(), s + a->batch));
       model::BuiltBatch b = model::pad_batch(chunk);
       model::Targets t = model::next_token_targets(b.batch);
-      at::Tensor logp = m.model->token_logprobs(m.model->forward(b.batch), t.targets).to(at::kCPU).to(at::kDouble);
+      at::Tensor logp =
+          m.model->token_logprobs(m.model->forward(b.batch), t.targets).to(at::kCPU).to(at::kDouble);
       for (size_t i = 0; i < chunk.size(); ++i) {
         model::SequencePlacement p = b.placements[i];
         p.length -= 1;
@@ -137,20 +148,24 @@ void add_logprobs(CLI::App& app) {
 }
 
 void add_generate(CLI::App& app) {
-  auto* sub = app.add_subcommand("generate", "Continue a prompt with a model directory's model and tokenizer");
+  auto* sub =
+      app.add_subcommand("generate", "Continue a prompt with a model directory's model and tokenizer");
   struct Args {
     std::string model, prompt, dtype = "fp32", device = "cpu";
     model::GenerateOptions o;
-    bool json = false, no_eos_stop = false;
+    bool json = false, no_eos_stop = false, no_special = false;
   };
   auto a = std::make_shared<Args>();
   a->o.max_new_tokens = 32;
   a->o.greedy = false;
-  sub->add_option("--model", a->model, "HF model directory (config.json, safetensors, tokenizer)")->required();
+  sub->add_option("--model", a->model, "HF model directory (config.json, safetensors, tokenizer)")
+      ->required();
   sub->add_option("--prompt", a->prompt, "Prompt text")->required();
-  sub->add_option("--max-new-tokens", a->o.max_new_tokens, "At most this many new tokens")->capture_default_str();
+  sub->add_option("--max-new-tokens", a->o.max_new_tokens, "At most this many new tokens")
+      ->capture_default_str();
   sub->add_option("--temperature", a->o.temperature, "Sampling temperature (> 0)")->capture_default_str();
-  sub->add_option("--top-k", a->o.top_k, "Sample from the k most likely tokens (0: off)")->capture_default_str();
+  sub->add_option("--top-k", a->o.top_k, "Sample from the k most likely tokens (0: off)")
+      ->capture_default_str();
   sub->add_option("--top-p", a->o.top_p, "Nucleus sampling threshold (1: off)")->capture_default_str();
   sub->add_flag("--greedy", a->o.greedy, "Always take the most likely token");
   sub->add_option("--seed", a->o.seed, "Sampling seed")->capture_default_str();
@@ -158,12 +173,16 @@ void add_generate(CLI::App& app) {
   sub->add_option("--device", a->device, "cpu or cuda")->capture_default_str();
   sub->add_flag("--json", a->json, "Print {\"tokens\", \"logprobs\", \"text\"} instead of the text");
   sub->add_flag("--no-eos-stop", a->no_eos_stop, "Do not stop at the tokenizer's end-of-sequence token");
+  sub->add_flag("--no-special-tokens", a->no_special, "Encode the prompt without the BOS transformers adds");
   on_run(sub, [a] {
     LoadedModel m = load_model(a->model, a->dtype, a->device, true);
-    auto ids = m.tokenizer->encode(a->prompt);
+    // Only the leading special tokens: an EOS after the prompt would end what is to be continued.
+    std::vector<int32_t> ids = a->no_special ? std::vector<int32_t>() : m.tokenizer->special_prefix();
+    for (int32_t id : m.tokenizer->encode(a->prompt)) ids.push_back(id);
     if (ids.empty()) throw Error("--prompt", "encodes to no tokens");
     model::GenerateOptions o = a->o;
-    if (!a->no_eos_stop && m.tokenizer->special_ids().eos) o.stop_tokens.push_back(*m.tokenizer->special_ids().eos);
+    if (!a->no_eos_stop && m.tokenizer->special_ids().eos)
+      o.stop_tokens.push_back(*m.tokenizer->special_ids().eos);
     model::GenerateResult r = model::generate(*m.model, {std::vector<int64_t>(ids.begin(), ids.end())}, o);
     const int64_t n = r.lengths[0].item<int64_t>();
     at::Tensor toks = r.tokens[0].narrow(0, 0, n).to(at::kCPU).contiguous();
@@ -200,7 +219,9 @@ void add_init(CLI::App& app) {
     if (a->config.empty() == a->spec.empty()) throw Error("init", "give one of --config or --model-spec");
     ModelSpec s = a->config.empty() ? builtin_model(a->spec, "--model-spec") : io::read_hf_config(a->config);
     const at::ScalarType dt = parse_dtype(a->dtype, "--dtype");
-    const io::DType disk = dt == at::kBFloat16 ? io::DType::kBF16 : dt == at::kHalf ? io::DType::kF16 : io::DType::kF32;
+    const io::DType disk = dt == at::kBFloat16 ? io::DType::kBF16
+                           : dt == at::kHalf   ? io::DType::kF16
+                                               : io::DType::kF32;
     model::save_hf_checkpoint(a->out, s, HeadKind::kLanguageModel,
                               model::init_full_params(s, HeadKind::kLanguageModel, a->seed), disk);
     std::fprintf(stderr, "realign init: %s (%lld parameters, seed %llu) -> %s\n", s.name.c_str(),

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 
 namespace realign::apps {
@@ -18,6 +17,7 @@ void add_models_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
 #ifdef REALIGN_WITH_TORCH
 void add_profile_command(CLI::App& app);
 void add_realloc_check_command(CLI::App& app);

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   add_simulate_command(app);
   add_models_command(app);
   add_report_command(app);
+  add_tokenize_command(app);
 #ifdef REALIGN_WITH_TORCH
   add_profile_command(app);
   add_realloc_check_command(app);

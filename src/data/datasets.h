@@ -1,9 +1,11 @@
-// The three kinds of training data: prompts (RL), prompt/response pairs (SFT) and preference pairs (DPO, reward
-// modelling), read from JSONL with every field checked.
+// The three kinds of training data: prompts (RL), prompt/response pairs (SFT) and preference pairs (DPO,
+// reward modelling), read from JSONL with every field checked.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "data/conversations.h"
 
 namespace realign::data {
 
@@ -24,8 +26,13 @@ struct PreferenceRecord {
 };
 
 // Lines like {"prompt": "...", "answer": "..."}; other keys are errors naming file:line and the key.
-std::vector<PromptRecord> load_prompts(const std::string& path);
-std::vector<SftRecord> load_sft_pairs(const std::string& path);
-std::vector<PreferenceRecord> load_preference_pairs(const std::string& path);
+// Conversations may replace the prompt, rendered with `render` (the model's chat template):
+//   prompts:     {"messages": [...], "answer"?: ...}           the prompt ends with the generation prompt
+//   SFT:         {"messages": [..., {"role": "assistant", "content": response}]}
+//   preferences: {"messages": [...], "chosen": "...", "rejected": "..."}  (answers as assistant turns)
+std::vector<PromptRecord> load_prompts(const std::string& path, const RenderConversation& render = {});
+std::vector<SftRecord> load_sft_pairs(const std::string& path, const RenderConversation& render = {});
+std::vector<PreferenceRecord> load_preference_pairs(const std::string& path,
+                                                    const RenderConversation& render = {});
 
 }  // namespace realign::data

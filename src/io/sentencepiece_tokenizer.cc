@@ -62,18 +62,20 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path) : 
   special_.eos = opt(sp_->eos_id());
   special_.pad = opt(sp_->pad_id());
   special_.unk = opt(sp_->unk_id());
+  if (special_.bos) prefix_ids_ = {*special_.bos};
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
-std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text, const EncodeOptions& options) const {
+std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text,
+                                                    const EncodeOptions& options) const {
   if (auto bad = find_invalid_utf8(text))
     throw Error(path_, "input text is not valid UTF-8 at byte " + std::to_string(*bad));
   std::vector<int> ids;
   std::string error;
   if (!sp_->encode(std::string(text), &ids, &error)) throw Error(path_, "encode failed: " + error);
   std::vector<int32_t> out;
-  if (options.add_special_tokens && special_.bos) out.push_back(*special_.bos);
+  if (options.add_special_tokens) out = prefix_ids_;
   out.insert(out.end(), ids.begin(), ids.end());
   return out;
 }

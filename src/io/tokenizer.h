@@ -17,8 +17,7 @@ struct SpecialIds {
 };
 
 struct EncodeOptions {
-  // Apply the model's template: the post-processor's special tokens for tokenizer.json (LLaMA-3 prepends
-  // <|begin_of_text|>), BOS for SentencePiece models that define one.
+  // Add the special tokens transformers adds when it encodes text for the model (see special_prefix()).
   bool add_special_tokens = false;
   // Recognise special/added tokens written in the text ("<|endoftext|>" -> one id). When false they are
   // encoded as ordinary text, as tiktoken does without allowed_special.
@@ -39,9 +38,15 @@ class Tokenizer {
   // The token's string as the model stores it (byte-level models show bytes as their mapped characters).
   virtual std::string id_to_token(int32_t id) const = 0;
   const SpecialIds& special_ids() const { return special_; }
+  // What add_special_tokens puts before and after the text, as transformers does: add_bos_token /
+  // add_eos_token of tokenizer_config.json where set (LLaMA-family tokenizers), else tokenizer.json's
+  // TemplateProcessing post-processor (LLaMA-3 prepends <|begin_of_text|>); BOS for SentencePiece models.
+  const std::vector<int32_t>& special_prefix() const { return prefix_ids_; }
+  const std::vector<int32_t>& special_suffix() const { return suffix_ids_; }
 
  protected:
   SpecialIds special_;
+  std::vector<int32_t> prefix_ids_, suffix_ids_;
 };
 
 // Loads from a directory or a file: tokenizer.json (with tokenizer_config.json beside it for special ids when

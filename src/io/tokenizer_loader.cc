@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "io/byte_level_bpe.h"
+#include "io/bpe_tokenizer.h"
 #include "io/sentencepiece_tokenizer.h"
 #include "io/tokenizer.h"
 
@@ -40,7 +40,7 @@ std::string dir_of(const std::string& path) {
 std::unique_ptr<Tokenizer> from_tokenizer_json(const std::string& path) {
   const std::string config_path = dir_of(path) + "/tokenizer_config.json";
   nlohmann::json config = is_file(config_path) ? read_json(config_path) : nlohmann::json();
-  return ByteLevelBpeTokenizer::from_tokenizer_json(read_json(path), config, path);
+  return BpeTokenizer::from_tokenizer_json(read_json(path), config, path);
 }
 
 }  // namespace
@@ -53,9 +53,11 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& dir_or_file) {
   const std::string d = dir_or_file;
   if (is_file(d + "/tokenizer.json")) return from_tokenizer_json(d + "/tokenizer.json");
   if (is_file(d + "/encoder.json") && is_file(d + "/vocab.bpe"))
-    return ByteLevelBpeTokenizer::from_gpt2_files(d + "/encoder.json", d + "/vocab.bpe");
-  if (is_file(d + "/tokenizer.model")) return std::make_unique<SentencePieceTokenizer>(d + "/tokenizer.model");
-  throw Error(dir_or_file, "holds no tokenizer (looked for tokenizer.json, encoder.json + vocab.bpe, tokenizer.model)");
+    return BpeTokenizer::from_gpt2_files(d + "/encoder.json", d + "/vocab.bpe");
+  if (is_file(d + "/tokenizer.model"))
+    return std::make_unique<SentencePieceTokenizer>(d + "/tokenizer.model");
+  throw Error(dir_or_file,
+              "holds no tokenizer (looked for tokenizer.json, encoder.json + vocab.bpe, tokenizer.model)");
 }
 
 }  // namespace realign::io

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "data/addition_task.h"
 #include "data/reward_command.h"
+#include "io/chat_template.h"
 #include "io/utf8.h"
 
 namespace realign::runtime {
@@ -38,9 +39,11 @@ TaskData load_task_data(const DataConfig& c, int64_t eval_n) {
     d.eval_prompts = task.prompts(eval_n, 3 << 20);
     return d;
   }
-  if (!c.prompts_file.empty()) d.prompts = data::load_prompts(c.prompts_file);
-  if (!c.sft_file.empty()) d.sft = data::load_sft_pairs(c.sft_file);
-  if (!c.preferences_file.empty()) d.preferences = data::load_preference_pairs(c.preferences_file);
+  data::RenderConversation render;
+  if (!c.chat_template.empty()) render = io::chat_template_renderer(c.chat_template);
+  if (!c.prompts_file.empty()) d.prompts = data::load_prompts(c.prompts_file, render);
+  if (!c.sft_file.empty()) d.sft = data::load_sft_pairs(c.sft_file, render);
+  if (!c.preferences_file.empty()) d.preferences = data::load_preference_pairs(c.preferences_file, render);
   return d;
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/text_codec.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace realign::runtime {
@@ -10,9 +12,10 @@ TextCodec TextCodec::bytes() {
   return c;
 }
 
-TextCodec TextCodec::from_tokenizer(std::shared_ptr<io::Tokenizer> tokenizer) {
+TextCodec TextCodec::from_tokenizer(std::shared_ptr<io::Tokenizer> tokenizer, bool special_tokens) {
   TextCodec c;
   c.tokenizer_ = std::move(tokenizer);
+  c.special_tokens_ = special_tokens;
   std::vector<int32_t> nl = c.tokenizer_->encode("\n");
   if (nl.size() == 1) c.stop_.push_back(nl[0]);
   io::SpecialIds special = c.tokenizer_->special_ids();
@@ -30,6 +33,17 @@ TokenIds TextCodec::encode(const std::string& text) const {
   if (!tokenizer_) return TokenIds(text.begin(), text.end());
   std::vector<int32_t> ids = tokenizer_->encode(text);
   return TokenIds(ids.begin(), ids.end());
+}
+
+TokenIds TextCodec::encode_prompt(const std::string& text) const {
+  TokenIds ids = encode(text);
+  if (tokenizer_ && special_tokens_) {
+    const std::vector<int32_t>& prefix = tokenizer_->special_prefix();
+    // A prompt rendered by a chat template already starts with the BOS it prints: not a second one (as TRL).
+    const bool present = ids.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), ids.begin());
+    if (!present) ids.insert(ids.begin(), prefix.begin(), prefix.end());
+  }
+  return ids;
 }
 
 std::string TextCodec::decode(const TokenIds& ids) const {

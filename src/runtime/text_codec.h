@@ -15,10 +15,14 @@ class TextCodec {
  public:
   // Bytes as tokens.
   static TextCodec bytes();
-  // The tokenizer of a model directory; "\n" (and the eos token, if any) stop generation.
-  static TextCodec from_tokenizer(std::shared_ptr<io::Tokenizer> tokenizer);
+  // The tokenizer of a model directory; "\n" (and the eos token, if any) stop generation. With
+  // `special_tokens`, prompts begin with the tokenizer's special prefix (BOS), as transformers feeds them.
+  static TextCodec from_tokenizer(std::shared_ptr<io::Tokenizer> tokenizer, bool special_tokens = true);
 
+  // Text that continues a sequence (responses): no special tokens.
   TokenIds encode(const std::string& text) const;
+  // Text that begins a sequence (prompts): the special prefix first, unless the text already begins with it.
+  TokenIds encode_prompt(const std::string& text) const;
   std::string decode(const TokenIds& ids) const;
   const std::vector<int64_t>& stop_tokens() const { return stop_; }
   int64_t pad_id() const { return pad_; }
@@ -26,6 +30,7 @@ class TextCodec {
 
  private:
   std::shared_ptr<io::Tokenizer> tokenizer_;  // null: bytes
+  bool special_tokens_ = false;
   std::vector<int64_t> stop_;
   int64_t pad_ = 0;
 };

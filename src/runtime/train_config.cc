@@ -138,6 +138,7 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
     d.prompts_file = r.get_string("prompts", "");
     d.sft_file = r.get_string("sft", "");
     d.preferences_file = r.get_string("preferences", "");
+    d.chat_template = r.get_string("chat_template", "");
   });
   with_section(root, "reward", [&](ObjectReader& r) {
     RewardConfig& w = s.reward;

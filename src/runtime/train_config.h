@@ -80,6 +80,7 @@ struct DataConfig {
   int min_digits = 1, max_digits = 2;
   uint64_t task_seed = 0;
   std::string prompts_file, sft_file, preferences_file;  // task: files
+  std::string chat_template;  // a model dir or tokenizer_config.json: renders {"messages": [...]} records
 };
 
 struct RewardConfig {

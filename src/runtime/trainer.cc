@@ -416,7 +416,7 @@ double Trainer::evaluate() {
     std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin,
                                           data_.eval_prompts.begin() + r.end);
     std::vector<TokenIds> prompts;
-    for (const auto& p : local) prompts.push_back(codec_.encode(p.prompt));
+    for (const auto& p : local) prompts.push_back(codec_.encode_prompt(p.prompt));
     SamplingOptions o;
     o.greedy = true;
     o.max_new_tokens = in_.algorithm.batch.gen_len;
@@ -445,7 +445,7 @@ Json Trainer::sft_step(int64_t) {
     const Range r = rows_in("actor_train", "actor", n);
     std::vector<TokenIds> p, q;
     for (const auto& rec : pick(data_.sft, idx, r.begin, r.end))
-      p.push_back(codec_.encode(rec.prompt)), q.push_back(codec_.encode(rec.response));
+      p.push_back(codec_.encode_prompt(rec.prompt)), q.push_back(codec_.encode(rec.response));
     const SftStats st = sft_train_call(ctx, *actor_, make_sequence_batch(p, q, codec_.pad_id()));
     stats = Json{{"loss/sft", st.loss}, {"grad_norm/actor", st.grad_norm}, {"lr", st.lr}};
   });
@@ -465,7 +465,7 @@ Json Trainer::rm_step(int64_t) {
     const Range r = rows_in("reward_train", "reward", n);
     std::vector<TokenIds> p, c, q;
     for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
-      p.push_back(codec_.encode(rec.prompt));
+      p.push_back(codec_.encode_prompt(rec.prompt));
       c.push_back(codec_.encode(rec.chosen));
       q.push_back(codec_.encode(rec.rejected));
     }
@@ -485,7 +485,7 @@ Json Trainer::dpo_step(int64_t) {
   auto pairs = [&](const Range& r) {
     std::vector<TokenIds> p, c, q;
     for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
-      p.push_back(codec_.encode(rec.prompt));
+      p.push_back(codec_.encode_prompt(rec.prompt));
       c.push_back(codec_.encode(rec.chosen));
       q.push_back(codec_.encode(rec.rejected));
     }
@@ -517,7 +517,7 @@ Json Trainer::dpo_step(int64_t) {
 
 std::vector<TokenIds> Trainer::prompts_of(const RlRows& rows, const Range& r) const {
   std::vector<TokenIds> out;
-  for (int64_t i = r.begin; i < r.end; ++i) out.push_back(codec_.encode(record_of(rows, i).prompt));
+  for (int64_t i = r.begin; i < r.end; ++i) out.push_back(codec_.encode_prompt(record_of(rows, i).prompt));
   return out;
 }
 
@@ -590,7 +590,7 @@ PpoBatch Trainer::train_batch(const RlRows& rows, const std::string& call, const
   if (got.count("index")) {
     const at::Tensor index = got.at("index").contiguous();
     for (int64_t k = 0; k < index.size(0); ++k)
-      p.push_back(codec_.encode(record_of(rows, index[k].item<int64_t>()).prompt));
+      p.push_back(codec_.encode_prompt(record_of(rows, index[k].item<int64_t>()).prompt));
   }
   b.seqs = make_sequence_batch(p, token_lists(got, "response"), codec_.pad_id());
   const int64_t t = b.seqs.batch.tokens.size(1);

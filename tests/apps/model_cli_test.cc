@@ -1,5 +1,5 @@
-// `realign init`, `realign logprobs`, `realign generate`: a random model written, read back and run; bad input
-// gives a clear error and a non-zero exit.
+// `realign init`, `realign logprobs`, `realign generate`: a random model written, read back and run; bad
+// input gives a clear error and a non-zero exit.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/json.h"
+#include "tiny_tokenizer.h"
 
 namespace {
 
@@ -57,13 +58,39 @@ TEST(ModelCli, InitThenLogprobsOfTokenLines) {
   // Same seed, same model: the same numbers again (from a config.json this time).
   CmdResult again = realign("init --config " + d + "/m/config.json --out " + d + "/m2 --seed 3");
   ASSERT_EQ(again.code, 0) << again.out;
-  CmdResult lp2 = realign("logprobs --model " + d + "/m2 --input " + d + "/in.jsonl --out " + d + "/out2.jsonl");
+  CmdResult lp2 =
+      realign("logprobs --model " + d + "/m2 --input " + d + "/in.jsonl --out " + d + "/out2.jsonl");
   ASSERT_EQ(lp2.code, 0) << lp2.out;
   std::ifstream a(d + "/out.jsonl"), b(d + "/out2.jsonl");
   std::stringstream sa, sb;
   sa << a.rdbuf();
   sb << b.rdbuf();
   EXPECT_EQ(sa.str(), sb.str());
+}
+
+realign::Json first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return realign::Json::parse(line);
+}
+
+// Text is scored as transformers feeds it: with the BOS that tokenizer_config.json's add_bos_token asks for.
+TEST(ModelCli, LogprobsOfTextAddTheTokenizersBos) {
+  const std::string d = fresh_dir("bos");
+  ASSERT_EQ(realign("init --model-spec llama-tiny --out " + d + "/m").code, 0);
+  realign::testing::write_tiny_tokenizer(d + "/m");
+  write(d + "/text.jsonl", "{\"text\": \"ab ab\"}\n");
+  write(d + "/ids.jsonl", "{\"tokens\": [1, 3, 33, 3, 33]}\n");
+  const std::string run = "logprobs --model " + d + "/m --input ";
+  ASSERT_EQ(realign(run + d + "/text.jsonl --out " + d + "/text.out").code, 0);
+  ASSERT_EQ(realign(run + d + "/ids.jsonl --out " + d + "/ids.out").code, 0);
+  const realign::Json text = first_line(d + "/text.out"), ids = first_line(d + "/ids.out");
+  EXPECT_EQ(text["tokens"], realign::Json({1, 3, 33, 3, 33}));
+  EXPECT_EQ(text["logprobs"], ids["logprobs"]);
+  CmdResult r = realign(run + d + "/text.jsonl --out " + d + "/plain.out --no-special-tokens");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(first_line(d + "/plain.out")["tokens"], realign::Json({3, 33, 3, 33}));
 }
 
 TEST(ModelCli, BadInputIsAClearError) {
@@ -80,10 +107,11 @@ TEST(ModelCli, BadInputIsAClearError) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("unknown architecture 'bert'"), std::string::npos) << r.out;
 
-  write(d + "/heads.json",
-        "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, \"intermediate_size\": 128,"
-        " \"num_attention_heads\": 4, \"num_key_value_heads\": 3, \"vocab_size\": 100,"
-        " \"max_position_embeddings\": 64}");
+  write(
+      d + "/heads.json",
+      "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, \"intermediate_size\": 128,"
+      " \"num_attention_heads\": 4, \"num_key_value_heads\": 3, \"vocab_size\": 100,"
+      " \"max_position_embeddings\": 64}");
   r = realign("init --config " + d + "/heads.json --out " + d + "/x");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("KV heads"), std::string::npos) << r.out;

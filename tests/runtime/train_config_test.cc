@@ -40,7 +40,7 @@ train:
   ppo: {gamma: 0.99, kl_mode: loss, adaptive_kl: true, kl_estimator: k3}
   sampling: {temperature: 0.7, top_p: 0.9}
   sft_stage: {steps: 100, batch: 16}
-data: {task: addition, max_digits: 3}
+data: {task: addition, max_digits: 3, chat_template: models/qwen}
 reward: {kind: command, command: "python3 score.py"}
 )");
   EXPECT_EQ(s.train.steps, 7);
@@ -53,6 +53,7 @@ reward: {kind: command, command: "python3 score.py"}
   EXPECT_EQ(s.train.ppo.kl_mode, "loss");
   EXPECT_TRUE(s.train.ppo.adaptive_kl);
   EXPECT_EQ(s.data.max_digits, 3);
+  EXPECT_EQ(s.data.chat_template, "models/qwen");
   EXPECT_EQ(s.reward.command, "python3 score.py");
 }
 
