@@ -7,8 +7,8 @@
 
 #include "graph/algorithms.h"
 #include "plan/cluster.h"
-#include "runtime/train_config.h"
 #include "search/planner.h"
+#include "train/train_config.h"
 
 namespace realign::apps {
 
@@ -18,8 +18,10 @@ struct RunConfig {
   DataflowGraph graph;
   Cluster cluster;
   PlanOptions plan;
-  std::string profile_path;  // a hardware profile from `realign profile`; empty = derived from the device spec
-  runtime::TrainingSections training;  // `train`, `data`, `reward` (defaults when absent; used by `realign train`)
+  std::string
+      profile_path;  // a hardware profile from `realign profile`; empty = derived from the device spec
+  runtime::TrainingSections
+      training;  // `train`, `data`, `reward` (defaults when absent; used by `realign train`)
 };
 
 RunConfig load_run_config(const std::string& file, const std::vector<std::string>& overrides);

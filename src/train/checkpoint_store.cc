@@ -1,4 +1,4 @@
-#include "runtime/checkpoint_store.h"
+#include "train/checkpoint_store.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "io/atomic_file.h"
-#include "runtime/run_dir.h"
+#include "train/run_dir.h"
 
 namespace realign::runtime {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "runtime/curves_svg.h"
+#include "train/curves_svg.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "runtime/full_checkpoint_slots.h"
+#include "train/full_checkpoint_slots.h"
 
 #include <ATen/ATen.h>
 
@@ -22,7 +22,8 @@ ShardMap moments(const std::map<std::string, at::Tensor>& state, const std::stri
 
 void FullCheckpointSlots::add_full(const PlacedSlot& like) {
   const ModelShape& s = like.shape;
-  models_.push_back(std::make_unique<model::Transformer>(s.spec, s.head, model::ParallelContext{}, s.dtype, s.device));
+  models_.push_back(
+      std::make_unique<model::Transformer>(s.spec, s.head, model::ParallelContext{}, s.dtype, s.device));
   ModelSlot full{like.slot.role, models_.back().get(), nullptr};
   if (like.trained) {
     optims_.push_back(std::make_unique<AdamW>(full.model->named_params(), OptimConfig{}, 1));
@@ -43,7 +44,8 @@ FullCheckpointSlots FullCheckpointSlots::gather(comm::Group& global, const std::
     const ModelShape& s = p.shape;
     ShardMover mover(model_params(s.spec, s.head), s.spec.n_layers, s.dtype);
     const ModelSlot& held = p.slot;  // null outside the home
-    const ShardMap params = mover.move(global, held.model ? held.model->named_params() : ShardMap{}, p.home, one);
+    const ShardMap params =
+        mover.move(global, held.model ? held.model->named_params() : ShardMap{}, p.home, one);
     ShardMap m1, v1;
     int64_t steps = 0;
     if (p.trained) {
@@ -76,8 +78,10 @@ FullCheckpointSlots FullCheckpointSlots::for_loading(int rank, const std::vector
       continue;
     }
     out.index_.push_back(int(out.slots_.size()));
-    if (whole_on_each_rank(p.home)) out.slots_.push_back(p.slot);
-    else out.add_full(p);
+    if (whole_on_each_rank(p.home))
+      out.slots_.push_back(p.slot);
+    else
+      out.add_full(p);
   }
   return out;
 }

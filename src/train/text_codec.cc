@@ -1,4 +1,4 @@
-#include "runtime/text_codec.h"
+#include "train/text_codec.h"
 
 #include "core/error.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/checkpoint_store.h"
+#include "train/checkpoint_store.h"
 
 #include <gtest/gtest.h>
 

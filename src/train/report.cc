@@ -1,13 +1,13 @@
-#include "runtime/report.h"
+#include "train/report.h"
 
 #include <filesystem>
 
 #include "core/error.h"
 #include "cost/simulation_result.h"
 #include "cost/timeline_svg.h"
-#include "runtime/curves_svg.h"
-#include "runtime/metrics_log.h"
-#include "runtime/run_dir.h"
+#include "train/curves_svg.h"
+#include "train/metrics_log.h"
+#include "train/run_dir.h"
 
 namespace realign::runtime {
 namespace fs = std::filesystem;

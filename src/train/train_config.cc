@@ -1,4 +1,4 @@
-#include "runtime/train_config.h"
+#include "train/train_config.h"
 
 namespace realign::runtime {
 namespace {

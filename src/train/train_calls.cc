@@ -1,4 +1,4 @@
-#include "runtime/train_calls.h"
+#include "train/train_calls.h"
 
 #include <ATen/ATen.h>
 
@@ -8,7 +8,7 @@
 #include "core/check.h"
 #include "realloc/data_plan.h"
 #include "runtime/call_forward.h"
-#include "runtime/inference_calls.h"
+#include "train/inference_calls.h"
 
 namespace realign::runtime {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "algo/kl.h"
 #include "runtime/sequence_batch.h"
-#include "runtime/train_config.h"
 #include "runtime/trained_model.h"
+#include "train/train_config.h"
 
 namespace realign::runtime {
 

@@ -1,11 +1,11 @@
-#include "runtime/train_checkpoint.h"
+#include "train/train_checkpoint.h"
 
 #include <ATen/ATen.h>
 
 #include "core/error.h"
 #include "io/tensor_file.h"
 #include "model/checkpoint.h"
-#include "runtime/checkpoint_store.h"
+#include "train/checkpoint_store.h"
 
 namespace realign::runtime {
 namespace {

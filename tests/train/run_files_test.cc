@@ -4,11 +4,11 @@
 
 #include "data/jsonl.h"
 #include "io/temp_dir.h"
-#include "runtime/curves_svg.h"
-#include "runtime/metrics_log.h"
-#include "runtime/progress_bar.h"
-#include "runtime/report.h"
-#include "runtime/run_dir.h"
+#include "train/curves_svg.h"
+#include "train/metrics_log.h"
+#include "train/progress_bar.h"
+#include "train/report.h"
+#include "train/run_dir.h"
 
 namespace realign::runtime {
 namespace {

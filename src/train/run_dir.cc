@@ -1,4 +1,4 @@
-#include "runtime/run_dir.h"
+#include "train/run_dir.h"
 
 #include <ctime>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "runtime/progress_bar.h"
+#include "train/progress_bar.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/inference_calls.h"
+#include "train/inference_calls.h"
 
 #include <ATen/ATen.h>
 

@@ -1,5 +1,5 @@
 // The training loop of `realign train`: stages (SFT to teach the format, reward-model training, then the RL
-// algorithm, or SFT / RM / DPO alone), each step a sequence of model function calls (runtime/*_calls.h) under
+// algorithm, or SFT / RM / DPO alone), each step a sequence of model function calls (train/*_calls.h) under
 // their CallContexts, with metrics, progress, evaluation, checkpoints and exact resume. Every call runs in
 // the layout its plan gives it (runtime/call_placement.h): parameters are reallocated from the model's home
 // layout and batch rows moved to the call's ranks and back.
@@ -24,7 +24,7 @@
 #include "graph/algorithms.h"
 #include "plan/layout.h"
 #include "runtime/call_layouts.h"
-#include "runtime/train_config.h"
+#include "train/train_config.h"
 
 namespace realign::runtime {
 

@@ -1,5 +1,5 @@
 // The training loop end to end on the addition task: learning, exact resume, and bad input.
-#include "runtime/trainer.h"
+#include "train/trainer.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include "apps/run_config.h"
 #include "core/config_file.h"
 #include "io/temp_dir.h"
-#include "runtime/checkpoint_store.h"
-#include "runtime/metrics_log.h"
-#include "runtime/run_dir.h"
+#include "train/checkpoint_store.h"
+#include "train/metrics_log.h"
+#include "train/run_dir.h"
 
 namespace realign::runtime {
 namespace {

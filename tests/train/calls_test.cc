@@ -6,10 +6,10 @@
 
 #include "model/init.h"
 #include "runtime/adamw.h"
-#include "runtime/generate_call.h"
 #include "runtime/grad_sync.h"
-#include "runtime/inference_calls.h"
-#include "runtime/train_calls.h"
+#include "train/generate_call.h"
+#include "train/inference_calls.h"
+#include "train/train_calls.h"
 
 namespace realign::runtime {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/trainer.h"
+#include "train/trainer.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -21,19 +21,19 @@
 #include "model/checkpoint.h"
 #include "model/init.h"
 #include "runtime/call_placement.h"
-#include "runtime/checkpoint_store.h"
-#include "runtime/full_checkpoint_slots.h"
-#include "runtime/generate_call.h"
-#include "runtime/inference_calls.h"
 #include "runtime/json_broadcast.h"
-#include "runtime/metrics_log.h"
-#include "runtime/progress_bar.h"
 #include "runtime/row_exchange.h"
-#include "runtime/run_dir.h"
-#include "runtime/task_data.h"
-#include "runtime/text_codec.h"
-#include "runtime/train_calls.h"
-#include "runtime/train_checkpoint.h"
+#include "train/checkpoint_store.h"
+#include "train/full_checkpoint_slots.h"
+#include "train/generate_call.h"
+#include "train/inference_calls.h"
+#include "train/metrics_log.h"
+#include "train/progress_bar.h"
+#include "train/run_dir.h"
+#include "train/task_data.h"
+#include "train/text_codec.h"
+#include "train/train_calls.h"
+#include "train/train_checkpoint.h"
 
 namespace realign::runtime {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/metrics_log.h"
+#include "train/metrics_log.h"
 
 #include <filesystem>
 

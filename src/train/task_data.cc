@@ -1,4 +1,4 @@
-#include "runtime/task_data.h"
+#include "train/task_data.h"
 
 #include "core/error.h"
 #include "data/addition_task.h"

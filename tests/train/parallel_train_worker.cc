@@ -15,7 +15,7 @@
 #include "graph/model_spec.h"
 #include "graph/param_layout.h"
 #include "model/init.h"
-#include "runtime/train_calls.h"
+#include "train/train_calls.h"
 
 namespace realign {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "data/datasets.h"
-#include "runtime/train_config.h"
+#include "train/train_config.h"
 
 namespace realign::runtime {
 

@@ -7,22 +7,9 @@
 #include <string>
 
 #include "core/json.h"
+#include "runtime/optim_config.h"
 
 namespace realign::runtime {
-
-struct OptimConfig {
-  double lr = 1e-3;
-  int64_t warmup_steps = 0;         // linear warm-up from 0
-  std::string schedule = "cosine";  // cosine | constant (after warm-up)
-  double min_lr_ratio = 0.1;        // cosine floor, as a share of lr
-  double weight_decay = 0.0;        // decoupled (AdamW), on matrices only
-  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
-  double grad_clip = 1.0;  // global L2 norm over every shard; <= 0 disables
-  // ZeRO-1: each dp rank keeps the AdamW moments of, and updates, only its 1/dp share of the flattened
-  // parameters (gradients reduce-scattered, updated parameters all-gathered). Same updates within fp32
-  // round-off.
-  bool zero1 = false;
-};
 
 struct PpoConfig {
   double gamma = 1.0, lambda = 0.95;

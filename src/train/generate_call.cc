@@ -1,9 +1,9 @@
-#include "runtime/generate_call.h"
+#include "train/generate_call.h"
 
 #include <ATen/ATen.h>
 
 #include "model/generate.h"
-#include "runtime/inference_calls.h"
+#include "train/inference_calls.h"
 
 namespace realign::runtime {
 
