@@ -1,4 +1,4 @@
-#include "train/full_checkpoint_slots.h"
+#include "train/detail/full_checkpoint_slots.h"
 
 #include <ATen/ATen.h>
 

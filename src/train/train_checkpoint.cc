@@ -1,4 +1,4 @@
-#include "train/train_checkpoint.h"
+#include "train/detail/train_checkpoint.h"
 
 #include <ATen/ATen.h>
 

@@ -3,8 +3,8 @@
 
 #include "core/error.h"
 #include "train/checkpoint_store.h"
+#include "train/detail/train_checkpoint.h"
 #include "train/detail/trainer_impl.h"
-#include "train/train_checkpoint.h"
 
 namespace realign::runtime {
 

@@ -20,7 +20,7 @@
 #include "runtime/call_placement.h"
 #include "runtime/json_broadcast.h"
 #include "runtime/trained_model.h"
-#include "train/full_checkpoint_slots.h"
+#include "train/detail/full_checkpoint_slots.h"
 #include "train/generate_call.h"
 #include "train/progress_bar.h"
 #include "train/run_dir.h"

@@ -9,7 +9,7 @@
 
 #include "runtime/model_shape.h"
 #include "runtime/shard_mover.h"
-#include "train/train_checkpoint.h"
+#include "train/detail/train_checkpoint.h"
 
 namespace realign::runtime {
 
