@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "apps/commands.h"
-#include "runtime/report.h"
+#include "train/report.h"
 
 namespace realign::apps {
 

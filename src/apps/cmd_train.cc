@@ -13,9 +13,9 @@
 #include "core/log.h"
 #include "plan/execution_plan.h"
 #include "runtime/call_layouts.h"
-#include "runtime/run_dir.h"
-#include "runtime/trainer.h"
 #include "search/candidates.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
 
 namespace realign::apps {
 namespace {

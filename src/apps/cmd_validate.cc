@@ -16,7 +16,7 @@
 #include "core/host.h"
 #include "cost/calibration.h"
 #include "cost/timeline_svg.h"
-#include "runtime/run_dir.h"
+#include "train/run_dir.h"
 
 namespace realign::apps {
 namespace {

@@ -8,8 +8,8 @@
 #include "cost/hardware_profile.h"
 #include "graph/algorithms.h"
 #include "plan/cluster.h"
-#include "runtime/train_config.h"
 #include "search/planner.h"
+#include "train/train_config.h"
 
 namespace realign::apps {
 

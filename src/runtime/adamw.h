@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "comm/group.h"
-#include "runtime/train_config.h"
+#include "runtime/optim_config.h"
 
 namespace realign::runtime {
 

@@ -16,6 +16,10 @@ CallLayouts call_layouts(const DataflowGraph& graph, const ExecutionPlan& plan) 
   for (const auto& role : graph.models) {
     const int home = graph.home_call(role.name);
     if (home >= 0) out.home[role.name] = out.call.at(graph.mfcs[size_t(home)].name);
+    const int train = graph.train_call(role.name);
+    if (train < 0) continue;
+    for (const auto& a : plan.assignments)
+      if (a.mfc == graph.mfcs[size_t(train)].name) out.zero1[role.name] = a.strategy.zero1;
   }
   return out;
 }

@@ -9,7 +9,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "model/transformer.h"
-#include "runtime/call_waves.h"
+#include "runtime/detail/call_waves.h"
 
 namespace realign::runtime {
 

@@ -5,8 +5,8 @@
 #include <deque>
 
 #include "core/check.h"
+#include "runtime/detail/pipeline_link.h"
 #include "runtime/pipeline.h"
-#include "runtime/pipeline_link.h"
 
 namespace realign::runtime {
 

@@ -1,4 +1,4 @@
-#include "runtime/pipeline_link.h"
+#include "runtime/detail/pipeline_link.h"
 
 #include <ATen/ATen.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/pipeline_schedule.h"
+#include "runtime/detail/pipeline_schedule.h"
 
 #include <algorithm>
 

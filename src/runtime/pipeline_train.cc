@@ -4,9 +4,9 @@
 #include <deque>
 
 #include "core/check.h"
+#include "runtime/detail/pipeline_link.h"
+#include "runtime/detail/pipeline_schedule.h"
 #include "runtime/pipeline.h"
-#include "runtime/pipeline_link.h"
-#include "runtime/pipeline_schedule.h"
 
 namespace realign::runtime {
 namespace {

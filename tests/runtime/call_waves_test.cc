@@ -1,4 +1,4 @@
-#include "runtime/call_waves.h"
+#include "runtime/detail/call_waves.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The 1F1B schedule as data: every micro-batch runs forward then backward once, in order; stage s holds at
 // most min(S - s, M) micro-batches; all stages together cannot deadlock (blocking receives, asynchronous
 // sends) and finish in (M + S - 1) * (t_forward + t_backward) when every step takes the same time per stage.
-#include "runtime/pipeline_schedule.h"
+#include "runtime/detail/pipeline_schedule.h"
 
 #include <gtest/gtest.h>
 

@@ -56,6 +56,11 @@ TEST(CallLayouts, TrainedModelsLiveInTheirTrainLayoutOthersInTheirFirstCall) {
     const std::string owner = train >= 0 ? graph.mfcs[size_t(train)].name : first;
     EXPECT_EQ(layouts.home.at(role.name), layouts.call.at(owner)) << role.name;
   }
+  // ZeRO-1 is the trained model's, from its train call.
+  EXPECT_FALSE(layouts.zero1.at("actor"));
+  EXPECT_FALSE(layouts.zero1.count("ref"));
+  plan.assignments[size_t(graph.train_call("critic"))].strategy.zero1 = true;
+  EXPECT_TRUE(call_layouts(graph, plan).zero1.at("critic"));
   plan.assignments.pop_back();
   EXPECT_THROW(call_layouts(graph, plan), Error);
 }

@@ -127,6 +127,40 @@ TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
                              {"reward/mean", "kl/mean", "loss/policy", "loss/value", "entropy", "loss/sft"});
 }
 
+// A plan that shards the actor's and the critic's Adam state over their train calls' dp ranks (ZeRO-1, as the
+// search may decide) trains as the unsharded plan does: the same curve within fp32 round-off.
+TEST(PlanExecution, ZeroOneFromThePlanGivesTheUnshardedCurve) {
+  TempDir tmp;
+  const std::string calls = R"(
+ {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "critic_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},)";
+  io::testing::write_file(tmp.file("plain.json"), R"({"name": "plain", "mfcs": [)" + calls + R"(
+ {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
+  io::testing::write_file(tmp.file("zero1.json"), R"({"name": "zero1", "mfcs": [)" + calls + R"(
+ {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "zero1": true},
+ {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "zero1": true}]})");
+  const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
+  const std::string common =
+      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
+      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  std::string out;
+  for (const char* name : {"plain", "zero1"})
+    ASSERT_EQ(run("train " + config + " plan.mode=file plan.file=" + tmp.file(std::string(name) + ".json") +
+                      common + tmp.file(name),
+                  &out),
+              0)
+        << out;
+  const auto a = metrics(tmp.file("plain")), b = metrics(tmp.file("zero1"));
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_GT(testing::expect_same_curve(a, b,
+                                       {"reward/mean", "kl/mean", "loss/policy", "loss/value", "loss/sft",
+                                        "grad_norm/actor", "grad_norm/critic"}),
+            10);
+}
+
 // The acceptance of the RLHF issue: PPO with the searched plan and with the co-located preset gives the same
 // curve (same seed, fp32, within round-off). On 4 CPU workers the search places the calls apart (train calls
 // on single devices, dp 1) while the preset trains with dp 4: reallocation, data moves and the dp degree

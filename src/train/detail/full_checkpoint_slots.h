@@ -1,0 +1,47 @@
+// Checkpoints hold every model whole (HF format, plus AdamW moments per parameter), whatever layout trained
+// it. A model lives in its home layout, which may shard it over tensor or pipeline parallelism and need not
+// include rank 0: it is gathered onto rank 0 to be saved (ShardMover to a one-device layout: each byte
+// crosses the wire once) and cut back into each home rank's shards when a run resumes.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/model_shape.h"
+#include "runtime/shard_mover.h"
+#include "train/detail/train_checkpoint.h"
+
+namespace realign::runtime {
+
+// A slot as it lives on this rank, with the layout that holds it. Outside `home` the slot's model and
+// optimizer are null (the rank holds nothing of it); `shape` and `trained` are known on every rank.
+struct PlacedSlot {
+  ModelSlot slot;
+  Layout home;
+  ModelShape shape;
+  bool trained = false;  // has optimizer state (on the ranks of its home)
+};
+
+// Whole-model stand-ins for a set of slots. A slot whose home gives this rank the whole model (tp = pp = 1)
+// is used as it is.
+class FullCheckpointSlots {
+ public:
+  // Save side: collective over every rank of the run; on rank 0 slots() are every model whole with its
+  // optimizer state, elsewhere they are empty.
+  static FullCheckpointSlots gather(comm::Group& global, const std::vector<PlacedSlot>& placed);
+  // Load side: whole-model slots to load a checkpoint into, for the models this rank holds a part of; then
+  // scatter() cuts them back into this rank's shards. Not collective.
+  static FullCheckpointSlots for_loading(int rank, const std::vector<PlacedSlot>& placed);
+  void scatter(int rank, const std::vector<PlacedSlot>& placed) const;
+
+  const std::vector<ModelSlot>& slots() const { return slots_; }
+
+ private:
+  std::vector<ModelSlot> slots_;
+  std::vector<int> index_;  // for_loading: placed[i]'s slot in slots_, or -1 when this rank holds none of it
+  std::vector<std::unique_ptr<model::Transformer>> models_;
+  std::vector<std::unique_ptr<AdamW>> optims_;
+  void add_full(const PlacedSlot& like);
+};
+
+}  // namespace realign::runtime

@@ -1,0 +1,170 @@
+// The trainer behind run_training (train/trainer.h), one class whose members live in one file per concern:
+// model setup, the stage machine, each algorithm's step, evaluation, checkpoint/resume and run outputs; the
+// loop that drives them is trainer.cc. Internal to train/.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "algo/kl.h"
+#include "core/json.h"
+#include "cost/simulation_result.h"
+#include "data/epoch_sampler.h"
+#include "data/jsonl.h"
+#include "runtime/call_placement.h"
+#include "runtime/json_broadcast.h"
+#include "runtime/trained_model.h"
+#include "train/detail/full_checkpoint_slots.h"
+#include "train/generate_call.h"
+#include "train/progress_bar.h"
+#include "train/run_dir.h"
+#include "train/task_data.h"
+#include "train/text_codec.h"
+#include "train/train_calls.h"
+#include "train/trainer.h"
+
+namespace realign::runtime {
+
+struct Stage {
+  std::string kind;  // sft | rm | rl | dpo
+  int64_t steps = 0;
+  int64_t first = 1;  // its first global step
+};
+
+class Trainer {
+ public:
+  Trainer(const TrainerInput& in, std::unique_ptr<CallPlacement> place)
+      : in_(in),
+        t_(in.sections.train),
+        place_(std::move(place)),
+        world_(place_->global_ptr()),
+        codec_(TextCodec::bytes()) {}
+
+  TrainResult run();
+
+ private:
+  bool lead() const { return world_->rank() == 0; }
+  int rank() const { return world_->rank(); }
+  // Rows of an n-row batch that this rank handles in `call`'s layout.
+  Range rows_in(const std::string& call, const std::string& role, int64_t n) const {
+    return samples_of(n, place_->layout_of(call, role), rank());
+  }
+  const ModelSpec& spec(const std::string& role) const;
+  ModelShape shape(const std::string& role) const;
+  // This rank's shards of `role`'s model in its home layout; null on a rank outside the home.
+  model::Transformer* held(const std::string& role) const;
+  using CallBody = CallPlacement::CallBody;
+  void run(const std::string& call, const std::string& role, const CallBody& body) {
+    place_->run_call(call, role, shape(role), held(role), body);
+  }
+  // (call, role, body) of calls that do not depend on each other, run together (CallPlacement::run_calls).
+  struct Call {
+    std::string call, role;
+    CallBody body;
+  };
+  void run_together(const std::vector<Call>& calls) {
+    std::vector<CallPlacement::CallRun> runs;
+    for (const Call& c : calls)
+      runs.push_back(
+          {c.call, c.role, place_->layout_of(c.call, c.role), shape(c.role), held(c.role), c.body});
+    place_->run_calls(runs);
+  }
+  // A call's statistics (set on its ranks) on every rank, from the call's first rank.
+  Json from_call(const std::string& call, const std::string& role, const Json& stats) {
+    return broadcast_json(*world_, stats, place_->layout_of(call, role).first_device);
+  }
+  // Null on a rank outside `role`'s home layout.
+  std::unique_ptr<model::Transformer> make_model(const std::string& role, HeadKind head, uint64_t seed);
+  // Model setup (trainer_models.cc).
+  void build_models();
+  std::vector<PlacedSlot> placed_slots();
+
+  // The stage machine (stage_machine.cc): the stages the algorithm runs, each checked to have its data, and
+  // what entering one resets.
+  void build_stages();
+  int stage_of(int64_t step) const;
+  void enter_stage(int index, bool fresh);
+  int64_t rl_optimizer_steps() const;
+
+  // Checkpoint and resume (trainer_checkpoint.cc). resume_from enters the stage of the latest checkpoint in
+  // `dir` and restores it (models, optimizers, samplers, KL coefficient), or enters the first stage when
+  // there is none; returns the steps already done. save_checkpoint is collective over every rank.
+  int64_t resume_from(const RunDir& dir, int64_t total);
+  void save_checkpoint(const RunDir& dir, int64_t step);
+  Json loop_state() const;
+  void restore_loop_state(const Json& s);
+
+  // Run outputs (run_outputs.cc): the files a run starts with (rank 0), one step's metrics record, and
+  // its metrics line, progress file and progress bar (rank 0).
+  void write_start_files(const RunDir& dir, int64_t done) const;
+  Json step_record(int64_t step, const std::string& stage, const Json& step_stats, const Timeline& timeline,
+                   double step_s) const;
+  void report_step(const RunDir& dir, int64_t step, int64_t total, const Json& rec,
+                   data::JsonlWriter& metrics, ProgressBar& bar) const;
+
+  // One RL iteration's rows: row i answers prompt idx[i / group]; every rank can build any row's prompt, and
+  // responses and model outputs move between the calls' layouts by row (CallPlacement).
+  struct RlRows {
+    std::vector<int64_t> idx;
+    int64_t group = 1, n = 0;
+  };
+  const data::PromptRecord& record_of(const RlRows& rows, int64_t i) const {
+    return data_.prompts[size_t(rows.idx[size_t(i / rows.group)])];
+  }
+  std::vector<TokenIds> prompts_of(const RlRows& rows, const Range& r) const;
+  // Generation calls run together (ReMax's sampled and greedy generations overlap on disjoint devices): each
+  // call's responses on this rank's rows of the batch.
+  std::vector<std::vector<TokenIds>> generate(
+      const RlRows& rows, const std::vector<std::pair<std::string, SamplingOptions>>& calls);
+  // An inference call over `responses` (every rank's rows of the batch): (rows) or (rows, T) outputs.
+  using InferFn = std::function<at::Tensor(const CallContext&, model::Transformer&, const SequenceBatch&)>;
+  struct Inference {
+    std::string call, role;
+    InferFn fn;
+    const std::vector<TokenIds>* responses;
+  };
+  // Inference calls run together (they depend only on the responses, so calls on disjoint devices overlap):
+  // call name -> its output on this rank's rows of the batch, per-token outputs fitted to T columns.
+  std::map<std::string, at::Tensor> infer(const RlRows& rows, const std::vector<Inference>& calls, int64_t T);
+  // `batch` (this rank's rows of the batch layout) moved to a train call's layout (its home): each dp rank
+  // gets its share of every mini-batch (train_calls.h), and the PpoBatch is rebuilt there (empty elsewhere).
+  PpoBatch train_batch(const RlRows& rows, const std::string& call, const std::string& role,
+                       const std::vector<TokenIds>& responses, const PpoBatch& batch);
+
+  // One step of each algorithm: sft_step.cc, reward_model_step.cc, rl_step.cc (PPO, GRPO, ReMax; the rows
+  // it moves between calls in rl_rows.cc), dpo_step.cc.
+  Json sft_step(int64_t step);
+  Json rm_step(int64_t step);
+  Json rl_step(int64_t step);
+  Json dpo_step(int64_t step);
+  // Held-out greedy accuracy of the actor (evaluation.cc); -1 without an actor or held-out prompts.
+  double evaluate();
+
+  TrainerInput in_;
+  const TrainConfig& t_;
+  std::unique_ptr<CallPlacement> place_;
+  std::shared_ptr<comm::Group> world_;
+  TextCodec codec_;
+  TaskData data_;
+  std::vector<Stage> stages_;
+  int current_stage_ = -1;
+  std::string algorithm_;
+
+  // Present on every rank when the algorithm uses the model; the Transformer (and optimizer) inside only on
+  // the ranks of its home layout.
+  std::unique_ptr<TrainedModel> actor_, critic_, reward_;
+  bool has_ref_ = false;
+  std::unique_ptr<model::Transformer> ref_;  // null outside the reference's home
+  std::unique_ptr<data::EpochSampler> prompt_sampler_, sft_sampler_, pref_sampler_;
+  std::unique_ptr<algo::AdaptiveKlController> kl_ctl_;
+
+  Timeline last_timeline_;
+};
+
+}  // namespace realign::runtime

@@ -1,0 +1,44 @@
+// Held-out greedy accuracy of the actor on its home devices (not a call of the plan).
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "train/detail/trainer_impl.h"
+
+namespace realign::runtime {
+
+double Trainer::evaluate() {
+  if (!actor_ || data_.eval_prompts.empty()) return -1;
+  const int64_t n = int64_t(data_.eval_prompts.size());
+  double sums[2] = {0, 0};
+  // Evaluation is not a call of the plan: it generates on the actor's home devices, pipeline stages folded
+  // into data parallelism (KV-cache decoding needs pp = 1).
+  const Layout home = place_->home("actor");
+  const Layout layout{home.first_device, home.dp * home.pp, home.tp, 1};
+  const auto body = [&](const CallContext& ctx, model::Transformer& m) {
+    const Range r = samples_of(n, layout, rank());
+    std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin,
+                                          data_.eval_prompts.begin() + r.end);
+    std::vector<TokenIds> prompts;
+    for (const auto& p : local) prompts.push_back(codec_.encode_prompt(p.prompt));
+    SamplingOptions o;
+    o.greedy = true;
+    o.max_new_tokens = in_.algorithm.batch.gen_len;
+    o.stop_tokens = codec_.stop_tokens();
+    o.pad_id = codec_.pad_id();
+    std::vector<TokenIds> responses =
+        prompts.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, prompts, o);
+    std::vector<std::string> texts;
+    for (const TokenIds& t : responses) texts.push_back(codec_.decode(t));
+    // Tensor-parallel replicas generate the same rows: count each row once.
+    if (ctx.tp->rank() != 0) return;
+    for (double v : rule_rewards(RewardConfig{}, local, texts)) sums[0] += v;
+    sums[1] += double(local.size());
+  };
+  place_->run_calls({{"eval_gen", "actor", layout, shape("actor"), held("actor"), body}});
+  at::Tensor t = at::tensor({sums[0], sums[1]}, at::kDouble);
+  world_->all_reduce_sum(t);
+  return t[0].item<double>() / std::max(1.0, t[1].item<double>());
+}
+
+}  // namespace realign::runtime

@@ -1,0 +1,35 @@
+#include "train/generate_call.h"
+
+#include <ATen/ATen.h>
+
+#include "model/generate.h"
+#include "train/inference_calls.h"
+
+namespace realign::runtime {
+
+std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& model,
+                                    const std::vector<TokenIds>& prompts, const SamplingOptions& o) {
+  require_single_stage(ctx);
+  std::vector<TokenIds> out(prompts.size());
+  if (prompts.empty() || o.max_new_tokens <= 0) return out;
+  model::GenerateOptions g;
+  g.max_new_tokens = o.max_new_tokens;
+  g.greedy = o.greedy;
+  g.temperature = o.temperature;
+  g.top_k = o.top_k;
+  g.top_p = o.top_p;
+  g.stop_tokens = o.stop_tokens;
+  g.seed = o.seed;
+  g.row_seeds = o.row_seeds;
+  g.pad_id = o.pad_id;
+  const model::GenerateResult r = model::generate(model, prompts, g);
+  const at::Tensor tokens = r.tokens.to(at::kCPU).contiguous(), lengths = r.lengths.to(at::kCPU).contiguous();
+  for (size_t b = 0; b < prompts.size(); ++b) {
+    const int64_t n = lengths[int64_t(b)].item<int64_t>();
+    const int64_t* row = tokens[int64_t(b)].data_ptr<int64_t>();
+    out[b].assign(row, row + n);
+  }
+  return out;
+}
+
+}  // namespace realign::runtime

@@ -1,0 +1,76 @@
+#include "train/detail/train_checkpoint.h"
+
+#include <ATen/ATen.h>
+
+#include "core/error.h"
+#include "io/tensor_file.h"
+#include "model/checkpoint.h"
+#include "train/checkpoint_store.h"
+
+namespace realign::runtime {
+namespace {
+
+const char* head_name(HeadKind h) { return h == HeadKind::kValue ? "value" : "language_model"; }
+
+void require_full(const ModelSlot& s) {
+  if (s.model->tp().size() != 1 || s.model->parallel().n_stages != 1)
+    throw Error(s.role,
+                "checkpoints of a tensor- or pipeline-parallel layout are not supported yet (tp = pp = 1)");
+}
+
+}  // namespace
+
+void save_train_checkpoint(const std::string& root, int64_t step, const std::vector<ModelSlot>& slots,
+                           const Json& loop_state) {
+  CheckpointWriter writer(root, step);
+  Json models = Json::object();
+  for (const ModelSlot& s : slots) {
+    require_full(s);
+    std::map<std::string, at::Tensor> full;
+    for (const auto& [name, t] : s.model->named_params()) full[name] = t.detach();
+    model::save_hf_checkpoint(writer.dir() + "/" + s.role, s.model->spec(), s.model->head(), full,
+                              io::DType::kF32);
+    Json entry{{"spec", to_json(s.model->spec())}, {"head", head_name(s.model->head())}};
+    if (s.optim) {
+      io::save_tensors(writer.dir() + "/" + s.role + ".optim.safetensors", s.optim->state_tensors(),
+                       io::DType::kF32);
+      entry["optim_steps"] = s.optim->steps_done();
+    }
+    models[s.role] = entry;
+  }
+  writer.commit(Json{{"models", models}, {"loop", loop_state}});
+}
+
+Json load_train_checkpoint(const std::string& root, int64_t step, const std::vector<ModelSlot>& slots) {
+  CheckpointInfo info = open_checkpoint(root, step);
+  const Json& models = info.metadata.value("models", Json::object());
+  const std::string where = info.dir;
+  // Check every model before loading any, so a mismatch leaves the run's models untouched.
+  for (const ModelSlot& s : slots) {
+    require_full(s);
+    if (!models.contains(s.role))
+      throw Error(where,
+                  "has no '" + s.role + "' model: it was written by a run with another algorithm or stages");
+    const Json& entry = models[s.role];
+    Json want = to_json(s.model->spec());
+    if (entry.value("spec", Json()) != want || entry.value("head", "") != head_name(s.model->head()))
+      throw Error(where, "the checkpoint's '" + s.role + "' model is " + entry.value("spec", Json()).dump() +
+                             " (" + entry.value("head", "") + " head) but the config asks for " +
+                             want.dump() + " (" + head_name(s.model->head()) +
+                             " head): a checkpoint from another model");
+    if (s.optim && !entry.contains("optim_steps"))
+      throw Error(where, "has no optimizer state for '" + s.role + "'");
+  }
+  for (const ModelSlot& s : slots) {
+    std::map<std::string, at::Tensor> full =
+        model::load_hf_full(info.dir + "/" + s.role, s.model->spec(), s.model->head(), at::kFloat);
+    s.model->load_shards(full, true);
+    if (s.optim) {
+      io::TensorMap state = io::load_tensors(info.dir + "/" + s.role + ".optim.safetensors");
+      s.optim->load_state(state, models[s.role]["optim_steps"].get<int64_t>());
+    }
+  }
+  return info.metadata.value("loop", Json::object());
+}
+
+}  // namespace realign::runtime

@@ -1,0 +1,65 @@
+// The training loop of `realign train`: stages (SFT to teach the format, reward-model training, then the RL
+// algorithm, or SFT / RM / DPO alone), each step a sequence of model function calls (train/*_calls.h) under
+// their CallContexts, with metrics, progress, evaluation, checkpoints and exact resume. Every call runs in
+// the layout its plan gives it (runtime/call_placement.h): parameters are reallocated from the model's home
+// layout and batch rows moved to the call's ranks and back.
+//
+// Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward_inf
+// (rule_rewards, or scores_call on the reward model), ref_inf, actor_inf (the behaviour log-probs; not a call
+// of the planner's graph, so it runs in the actor's home layout) and critic_inf (logprobs_call, values_call),
+// for ReMax also actor_greedy_gen and reward_greedy_inf, then the advantages (algo/), actor_train
+// (actor_train_call) and critic_train (critic_train_call). The call names are the dataflow graph's. Each call
+// runs through CallPlacement::run_call in its plan layout. A model lives only on the ranks of its home layout
+// (any mesh); its train call's statistics are broadcast from the call's first rank, so every rank (rank 0
+// writes metrics.jsonl) reports the same numbers.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "comm/group.h"
+#include "comm/world.h"
+#include "core/json.h"
+#include "graph/algorithms.h"
+#include "plan/layout.h"
+#include "runtime/call_layouts.h"
+#include "train/train_config.h"
+
+namespace realign::runtime {
+
+struct TrainerInput {
+  AlgorithmConfig algorithm;  // algorithm, model specs by role, batch shape
+  TrainingSections sections;  // train, data, reward
+  std::map<std::string, std::string>
+      model_dirs;   // role -> HF directory to load weights from; absent: from scratch
+  Json raw_config;  // the merged config (written to config.yaml)
+  Json plan;        // the execution plan (written to plan.json); may be null
+  // The plan's layout (and micro-batches) of every call; calls it does not name run in their model's home
+  // layout. Where each model lives between calls (CallLayouts::home: its train call's layout, else its first
+  // call's), any mesh; a rank outside a model's home holds nothing of it. Roles absent: the batch layout (dp
+  // over every rank). Empty: every call in the co-located layout.
+  CallLayouts layouts;
+  Json estimated_timeline;  // the planner's estimate of one iteration (timeline_estimated.json); may be null
+  std::string run_dir;
+  bool resume = false;     // continue from run_dir's latest checkpoint
+  bool progress = true;    // the progress bar on stderr (rank 0)
+  int64_t stop_after = 0;  // > 0: return after this step (after its checkpoint), as if interrupted there
+};
+
+struct TrainResult {
+  std::string run_dir;
+  int64_t first_step = 0, last_step = 0;  // steps this process ran (first_step > 1 after a resume)
+  double eval_before = -1;                // held-out greedy accuracy at step 0 (-1: not measured)
+  double eval_before_rl = -1;  // ... at the end of the stage before RL / DPO (after SFT or reward modelling)
+  double eval_after = -1;      // ... after the last step
+  double reward_first = 0, reward_last = 0;  // mean RL reward of the first / last RL step run (0 without RL)
+  double seconds = 0;
+};
+
+// Runs the whole schedule on this rank of a multi-process run, each call in its plan layout.
+TrainResult run_training(const TrainerInput& input, comm::World& world);
+// The same on one process (or co-located data parallelism over `world`: input.layouts must be empty).
+TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group> world);
+
+}  // namespace realign::runtime
