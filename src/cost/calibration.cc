@@ -40,7 +40,7 @@ void scale_group(HardwareProfile& p, const std::string& group, double s, const s
     }
   };
   if (group == "compute") {
-    slower_rate(p.peak_flops, {&p.gemm_efficiency, &p.attention_efficiency});
+    slower_rate(p.peak_flops, {&p.gemm_efficiency, &p.attention_efficiency});  // pass_efficiency stays
   } else if (group == "memory") {
     slower_rate(p.memory_bandwidth, {&p.decode_bandwidth_efficiency});
   } else if (group == "latency") {

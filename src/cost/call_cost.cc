@@ -74,8 +74,9 @@ double tp_edges_s(const Context& c, int stage, double tokens, double head_tokens
 }
 
 // Forward of `tokens` tokens (context `context`) through stage `stage`, `head_tokens` of them through the
-// head.
-StageCost stage_forward(const Context& c, int stage, double tokens, double context, double head_tokens) {
+// head. A batched pass (not a decoding step) runs at the engine's share of its kernels' rates.
+StageCost stage_forward(const Context& c, int stage, double tokens, double context, double head_tokens,
+                        bool decoding = false) {
   const ModelSpec& m = c.model.spec;
   const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
   StageCost out;
@@ -87,6 +88,7 @@ StageCost stage_forward(const Context& c, int stage, double tokens, double conte
                 c.s.tp;
   if (stage == c.s.pp - 1)
     out.compute += head_flops(c.model, head_tokens) / c.gemm_rate(head_tokens) / c.s.tp;
+  if (!decoding) out.compute /= c.p.pass_efficiency.value;
   // Megatron's f/g: one all-reduce after attention, one after the MLP.
   out.comm =
       layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link) +
@@ -188,7 +190,7 @@ void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   StageCost worst;
   for (int stage = 0; stage < c.s.pp; ++stage) {
     const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
-    StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs);
+    StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs, true);
     const double bytes = double(c.shards.stage_max(stage)) * kWeightBytesPerParam +
                          layers * kv_per_token_layer * mb_seqs * context;
     sc.compute = std::max(sc.compute, bytes / c.mem_rate(bytes));

@@ -17,6 +17,7 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"attention_efficiency", "fraction of peak_flops"},
       {"decode_bandwidth_efficiency", "fraction of memory_bandwidth (decode, optimizer step)"},
       {"usable_memory_fraction", "fraction of memory_bytes"},
+      {"pass_efficiency", "fraction of the kernels' rates over a batched pass (not decoding)"},
       {"layer_launch_overhead_s", "seconds per layer forward"},
       {"decode_step_overhead_s", "seconds per decoding step of a micro-batch"},
       {"call_overhead_s", "seconds per call"},

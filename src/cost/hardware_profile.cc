@@ -77,6 +77,7 @@ std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coeffic
           {"attention_efficiency", &attention_efficiency},
           {"decode_bandwidth_efficiency", &decode_bandwidth_efficiency},
           {"usable_memory_fraction", &usable_memory_fraction},
+          {"pass_efficiency", &pass_efficiency},
           {"layer_launch_overhead_s", &layer_launch_overhead_s},
           {"decode_step_overhead_s", &decode_step_overhead_s},
           {"call_overhead_s", &call_overhead_s},
@@ -127,6 +128,9 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.decode_bandwidth_efficiency = {0.7,
                                    "default: memory-bound decode kernels reach ~60-80% of HBM bandwidth "
                                    "(vLLM/TensorRT-LLM reports); calibrate with `realign profile`"};
+  p.pass_efficiency = {1.0,
+                       "default: a pass runs at its kernels' rates; calibrate with `realign validate "
+                       "--calibrate` (compute) or fit it to measured end-to-end figures"};
   p.usable_memory_fraction = {0.9,
                               "default: ~10% of device memory goes to the CUDA context, NCCL buffers and "
                               "allocator fragmentation"};
@@ -203,8 +207,8 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
       throw Error(cr.path_of("value"), may_be_zero ? "must be a number >= 0" : "must be a positive number");
   }
   r.finish();
-  for (const char* fraction :
-       {"gemm_efficiency", "attention_efficiency", "decode_bandwidth_efficiency", "usable_memory_fraction"})
+  for (const char* fraction : {"gemm_efficiency", "attention_efficiency", "decode_bandwidth_efficiency",
+                               "usable_memory_fraction", "pass_efficiency"})
     for (const auto& [name, c] : p.coefficients())
       if (std::string(name) == fraction && c->value > 1.0)
         throw Error(join_path(join_path(path, name), "value"), "a fraction must be at most 1");

@@ -43,6 +43,10 @@ struct HardwareProfile {
   Coefficient attention_efficiency;         // of peak_flops, attention scores and values
   Coefficient decode_bandwidth_efficiency;  // of memory_bandwidth, memory-bound kernels (decode, optimizer)
   Coefficient usable_memory_fraction;       // of memory_bytes (allocator fragmentation, CUDA context)
+  // Share of the kernels' rates (gemm_efficiency, attention_efficiency) that a training or inference engine
+  // keeps over a whole batched pass (forward, backward, prefill): the non-GEMM kernels, the framework's own
+  // work, synchronisation. Decoding steps are priced by their kernels, memory traffic and launches instead.
+  Coefficient pass_efficiency;
 
   // Fixed costs.
   Coefficient layer_launch_overhead_s;  // kernel launches of one transformer layer's forward, seconds

@@ -76,6 +76,33 @@ TEST(EngineTerms, RecomputationRunsOneMoreForwardAndKeepsLayerInputs) {
   EXPECT_DOUBLE_EQ(plain.memory.activations, 32 * layer_full);
 }
 
+// pass_efficiency is what an engine keeps of its kernels' rates over a batched pass; decoding steps are
+// priced by their kernels, memory traffic and launches, so it leaves them alone.
+TEST(EngineTerms, PassEfficiencySlowsBatchedPassesNotDecodingSteps) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 128, 64, 4);
+  const Cluster c = make_cluster(1, 8);
+  HardwareProfile p = h100();
+  p.pass_efficiency.value = 1.0;
+  const int train = g.mfc_index("actor_train"), inf = g.mfc_index("ref_inf"), gen = g.mfc_index("actor_gen");
+  const MfcAssignment t = assign("actor_train", 0, 8, 1, 1, 2), i = assign("ref_inf", 0, 8, 1, 1, 1);
+  MfcAssignment decode_only = assign("actor_gen", 0, 8, 1, 1, 1);
+  const double train1 = estimate_call(g, c, p, train, t).compute_s,
+               inf1 = estimate_call(g, c, p, inf, i).compute_s;
+  const double gen1 = estimate_call(g, c, p, gen, decode_only).compute_s;
+  p.pass_efficiency.value = 0.5;
+  // Inference: one pass, all of it at half the rate.
+  EXPECT_NEAR(estimate_call(g, c, p, inf, i).compute_s, 2 * inf1, 1e-9 * inf1);
+  // Training: its passes at half the rate, its optimizer step (memory-bound) unchanged.
+  const double step =
+      4 * double(shard_sizes(model_params(g.model("actor").spec, HeadKind::kLanguageModel), 32, 1, 1).max()) *
+      optimizer_step_bytes(t.strategy) / (p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value);
+  EXPECT_NEAR(estimate_call(g, c, p, train, t).compute_s - step, 2 * (train1 - step), 1e-9 * train1);
+  // Generation: only its prefill (a batched pass) slows; the decoding steps stay.
+  const double gen2 = estimate_call(g, c, p, gen, decode_only).compute_s;
+  EXPECT_GT(gen2, gen1);
+  EXPECT_LT(gen2, 2 * gen1);
+}
+
 TEST(EngineTerms, SmallGemmsRunAtTheirMeasuredShareOfPeak) {
   const HardwareProfile p = h100();
   ASSERT_TRUE(p.gemm_efficiency.is_curve());
