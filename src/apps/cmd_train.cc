@@ -7,6 +7,7 @@
 
 #include "apps/commands.h"
 #include "apps/plan_report.h"
+#include "apps/run_summary.h"
 #include "comm/launcher.h"
 #include "comm/world.h"
 #include "core/config_file.h"
@@ -14,6 +15,7 @@
 #include "plan/execution_plan.h"
 #include "runtime/call_layouts.h"
 #include "search/candidates.h"
+#include "train/metrics_log.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
 
@@ -27,6 +29,8 @@ struct Args {
   std::vector<std::string> overrides;
   std::string resume, out;
   bool no_progress = false;
+  bool no_summary = false;
+  int preset_steps = 8;
 };
 
 // models.<role> given as a directory (or its config.json) holds weights to start from.
@@ -70,7 +74,7 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
   } else {
     r = runtime::run_training(input, group);
   }
-  if (group->rank() == 0) {
+  if (group->rank() == 0 && !args.no_summary) {
     std::printf("run directory: %s\n", r.run_dir.c_str());
     std::printf("steps %lld..%lld in %.1f s\n", (long long)r.first_step, (long long)r.last_step, r.seconds);
     if (r.eval_before >= 0) std::printf("held-out accuracy before: %.3f\n", r.eval_before);
@@ -80,6 +84,52 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
       std::printf("RL reward (sampled): first step %.3f, last step %.3f\n", r.reward_first, r.reward_last);
   }
   return 0;
+}
+
+// After a local run: the plan, and its measured seconds per iteration beside the estimate; for a searched
+// plan also those of the co-located preset, measured in a short side run (the same config, RL only).
+void print_summary(const Args& args, const std::string& config_file,
+                   const std::vector<std::string>& overrides, const std::string& run_dir,
+                   const RunConfig& config) {
+  RunConfig planned = config;
+  planned.plan.candidates.runtime_limits = true;
+  const PlanReport report = make_plan_report(planned, "");
+  std::vector<PlanMeasurement> rows;
+  rows.push_back({config.plan.mode == "search" ? "searched plan" : config.plan.mode + " plan",
+                  report.simulation.iteration_time_s, report.simulation.realloc_bytes,
+                  measure_iterations(runtime::read_metrics(run_dir + "/metrics.jsonl"))});
+  const bool compare = config.plan.mode == "search" && args.preset_steps > 0 &&
+                       !report.planner.presets.empty() && report.planner.presets[0].plan &&
+                       report.preset_simulations[0].fits;
+  if (compare) {
+    const std::string side = run_dir + "/preset-co-located";
+    comm::LaunchOptions o;
+    o.nprocs = config.cluster.n_devices();
+    o.env = {{"REALIGN_LOCAL_WORKER", "1"}};
+    o.argv = {comm::current_executable(), "train", config_file};
+    for (const std::string& ov : overrides) o.argv.push_back(ov);
+    for (const std::string ov : {"plan.mode=co-located", "train.sft_stage.steps=0",
+                                 "train.checkpoint_every=0", "train.eval_every=0", "train.eval_prompts=1"})
+      o.argv.push_back(ov);
+    o.argv.push_back("train.steps=" + std::to_string(args.preset_steps + 1));
+    for (const char* flag : {"--no-progress", "--no-summary", "--out"}) o.argv.push_back(flag);
+    o.argv.push_back(side);
+    RunConfig preset = planned;
+    preset.plan.mode = "co-located";
+    runtime::create_run_dir(side);
+    const PlanReport preset_report = make_plan_report(preset, "");
+    runtime::write_text_file(side + "/plan.json", to_json(preset_report.planner.plan).dump(2) + "\n");
+    std::fprintf(stderr, "measuring %d RL steps of the co-located preset in %s ...\n", args.preset_steps,
+                 side.c_str());
+    const comm::LaunchResult r = comm::launch_local(o);
+    if (r.exit_code == 0)
+      rows.push_back({"co-located preset", report.preset_simulations[0].iteration_time_s,
+                      report.preset_simulations[0].realloc_bytes,
+                      measure_iterations(runtime::read_metrics(side + "/metrics.jsonl"))});
+    else
+      std::fprintf(stderr, "the co-located preset's side run failed: %s\n", r.failure.c_str());
+  }
+  std::printf("%s", format_run_summary(report, rows).c_str());
 }
 
 }  // namespace
@@ -94,6 +144,11 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--resume", args->resume, "Continue the run in this directory from its latest checkpoint");
   sub->add_option("--out", args->out, "The run directory (default: runs/<config name>-<time>)");
   sub->add_flag("--no-progress", args->no_progress, "No progress bar on stderr");
+  sub->add_flag("--no-summary", args->no_summary, "Print no summary at the end");
+  sub->add_option("--preset-steps", args->preset_steps,
+                  "After a local multi-worker run with a searched plan, measure this many RL steps of the "
+                  "co-located preset to compare with (0: none)")
+      ->check(CLI::Range(0, 1000));
   sub->footer(
       "Sections beyond the planner's: train (steps, seed, optim, critic_optim, ppo, sampling, dpo, "
       "sft_stage,\n"
@@ -174,8 +229,11 @@ void add_train_command(CLI::App& app) {
       o.argv.push_back(run_dir);
     }
     if (args->no_progress) o.argv.push_back("--no-progress");
+    if (args->no_summary) o.argv.push_back("--no-summary");
     comm::LaunchResult r = comm::launch_local(o);
     if (r.exit_code != 0) throw Error("train", r.failure);
+    if (!args->no_summary && args->resume.empty())
+      print_summary(*args, config_file, overrides, run_dir, config);
     return 0;
   });
 }

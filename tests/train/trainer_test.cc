@@ -113,10 +113,11 @@ TEST(Trainer, PpoRaisesHeldOutAccuracyOnTheMainExample) {
   const std::string example((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   double gain = 0;
   for (int seed : {1, 2}) {
-    TrainerInput in = input_from(example,
-                                 {"train.seed=" + std::to_string(seed), "train.threads=1",
-                                  "train.checkpoint_every=150", "train.eval_every=0"},
-                                 tmp.file("run" + std::to_string(seed)));
+    TrainerInput in =
+        input_from(example,
+                   {"train.seed=" + std::to_string(seed), "train.threads=1", "cluster.devices_per_node=1",
+                    "plan.mode=co-located", "train.checkpoint_every=150", "train.eval_every=0"},
+                   tmp.file("run" + std::to_string(seed)));
     const TrainResult r = run_training(in, comm::single_rank_group());
     ASSERT_GE(r.eval_before_rl, 0);
     gain += (r.eval_after - r.eval_before_rl) / 2;
