@@ -66,15 +66,15 @@ TEST(HardwareProfile, RejectsOtherVersionsAndMissingFields) {
   EXPECT_NE(error_of(j).find("gemm_eficiency"), std::string::npos) << error_of(j);
 }
 
-TEST(HardwareProfile, ShippedGpuProfilesCiteASourceForEveryCoefficient) {
-  for (const std::string name : {"h100-sxm", "a100-80gb"}) {
+TEST(HardwareProfile, ShippedProfilesCiteASourceForEveryCoefficient) {
+  for (const std::string name : {"h100-sxm", "a100-80gb", "cpu-gloo"}) {
     const DeviceSpec d = builtin_device(name, "device");
     ASSERT_TRUE(has_shipped_profile(d)) << name;
     const HardwareProfile p = builtin_profile(d);
     EXPECT_FALSE(p == default_profile(d)) << name;
     for (const auto& [coefficient, c] : p.coefficients()) {
       EXPECT_GT(c->source.size(), 20u) << name << " " << coefficient;
-      EXPECT_EQ(c->source.find("placeholder"), std::string::npos) << name << " " << coefficient;
+      EXPECT_EQ(c->source.find("replaced by the fit"), std::string::npos) << name << " " << coefficient;
     }
     EXPECT_EQ(hardware_profile_from_json(to_json(p), "profile"), p);  // curves round-trip
   }
