@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "plan/execution_plan.h"
 #include "runtime/call_layouts.h"
+#include "runtime/json_broadcast.h"
 #include "search/candidates.h"
 #include "train/metrics_log.h"
 #include "train/run_dir.h"
@@ -63,11 +64,13 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
   input.progress = !args.no_progress;
   runtime::TrainResult r;
   if (world) {
-    // Every rank reads the plan the launcher (or, under torchrun, rank 0) saved, so all walk the same
-    // per-call layouts; the barrier orders rank 0's write before the others' read.
-    world->global()->barrier();
+    // Rank 0 reads the plan its launcher (or, under torchrun, itself) saved and hands it to every rank over
+    // the group, so all walk the same per-call layouts without a filesystem they share: on a cluster without
+    // one, each host's ranks have their own (or no) run directory.
     const std::string plan_file = input.run_dir + "/plan.json";
-    ExecutionPlan plan = load_plan_file(plan_file);
+    const Json plan_json = runtime::broadcast_json(
+        *world->global(), world->rank() == 0 ? load_config_file(plan_file) : Json(), 0);
+    ExecutionPlan plan = plan_from_json(plan_json, world->rank() == 0 ? plan_file : "plan (from rank 0)");
     validate_plan(config.graph, config.cluster, plan, plan_file);
     input.layouts = runtime::call_layouts(config.graph, plan);
     r = runtime::run_training(input, *world);
@@ -178,8 +181,8 @@ void add_train_command(CLI::App& app) {
     const bool local_worker = std::getenv("REALIGN_LOCAL_WORKER") != nullptr;
     const bool plans = !worker || (!local_worker && std::string(std::getenv("RANK")) == "0");
     if (run_dir.empty()) {
-      if (worker)
-        throw Error("--out", "every rank of a torchrun/srun job must be given the same --out RUN_DIR");
+      // Rank 0's node holds the run directory; the other ranks of a fresh run write none (their plan comes
+      // from rank 0), so they may be given their own --out or none.
       run_dir = runtime::default_run_dir("runs", fs::path(config_file).stem().string());
     }
 
