@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "apps/commands.h"
 #include "apps/plan_report.h"
@@ -91,12 +92,11 @@ int run_as_worker(const Args& args, const RunConfig& config, const runtime::Trai
 
 // After a local run: the plan, and its measured seconds per iteration beside the estimate; for a searched
 // plan also those of the co-located preset, measured in a short side run (the same config, RL only).
+// `report` is the plan the run was launched with.
 void print_summary(const Args& args, const std::string& config_file,
                    const std::vector<std::string>& overrides, const std::string& run_dir,
-                   const RunConfig& config) {
-  RunConfig planned = config;
-  planned.plan.candidates.runtime_limits = true;
-  const PlanReport report = make_plan_report(planned, "");
+                   const PlanReport& report) {
+  const RunConfig& config = *report.config;
   std::vector<PlanMeasurement> rows;
   rows.push_back({config.plan.mode == "search" ? "searched plan" : config.plan.mode + " plan",
                   report.simulation.iteration_time_s, report.simulation.realloc_bytes,
@@ -117,7 +117,7 @@ void print_summary(const Args& args, const std::string& config_file,
     o.argv.push_back("train.steps=" + std::to_string(args.preset_steps + 1));
     for (const char* flag : {"--no-progress", "--no-summary", "--out"}) o.argv.push_back(flag);
     o.argv.push_back(side);
-    RunConfig preset = planned;
+    RunConfig preset = config;
     preset.plan.mode = "co-located";
     runtime::create_run_dir(side);
     const PlanReport preset_report = make_plan_report(preset, "");
@@ -193,11 +193,12 @@ void add_train_command(CLI::App& app) {
     input.raw_config = config.raw;
     input.run_dir = run_dir;
     input.resume = !args->resume.empty();
+    RunConfig planned = config;
+    planned.plan.candidates.runtime_limits = true;  // search only what the runtime executes
+    std::optional<PlanReport> planned_report;
     if (plans) {
-      // Planning is cheap and deterministic: the launcher plans and saves; workers do not repeat it.
-      RunConfig planned = config;
-      planned.plan.candidates.runtime_limits = true;  // search only what the runtime executes
-      const PlanReport report = make_plan_report(planned, "");
+      // The launcher plans and saves; workers do not repeat it.
+      const PlanReport& report = planned_report.emplace(make_plan_report(planned, ""));
       // Refuse before starting workers a plan the runtime cannot execute (a preset or a plan file).
       if (config.cluster.n_devices() > 1)
         for (const auto& a : report.planner.plan.assignments)
@@ -235,8 +236,8 @@ void add_train_command(CLI::App& app) {
     if (args->no_summary) o.argv.push_back("--no-summary");
     comm::LaunchResult r = comm::launch_local(o);
     if (r.exit_code != 0) throw Error("train", r.failure);
-    if (!args->no_summary && args->resume.empty())
-      print_summary(*args, config_file, overrides, run_dir, config);
+    if (!args->no_summary && args->resume.empty() && planned_report)
+      print_summary(*args, config_file, overrides, run_dir, *planned_report);
     return 0;
   });
 }
