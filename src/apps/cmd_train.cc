@@ -150,8 +150,7 @@ void add_train_command(CLI::App& app) {
   sub->add_flag("--no-summary", args->no_summary, "Print no summary at the end");
   sub->add_option("--preset-steps", args->preset_steps,
                   "After a local multi-worker run with a searched plan, measure this many RL steps of the "
-                  "co-located preset to compare with (0: none)")
-      ->check(CLI::Range(0, 1000));
+                  "co-located preset to compare with (0: none)");
   sub->footer(
       "Sections beyond the planner's: train (steps, seed, optim, critic_optim, ppo, sampling, dpo, "
       "sft_stage,\n"
@@ -163,6 +162,8 @@ void add_train_command(CLI::App& app) {
       "data-parallel\n"
       "workers. Each call runs in its plan's layout (any mesh of the cluster; generation needs pp = 1).");
   on_run(sub, [args] {
+    if (args->preset_steps < 0 || args->preset_steps > 1000)
+      throw Error("--preset-steps", std::to_string(args->preset_steps) + " is not between 0 and 1000");
     // Positional tokens after CONFIG are overrides; with --resume the config may be left out.
     std::vector<std::string> overrides = args->overrides;
     std::string config_file = args->config;

@@ -92,6 +92,9 @@ TEST(Cli, BadInputIsAClearErrorAndNonZeroExit) {
   EXPECT_NE(r.out.find(bad_plan + ".mfcs[0]"), std::string::npos) << r.out;
   r = realign("plann");
   EXPECT_NE(r.code, 0);
+  r = realign("train " + example("addition_ppo.yaml") + " --preset-steps -1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--preset-steps: -1 is not between 0 and 1000"), std::string::npos) << r.out;
 }
 
 TEST(Cli, TrainRefusesAPlanTheRuntimeCannotRunBeforeStartingWorkers) {
