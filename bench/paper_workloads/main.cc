@@ -102,11 +102,10 @@ std::string layouts(const DataflowGraph& g, const ExecutionPlan& plan) {
 }
 
 // The co-located preset's estimate of every published point under `profile`.
-std::vector<double> co_located_estimates(const std::vector<Point>& points, const std::string& root,
+std::vector<double> co_located_estimates(const std::vector<apps::RunConfig>& configs,
                                          const HardwareProfile& profile) {
   std::vector<double> out;
-  for (const Point& p : points) {
-    const apps::RunConfig config = config_of(p, root, "10", "");
+  for (const apps::RunConfig& config : configs) {
     Simulator sim(config.graph, config.cluster, profile);
     SimulatorEvaluator ev(sim);
     const auto plan = make_preset("co-located", config.graph, config.cluster, ev);
@@ -135,8 +134,10 @@ void fit(const std::vector<Point>& points, const std::string& root) {
     p.layer_launch_overhead_s.value = v[1];
     return p;
   };
+  std::vector<apps::RunConfig> configs;  // read once: the fit evaluates every point many times
+  for (const Point& p : points) configs.push_back(config_of(p, root, "10", ""));
   auto error = [&](const std::vector<double>& v) {
-    return log_error(co_located_estimates(points, root, profile_of(v)), points);
+    return log_error(co_located_estimates(configs, profile_of(v)), points);
   };
   double best = error(x);
   for (double step = 2.0; step > 1.02; step = std::sqrt(step)) {
@@ -156,7 +157,7 @@ void fit(const std::vector<Point>& points, const std::string& root) {
                 x[0], x[1], std::sqrt(best / double(points.size())));
     std::fflush(stdout);
   }
-  const std::vector<double> est = co_located_estimates(points, root, profile_of(x));
+  const std::vector<double> est = co_located_estimates(configs, profile_of(x));
   std::printf(
       "\nfitted on %zu heuristic bars: pass_efficiency %.4f, layer_launch_overhead_s %.6g "
       "(collective_overhead_s "

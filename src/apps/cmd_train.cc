@@ -117,11 +117,9 @@ void print_summary(const Args& args, const std::string& config_file,
     o.argv.push_back("train.steps=" + std::to_string(args.preset_steps + 1));
     for (const char* flag : {"--no-progress", "--no-summary", "--out"}) o.argv.push_back(flag);
     o.argv.push_back(side);
-    RunConfig preset = config;
-    preset.plan.mode = "co-located";
     runtime::create_run_dir(side);
-    const PlanReport preset_report = make_plan_report(preset, "");
-    runtime::write_text_file(side + "/plan.json", to_json(preset_report.planner.plan).dump(2) + "\n");
+    // The launcher's report already holds the co-located preset (presets[0]), as its estimate does.
+    runtime::write_text_file(side + "/plan.json", to_json(*report.planner.presets[0].plan).dump(2) + "\n");
     std::fprintf(stderr, "measuring %d RL steps of the co-located preset in %s ...\n", args.preset_steps,
                  side.c_str());
     const comm::LaunchResult r = comm::launch_local(o);

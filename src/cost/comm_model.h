@@ -14,8 +14,8 @@ struct Link {
   const Coefficient* curve = nullptr;
   double overhead_s =
       0;  // per collective or message, issued by the host (HardwareProfile::collective_overhead_s)
-  // Bytes/s for a message of `bytes`.
-  double rate(double bytes) const { return curve ? bandwidth * curve->at(bytes) / curve->value : bandwidth; }
+  // Bytes/s for a message of `bytes` (the curve's value is `bandwidth`, its last point).
+  double rate(double bytes) const { return curve ? curve->at(bytes) : bandwidth; }
 };
 
 Link intra_node_link(const HardwareProfile& p);

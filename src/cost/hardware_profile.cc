@@ -33,9 +33,7 @@ const char* curve_variable(const std::string& coefficient) {
   if (coefficient == "gemm_efficiency") return "gemm_rows";
   if (coefficient == "attention_efficiency") return "sequence_length";
   if (coefficient == "decode_bandwidth_efficiency") return "bytes_read";
-  if (coefficient == "intra_node_bandwidth" || coefficient == "inter_node_bandwidth" ||
-      coefficient == "host_device_bandwidth")
-    return "message_bytes";
+  if (coefficient == "intra_node_bandwidth" || coefficient == "inter_node_bandwidth") return "message_bytes";
   return nullptr;
 }
 
