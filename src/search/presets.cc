@@ -47,14 +47,22 @@ bool better(const PlanScore& a, const PlanScore& b) { return search_objective(a)
 // Every call on its given mesh with its own strategy, chosen by coordinate descent on the whole plan: start
 // from each call's least-memory strategy (most model parallelism), then let each call in turn take the
 // strategy that makes the whole plan fastest (plans that fit first), for two rounds. Whole-plan scores see
-// the memory that other models keep on the same devices, which a call's standalone estimate cannot.
+// the memory that other models keep on the same devices, which a call's standalone estimate cannot. With
+// `layout`, every call keeps that (dp, tp, pp) and chooses only its micro-batches, ZeRO-1 and recomputation.
 std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
-                                           const std::vector<DeviceMesh>& meshes, bool runtime_limits) {
+                                           const std::vector<DeviceMesh>& meshes, bool runtime_limits,
+                                           const std::optional<Layout>& layout = std::nullopt) {
   std::vector<std::vector<Strategy>> options(g.mfcs.size());
   ExecutionPlan plan;
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const Mfc& mfc = g.mfcs[i];
     options[i] = call_strategies(g, c, i, meshes[i].size, runtime_limits);
+    if (layout)
+      options[i].erase(std::remove_if(options[i].begin(), options[i].end(),
+                                      [&](const Strategy& s) {
+                                        return s.dp != layout->dp || s.tp != layout->tp || s.pp != layout->pp;
+                                      }),
+                       options[i].end());
     if (options[i].empty()) return std::nullopt;
     Strategy least = options[i][0];
     PlanScore least_score = ev.evaluate_call(int(i), MfcAssignment{mfc.name, meshes[i], least});
@@ -84,42 +92,36 @@ std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster
   return plan;
 }
 
+// Megatron-LM's rule for one layout (Narayanan et al. 2021, takeaways 1 and 2): the smallest model-parallel
+// size t * p with which everything fits, tensor parallelism first up to a node's devices, then pipeline
+// stages across nodes; data parallelism takes the remaining devices. Every call shares the layout and
+// chooses its micro-batches, ZeRO-1 and recomputation. The search's other presets and the search itself
+// cover the fastest layouts; this one is the baseline that users of Megatron-based systems run.
 std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
                                         bool runtime_limits) {
   const DeviceMesh all{0, c.n_devices()};
   if (!mesh_problem(all, c).empty()) return std::nullopt;
-  std::optional<ExecutionPlan> best;
-  PlanScore best_score;
-  // One (dp, tp, pp) for every call; micro-batches may differ per call (they are not a layout).
-  for (const Strategy& shape : call_strategies(g, c, 0, all.size, runtime_limits, 1)) {
-    ExecutionPlan plan;
-    bool ok = true;
-    for (size_t i = 0; i < g.mfcs.size() && ok; ++i) {
-      const Mfc& mfc = g.mfcs[i];
-      std::optional<MfcAssignment> pick;
-      PlanScore pick_score;
-      for (const Strategy& s : call_strategies(g, c, i, all.size, runtime_limits)) {
-        if (s.dp != shape.dp || s.tp != shape.tp || s.pp != shape.pp) continue;
-        MfcAssignment a{mfc.name, all, s};
-        const PlanScore score = ev.evaluate_call(int(i), a);
-        if (!pick || better(score, pick_score)) {
-          pick = a;
-          pick_score = score;
-        }
-      }
-      if (!pick)
-        ok = false;
-      else
-        plan.assignments.push_back(*pick);
-    }
-    if (!ok) continue;
-    const PlanScore score = ev.evaluate(plan);
-    if (!best || better(score, best_score)) {
-      best = plan;
-      best_score = score;
-    }
+  std::vector<Layout> layouts;
+  for (const Strategy& s : call_strategies(g, c, 0, all.size, runtime_limits, 1)) {
+    const Layout l{0, s.dp, s.tp, s.pp};
+    if (std::find(layouts.begin(), layouts.end(), l) == layouts.end()) layouts.push_back(l);
   }
-  return best;
+  const int node = c.devices_per_node;
+  std::stable_sort(layouts.begin(), layouts.end(), [&](const Layout& a, const Layout& b) {
+    if (a.tp * a.pp != b.tp * b.pp) return a.tp * a.pp < b.tp * b.pp;
+    return std::min(a.tp, node) > std::min(b.tp, node);
+  });
+  std::optional<ExecutionPlan> least_overflow;
+  PlanScore least_score;
+  for (const Layout& l : layouts) {
+    auto plan = per_call_best(g, c, ev, std::vector<DeviceMesh>(g.mfcs.size(), all), runtime_limits, l);
+    if (!plan) continue;
+    const PlanScore score = ev.evaluate(*plan);
+    if (score.fits()) return plan;
+    if (!least_overflow || score.overflow_bytes < least_score.overflow_bytes)
+      least_overflow = plan, least_score = score;
+  }
+  return least_overflow;
 }
 
 // Calls grouped by dependency level: a call's level is one more than its deepest parent's.

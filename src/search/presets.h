@@ -1,5 +1,6 @@
 // Fixed placements, as plans and as baselines for the search:
-//  - co-located: every call on the whole cluster with one shared (dp, tp, pp): the Megatron-style layout;
+//  - co-located: every call on the whole cluster with one shared (dp, tp, pp) by Megatron-LM's rule: the
+//    smallest model-parallel size that fits, tensor parallelism first up to a node, then pipeline stages;
 //  - heuristic: every call on the whole cluster, each with its own best strategy (in the spirit of ReaL's
 //    Megatron-based heuristic);
 //  - interleaving (arXiv 2312.11819): calls that do not depend on each other run side by side on their own

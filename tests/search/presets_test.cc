@@ -62,6 +62,32 @@ TEST(Presets, ShapesFollowTheirDefinitions) {
   EXPECT_FALSE(dis.disjoint.empty());
 }
 
+// Megatron-LM's rule: the smallest model-parallel size that fits, tensor parallelism first up to a node,
+// then pipeline stages; data parallelism takes the rest. The fake evaluator divides a call's memory by
+// tp * pp and, left to itself, prefers less tensor parallelism (each degree costs 15%).
+TEST(Presets, CoLocatedFollowsMegatronRule) {
+  const auto g = testing::ppo_7b();
+  auto layout_for = [&](const Cluster& c, double memory) {
+    std::map<std::string, double> work, mem;
+    for (const auto& m : g.mfcs) work[m.name] = 10, mem[m.name] = memory;
+    testing::FakeEvaluator ev(g, c.n_devices(), work, mem, 10.0, 0.5);
+    const auto plan = make_preset("co-located", g, c, ev);
+    EXPECT_TRUE(plan.has_value());
+    return plan ? plan->assignments[0].layout() : Layout{};
+  };
+  Layout l = layout_for(testing::h100(1), 5.0);  // fits without model parallelism
+  EXPECT_EQ(l.dp, 8);
+  EXPECT_EQ(l.tp * l.pp, 1);
+  l = layout_for(testing::h100(1), 35.0);  // needs tp * pp >= 4: tensor parallelism first
+  EXPECT_EQ(l.tp, 4);
+  EXPECT_EQ(l.pp, 1);
+  EXPECT_EQ(l.dp, 2);
+  l = layout_for(testing::h100(2), 150.0);  // needs tp * pp >= 16: a node's 8, then 2 stages
+  EXPECT_EQ(l.tp, 8);
+  EXPECT_EQ(l.pp, 2);
+  EXPECT_EQ(l.dp, 1);
+}
+
 // For a training run the presets use only what the runtime executes: generation with pp = 1, even where
 // memory pushes the unrestricted co-located layout to pipeline parallelism.
 TEST(Presets, RuntimeLimitsKeepGenerationUnpipelined) {
@@ -69,7 +95,7 @@ TEST(Presets, RuntimeLimitsKeepGenerationUnpipelined) {
   const Cluster c = testing::h100(2);
   std::map<std::string, double> work, mem;
   for (const auto& m : g.mfcs)
-    work[m.name] = 10, mem[m.name] = 60.0;  // over the limit of 10 below tp * pp = 8
+    work[m.name] = 10, mem[m.name] = 150.0;  // over the limit of 10 below tp * pp = 16: t8p2
   testing::FakeEvaluator ev(g, 16, work, mem, 10.0, 0.5);
   const auto free = make_preset("co-located", g, c, ev);
   ASSERT_TRUE(free.has_value());
