@@ -23,6 +23,10 @@ struct Case {
 
 int main(int argc, char** argv) {
   using namespace realign;
+  if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
+    std::fprintf(stderr, "usage: bench_plan_search [SOURCE_DIR [TIME_BUDGET_S]]\n");
+    return 1;
+  }
   const std::string root = argc > 1 ? argv[1] : REALIGN_SOURCE_DIR;
   const std::string budget = argc > 2 ? argv[2] : "10";
   std::printf("bench/plan_search: machine %s, %ld cores online; search is single-threaded\n",

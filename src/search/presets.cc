@@ -44,26 +44,17 @@ namespace {
 
 bool better(const PlanScore& a, const PlanScore& b) { return search_objective(a) < search_objective(b); }
 
-// Every call on its given mesh with its own strategy, chosen by coordinate descent on the whole plan: start
-// from each call's least-memory strategy (most model parallelism), then let each call in turn take the
-// strategy that makes the whole plan fastest (plans that fit first), for two rounds. Whole-plan scores see
-// the memory that other models keep on the same devices, which a call's standalone estimate cannot. With
-// `layout`, every call keeps that (dp, tp, pp) and chooses only its micro-batches, ZeRO-1 and recomputation.
-std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
-                                           const std::vector<DeviceMesh>& meshes, bool runtime_limits,
-                                           const std::optional<Layout>& layout = std::nullopt) {
-  std::vector<std::vector<Strategy>> options(g.mfcs.size());
+using Options = std::vector<std::vector<Strategy>>;  // per call, the strategies it may take
+
+// Every call on its mesh with the option that needs the least memory on its own (most model parallelism,
+// then ZeRO-1, recomputation, more micro-batches). Empty when a call has no option.
+std::optional<ExecutionPlan> least_memory_plan(const DataflowGraph& g, PlanEvaluator& ev,
+                                               const std::vector<DeviceMesh>& meshes,
+                                               const Options& options) {
   ExecutionPlan plan;
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
-    const Mfc& mfc = g.mfcs[i];
-    options[i] = call_strategies(g, c, i, meshes[i].size, runtime_limits);
-    if (layout)
-      options[i].erase(std::remove_if(options[i].begin(), options[i].end(),
-                                      [&](const Strategy& s) {
-                                        return s.dp != layout->dp || s.tp != layout->tp || s.pp != layout->pp;
-                                      }),
-                       options[i].end());
     if (options[i].empty()) return std::nullopt;
+    const Mfc& mfc = g.mfcs[i];
     Strategy least = options[i][0];
     PlanScore least_score = ev.evaluate_call(int(i), MfcAssignment{mfc.name, meshes[i], least});
     for (const Strategy& s : options[i]) {
@@ -76,10 +67,19 @@ std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster
     }
     plan.assignments.push_back(MfcAssignment{mfc.name, meshes[i], least});
   }
+  return plan;
+}
+
+// Coordinate descent on the whole plan: each call in turn takes the option that makes the whole plan fastest
+// (plans that fit first), for `rounds` rounds, or until the plan fits with `until_fits`. Whole-plan scores
+// see the memory that other models keep on the same devices, which a call's standalone estimate cannot.
+PlanScore descend(const DataflowGraph& g, PlanEvaluator& ev, const Options& options, ExecutionPlan& plan,
+                  int rounds = 2, bool until_fits = false) {
   PlanScore best = ev.evaluate(plan);
-  for (int round = 0; round < 2; ++round)
+  for (int round = 0; round < rounds; ++round)
     for (size_t i = 0; i < g.mfcs.size(); ++i)
       for (const Strategy& s : options[i]) {
+        if (until_fits && best.fits()) return best;
         const Strategy previous = plan.assignments[i].strategy;
         if (s == previous) continue;
         plan.assignments[i].strategy = s;
@@ -89,20 +89,35 @@ std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster
         else
           plan.assignments[i].strategy = previous;
       }
+  return best;
+}
+
+// Every call on its given mesh with its own strategy: from the least-memory plan, by coordinate descent.
+std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
+                                           const std::vector<DeviceMesh>& meshes, bool runtime_limits) {
+  Options options(g.mfcs.size());
+  for (size_t i = 0; i < g.mfcs.size(); ++i)
+    options[i] = call_strategies(g, c, i, meshes[i].size, runtime_limits);
+  auto plan = least_memory_plan(g, ev, meshes, options);
+  if (plan) descend(g, ev, options, *plan);
   return plan;
 }
 
 // Megatron-LM's rule for one layout (Narayanan et al. 2021, takeaways 1 and 2): the smallest model-parallel
 // size t * p with which everything fits, tensor parallelism first up to a node's devices, then pipeline
 // stages across nodes; data parallelism takes the remaining devices. Every call shares the layout and
-// chooses its micro-batches, ZeRO-1 and recomputation. The search's other presets and the search itself
-// cover the fastest layouts; this one is the baseline that users of Megatron-based systems run.
+// chooses its micro-batches, ZeRO-1 and recomputation (coordinate descent). The search's other presets and
+// the search itself cover the fastest layouts; this one is the baseline that users of Megatron-based systems
+// run.
 std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
                                         bool runtime_limits) {
   const DeviceMesh all{0, c.n_devices()};
   if (!mesh_problem(all, c).empty()) return std::nullopt;
+  const std::vector<DeviceMesh> meshes(g.mfcs.size(), all);
+  Options every(g.mfcs.size());
+  for (size_t i = 0; i < g.mfcs.size(); ++i) every[i] = call_strategies(g, c, i, all.size, runtime_limits);
   std::vector<Layout> layouts;
-  for (const Strategy& s : call_strategies(g, c, 0, all.size, runtime_limits, 1)) {
+  for (const Strategy& s : every[0]) {
     const Layout l{0, s.dp, s.tp, s.pp};
     if (std::find(layouts.begin(), layouts.end(), l) == layouts.end()) layouts.push_back(l);
   }
@@ -114,10 +129,18 @@ std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c
   std::optional<ExecutionPlan> least_overflow;
   PlanScore least_score;
   for (const Layout& l : layouts) {
-    auto plan = per_call_best(g, c, ev, std::vector<DeviceMesh>(g.mfcs.size(), all), runtime_limits, l);
+    Options options(g.mfcs.size());
+    for (size_t i = 0; i < g.mfcs.size(); ++i)
+      for (const Strategy& s : every[i])
+        if (s.dp == l.dp && s.tp == l.tp && s.pp == l.pp) options[i].push_back(s);
+    auto plan = least_memory_plan(g, ev, meshes, options);
     if (!plan) continue;
-    const PlanScore score = ev.evaluate(*plan);
-    if (score.fits()) return plan;
+    // Whether the layout can fit at all: one round of descent that stops once it does.
+    const PlanScore score = descend(g, ev, options, *plan, 1, true);
+    if (score.fits()) {
+      descend(g, ev, options, *plan);
+      return plan;
+    }
     if (!least_overflow || score.overflow_bytes < least_score.overflow_bytes)
       least_overflow = plan, least_score = score;
   }
