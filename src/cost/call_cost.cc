@@ -1,6 +1,7 @@
 #include "cost/call_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/check.h"
 #include "cost/comm_model.h"
@@ -181,7 +182,9 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
 // the last stage, the sampled tokens (B int64) to each of the pp - 1 others. One micro-batch's step is a
 // cycle through all stages and back (pp forwards, pp - 1 activation hand-offs, the token's return to the
 // first stage); a step takes the longer of micro_batches slots of the busiest stage and that cycle: with
-// fewer micro-batches than stages the cycle paces the step and stages idle (the decode bubble).
+// fewer micro-batches than stages the cycle paces the step and stages idle (the decode bubble). At the end
+// the last stage broadcasts the log-probs (fp32, every row and token) over the pp group: a header's length,
+// the header, then the bytes, each along a binomial tree.
 void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const ModelSpec& m = c.model.spec;
   const double mb_seqs = double(seqs_per_micro_batch(mfc, c.s));
@@ -220,6 +223,11 @@ void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
     slots += steps * (cycle_bound ? cycle.total() / worst.total() : n_micro);
     // Each micro-batch's step ends on the host: sample, check stop tokens, feed the next token back.
     e.overhead_s += steps * n_micro * c.p.decode_step_overhead_s.value;
+  }
+  if (c.s.pp > 1) {
+    const double logprob_bytes = mb_seqs * n_micro * double(std::max<int64_t>(mfc.gen_len, 0)) * 4.0;
+    e.comm_s += std::ceil(std::log2(stages)) *
+                (2.0 * p2p_s(8.0, c.pp_link) + p2p_s(std::max(logprob_bytes, 1.0), c.pp_link));
   }
   e.bubble_fraction = 1.0 - busy / slots;
 }
