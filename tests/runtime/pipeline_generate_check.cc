@@ -1,9 +1,6 @@
-// The multi-process half of pipeline_generate_test.cc. Every rank builds the unsharded model and generates
-// all prompts with model::generate (the pp = 1 reference), then generates its data-parallel share of the
-// prompts with pipeline_generate on its own stage/tp shard, and checks that its rows' tokens and lengths are
-// equal and their log-probs close (fp32). Greedy, then sampled with per-row seeds (temperature and top-p);
-// stop tokens taken from the reference's own output make rows stop at different lengths.
-//   pipeline_generate_test_worker <builtin model> <n_layers> <layout> <rows per micro-batch>[,...] [tied]
+// pipeline_test_worker's generation check (see pipeline_generate_check.h).
+#include "pipeline_generate_check.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -13,8 +10,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "comm/world.h"
-#include "graph/model_spec.h"
 #include "model/generate.h"
 #include "model/init.h"
 #include "model/transformer.h"
@@ -22,12 +17,6 @@
 
 namespace realign {
 namespace {
-
-struct Scenario {
-  ModelSpec spec;
-  Layout layout;
-  std::vector<int64_t> rows_per_micro;
-};
 
 // Nine prompts of lengths 1..9 in a scrambled order (every micro-batch pads differently).
 std::vector<std::vector<int64_t>> prompts(int64_t vocab) {
@@ -70,7 +59,9 @@ void check(const model::GenerateResult& got, const model::GenerateResult& want, 
   }
 }
 
-void run(comm::World& world, const Scenario& sc) {
+}  // namespace
+
+void check_pipelined_generation(comm::World& world, const GenerationScenario& sc) {
   at::set_num_threads(1);
   const auto groups = world.axis_groups(sc.layout);
   if (!groups) return;
@@ -122,28 +113,4 @@ void run(comm::World& world, const Scenario& sc) {
               stage, tp_rank, sc.spec.name.c_str(), to_string(sc.layout).c_str(), checked);
 }
 
-}  // namespace
 }  // namespace realign
-
-int main(int argc, char** argv) {
-  return realign::comm::run_worker([&](realign::comm::World& world) {
-    if (argc < 5)
-      throw std::runtime_error(
-          "usage: pipeline_generate_test_worker MODEL N_LAYERS LAYOUT ROWS_PER_MICRO[,...] [tied]");
-    realign::Scenario sc;
-    sc.spec = realign::builtin_model(argv[1]);
-    sc.spec.n_layers = std::stoi(argv[2]);
-    sc.layout = realign::parse_layout(argv[3], "layout");
-    for (int i = 5; i < argc; ++i) {
-      if (std::string(argv[i]) != "tied") throw std::runtime_error(std::string("unknown flag ") + argv[i]);
-      sc.spec.tied_embeddings = true;
-    }
-    const std::string list = argv[4];
-    for (size_t pos = 0; pos < list.size();) {
-      const size_t comma = std::min(list.find(',', pos), list.size());
-      sc.rows_per_micro.push_back(std::stoll(list.substr(pos, comma - pos)));
-      pos = comma + 1;
-    }
-    realign::run(world, sc);
-  });
-}
