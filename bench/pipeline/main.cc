@@ -1,7 +1,8 @@
-// bench/pipeline: pipelined inference and 1F1B training over pp local processes (one thread each) against the
-// same micro-batches run by one process holding the whole model, with the ideal pipeline speed-up
-// M * S / (M + S - 1) beside the measured one.
-//   bench_pipeline [--pp S] [--micro M] [--layers L] [--hidden H] [--batch B] [--seq T] [--reps R]
+// bench/pipeline: pipelined inference, 1F1B training and pipelined greedy generation (prompts of the first 8
+// tokens of each row, --gen new tokens) over pp local processes (one thread each) against the same
+// micro-batches run one after another by one process holding the whole model, with the ideal pipeline
+// speed-up M * S / (M + S - 1) beside the measured one.
+//   bench_pipeline [--pp S] [--micro M] [--layers L] [--hidden H] [--batch B] [--seq T] [--gen N] [--reps R]
 // Starts S copies of itself (comm/launcher.h); rank 0 prints the table.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -15,6 +16,7 @@
 
 #include "comm/launcher.h"
 #include "comm/world.h"
+#include "model/generate.h"
 #include "model/init.h"
 #include "model/transformer.h"
 #include "runtime/pipeline.h"
@@ -24,7 +26,7 @@ namespace {
 
 struct Settings {
   int pp = 2, micro = 8, reps = 2;
-  int64_t layers = 8, hidden = 256, batch = 4, seq = 128;
+  int64_t layers = 8, hidden = 256, batch = 4, seq = 128, gen = 32;
 };
 
 double now() {
@@ -79,8 +81,16 @@ void run(comm::World& world, const Settings& s) {
     return -m.token_logprobs(h, at::roll(micro[size_t(i)].tokens, -1, 1)).mean() / double(s.micro);
   };
   comm::Group& g = *world.global();
+  std::vector<std::vector<int64_t>> prompts;
+  for (const model::TokenBatch& b : micro)
+    for (int64_t r = 0; r < s.batch; ++r) {
+      const at::Tensor row = b.tokens[r].narrow(0, 0, std::min<int64_t>(8, s.seq)).contiguous();
+      prompts.emplace_back(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel());
+    }
+  model::GenerateOptions greedy;
+  greedy.max_new_tokens = s.gen;
   // One process, whole model (the others wait at the barrier).
-  double seq_fwd = 0, seq_train = 0;
+  double seq_fwd = 0, seq_train = 0, seq_gen = 0;
   {
     model::Transformer full(spec, HeadKind::kLanguageModel, {}, at::kFloat, at::kCPU);
     if (world.rank() == 0) full.load_shards(model::init_full_params(spec, HeadKind::kLanguageModel, 1));
@@ -92,6 +102,11 @@ void run(comm::World& world, const Settings& s) {
     seq_train = best_time(g, s.reps, [&] {
       if (world.rank() != 0) return;
       for (int i = 0; i < s.micro; ++i) nll(full, full.forward(micro[size_t(i)]), i).backward();
+    });
+    seq_gen = best_time(g, s.reps, [&] {
+      if (world.rank() != 0) return;
+      for (int i = 0; i < s.micro; ++i)
+        model::generate(full, {prompts.begin() + i * s.batch, prompts.begin() + (i + 1) * s.batch}, greedy);
     });
   }
   Layout layout;
@@ -105,6 +120,8 @@ void run(comm::World& world, const Settings& s) {
       best_time(g, s.reps, [&] { runtime::pipeline_forward(*groups->pp, m, micro, head); });
   const double pipe_train =
       best_time(g, s.reps, [&] { runtime::pipeline_train_1f1b(*groups->pp, m, micro, head); });
+  const double pipe_gen =
+      best_time(g, s.reps, [&] { runtime::pipeline_generate(*groups->pp, m, prompts, greedy, s.batch); });
   if (world.rank() != 0) return;
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
@@ -117,6 +134,8 @@ void run(comm::World& world, const Settings& s) {
   std::printf("%-10s %12.3f %12.3f %10.2f %10.2f\n", "forward", seq_fwd, pipe_fwd, seq_fwd / pipe_fwd, ideal);
   std::printf("%-10s %12.3f %12.3f %10.2f %10.2f\n", "1f1b", seq_train, pipe_train, seq_train / pipe_train,
               ideal);
+  std::printf("%-10s %12.3f %12.3f %10.2f %10.2f   (%lld new tokens)\n", "generate", seq_gen, pipe_gen,
+              seq_gen / pipe_gen, ideal, (long long)s.gen);
 }
 
 }  // namespace
@@ -139,6 +158,8 @@ int main(int argc, char** argv) {
       s.batch = v;
     else if (k == "--seq")
       s.seq = v;
+    else if (k == "--gen")
+      s.gen = v;
     else if (k == "--reps")
       s.reps = int(v);
     else {

@@ -158,7 +158,7 @@ void add_train_command(CLI::App& app) {
       "|\n"
       "command; partial_credit, command, timeout_s). The cluster's device count is the number of "
       "data-parallel\n"
-      "workers. Each call runs in its plan's layout (any mesh of the cluster; generation needs pp = 1).");
+      "workers. Each call runs in its plan's layout (any mesh of the cluster, any dp x tp x pp).");
   on_run(sub, [args] {
     if (args->preset_steps < 0 || args->preset_steps > 1000)
       throw Error("--preset-steps", std::to_string(args->preset_steps) + " is not between 0 and 1000");

@@ -1,6 +1,7 @@
 #include "cost/call_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/check.h"
 #include "cost/comm_model.h"
@@ -175,35 +176,60 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   e.overhead_s += steps * c.p.step_overhead_s.value;
 }
 
+// Pipelined generation as runtime/pipeline.h runs it: the micro-batches' prefills fill the pipeline
+// (micro_batches + pp - 1 slots), then every decoding step takes each micro-batch's token once through every
+// stage. A stage's slot is its forward plus what it sends: the activation (B, 1, H) to the next stage, or, on
+// the last stage, the sampled tokens (B int64) to each of the pp - 1 others. One micro-batch's step is a
+// cycle through all stages and back (pp forwards, pp - 1 activation hand-offs, the token's return to the
+// first stage); a step takes the longer of micro_batches slots of the busiest stage and that cycle: with
+// fewer micro-batches than stages the cycle paces the step and stages idle (the decode bubble). At the end
+// the last stage broadcasts the log-probs (fp32, every row and token) over the pp group: a header's length,
+// the header, then the bytes, each along a binomial tree.
 void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const ModelSpec& m = c.model.spec;
   const double mb_seqs = double(seqs_per_micro_batch(mfc, c.s));
+  const double n_micro = double(c.s.micro_batches), stages = double(c.s.pp);
   // Prefill: compute-bound forward of the prompts; the head runs on each prompt's last position only.
   pipelined_forward(c, e, mb_seqs * double(mfc.prompt_len), double(mfc.prompt_len) / 2.0, mb_seqs);
-  if (mfc.gen_len <= 0) return;
-  // Decode: per token, each stage reads its weight shard and its KV cache for every micro-batch
-  // (memory-bound), or is bound by its FLOPs when the batch is large; a token crosses all pp stages, so a
-  // step takes max(micro_batches, pp) stage slots.
-  const double context = double(mfc.prompt_len) + double(mfc.gen_len) / 2.0;
-  const double kv_per_token_layer =
-      2.0 * double(m.n_kv_heads / c.s.tp) * double(m.head_dim) * kActivationBytes;
-  StageCost worst;
-  for (int stage = 0; stage < c.s.pp; ++stage) {
-    const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
-    StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs, true);
-    const double bytes = double(c.shards.stage_max(stage)) * kWeightBytesPerParam +
-                         layers * kv_per_token_layer * mb_seqs * context;
-    sc.compute = std::max(sc.compute, bytes / c.mem_rate(bytes));
-    if (sc.total() > worst.total()) worst = sc;
+  double busy = n_micro, slots = n_micro + stages - 1;  // stage slots busy and elapsed (bubble_fraction)
+  if (mfc.gen_len > 0) {
+    // Decode: per token, each stage reads its weight shard and its KV cache for every micro-batch
+    // (memory-bound), or is bound by its FLOPs when the batch is large.
+    const double context = double(mfc.prompt_len) + double(mfc.gen_len) / 2.0;
+    const double kv_per_token_layer =
+        2.0 * double(m.n_kv_heads / c.s.tp) * double(m.head_dim) * kActivationBytes;
+    const double handoff = pp_handoff_s(c, mb_seqs);
+    const double token_send = c.s.pp > 1 ? p2p_s(mb_seqs * 8.0, c.pp_link) : 0.0;
+    StageCost worst, cycle;
+    for (int stage = 0; stage < c.s.pp; ++stage) {
+      const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
+      StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs, true);
+      const double bytes = double(c.shards.stage_max(stage)) * kWeightBytesPerParam +
+                           layers * kv_per_token_layer * mb_seqs * context;
+      sc.compute = std::max(sc.compute, bytes / c.mem_rate(bytes));
+      cycle.compute += sc.compute;
+      cycle.comm += sc.comm;
+      cycle.overhead += sc.overhead;
+      sc.comm += stage + 1 < c.s.pp ? handoff : (stages - 1) * token_send;
+      if (sc.total() > worst.total()) worst = sc;
+    }
+    cycle.comm += (stages - 1) * handoff + token_send;
+    // Static batching, as RLHF engines generate: every sequence of the batch takes all gen_len steps (a
+    // sample that stopped early is padded), so steps and batch size do not shrink as samples finish.
+    const double steps = double(mfc.gen_len);
+    const bool cycle_bound = cycle.total() > n_micro * worst.total();
+    add(e, cycle_bound ? cycle : worst, cycle_bound ? steps : steps * n_micro);
+    busy += steps * n_micro;
+    slots += steps * (cycle_bound ? cycle.total() / worst.total() : n_micro);
+    // Each micro-batch's step ends on the host: sample, check stop tokens, feed the next token back.
+    e.overhead_s += steps * n_micro * c.p.decode_step_overhead_s.value;
   }
-  const double slots = double(std::max(c.s.micro_batches, c.s.pp));
-  // Static batching, as RLHF engines generate: every sequence of the batch takes all gen_len steps (a
-  // sample that stopped early is padded), so steps and batch size do not shrink as samples finish.
-  const double steps = double(mfc.gen_len);
-  add(e, worst, steps * slots);
-  e.comm_s += steps * slots * pp_handoff_s(c, mb_seqs);
-  // Each micro-batch's step ends on the host: sample, check stop tokens, feed the next token back.
-  e.overhead_s += steps * double(c.s.micro_batches) * c.p.decode_step_overhead_s.value;
+  if (c.s.pp > 1) {
+    const double logprob_bytes = mb_seqs * n_micro * double(std::max<int64_t>(mfc.gen_len, 0)) * 4.0;
+    e.comm_s += std::ceil(std::log2(stages)) *
+                (2.0 * p2p_s(8.0, c.pp_link) + p2p_s(std::max(logprob_bytes, 1.0), c.pp_link));
+  }
+  e.bubble_fraction = 1.0 - busy / slots;
 }
 
 }  // namespace
@@ -241,7 +267,6 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
       e.flops =
           model.spec.forward_flops(double(mfc.n_seqs) * mfc.prompt_len, mfc.prompt_len / 2.0) +
           model.spec.forward_flops(double(mfc.n_seqs) * mfc.gen_len, mfc.prompt_len + mfc.gen_len / 2.0);
-      e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
       break;
     case MfcKind::kInference: {
       const double mb_tokens = double(seqs_per_micro_batch(mfc, s)) * seq_len;

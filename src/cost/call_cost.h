@@ -16,7 +16,8 @@ struct CallEstimate {
       0;              // matmuls, attention, memory-bound decode and optimizer kernels, incl. pipeline bubble
   double comm_s = 0;  // TP all-reduces, PP hand-offs, DP gradient all-reduce
   double overhead_s = 0;                // kernel launches
-  double bubble_fraction = 0;           // 1F1B / pipeline-fill idle share, (pp-1)/(micro_batches+pp-1)
+  double bubble_fraction = 0;           // 1F1B / pipeline-fill idle share, (pp-1)/(micro_batches+pp-1);
+                                        // generation: its stage slots' idle share (generate_time)
   double flops = 0;                     // all FLOPs of the call, all devices
   MemoryBreakdown memory;               // the worst device
   std::vector<MemoryBreakdown> stages;  // (pp) a device of each pipeline stage

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/check.h"
 #include "core/error.h"
 
 namespace realign::model {
@@ -49,16 +50,18 @@ Choice choose_next(const at::Tensor& logits, const GenerateOptions& o, std::vect
   return {tok, logp.gather(-1, tok.unsqueeze(-1)).squeeze(-1)};
 }
 
-GenerateResult generate(Transformer& m, const std::vector<std::vector<int64_t>>& prompts, const GenerateOptions& o) {
-  if (m.parallel().n_stages != 1)
-    throw Error("generate", "pipeline-parallel generation is not supported here; use a layout with pp = 1");
+void check_generate_args(const Transformer& m, const std::vector<std::vector<int64_t>>& prompts,
+                         const GenerateOptions& o) {
   if (prompts.empty()) throw Error("generate.prompts", "no prompts");
   if (o.max_new_tokens < 1) throw Error("generate.max_new_tokens", "must be at least 1");
-  if (!o.greedy && !(o.temperature > 0)) throw Error("generate.temperature", "must be positive when sampling");
+  if (!o.greedy && !(o.temperature > 0))
+    throw Error("generate.temperature", "must be positive when sampling");
   if (!(o.top_p > 0 && o.top_p <= 1)) throw Error("generate.top_p", "must lie in (0, 1]");
   if (o.top_k < 0) throw Error("generate.top_k", "must be 0 (off) or positive");
+  if (!o.row_seeds.empty() && o.row_seeds.size() != prompts.size())
+    throw Error("generate.row_seeds", std::to_string(o.row_seeds.size()) + " seeds for " +
+                                          std::to_string(prompts.size()) + " prompts");
   const ModelSpec& spec = m.spec();
-  const int64_t B = int64_t(prompts.size());
   int64_t L = 0;
   for (size_t i = 0; i < prompts.size(); ++i) {
     const std::string where = "generate.prompts[" + std::to_string(i) + "]";
@@ -72,57 +75,101 @@ GenerateResult generate(Transformer& m, const std::vector<std::vector<int64_t>>&
   if (spec.family == ModelFamily::kGpt2 && L + o.max_new_tokens > spec.max_positions)
     throw Error("generate.max_new_tokens", "prompt plus new tokens exceed the model's " +
                                                std::to_string(spec.max_positions) + " positions");
+}
 
+PaddedPrompts left_pad(const std::vector<std::vector<int64_t>>& prompts) {
+  const int64_t B = int64_t(prompts.size());
+  int64_t L = 0;
+  for (const auto& p : prompts) L = std::max<int64_t>(L, int64_t(p.size()));
+  const auto i64 = at::TensorOptions().dtype(at::kLong);
+  PaddedPrompts out{at::zeros({B, L}, i64), at::zeros({B, L}, i64), at::zeros({B, L}, i64.dtype(at::kBool)),
+                    at::empty({B}, i64)};
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = int64_t(prompts[size_t(b)].size()), pad = L - n;
+    out.tokens[b].narrow(0, pad, n).copy_(at::tensor(prompts[size_t(b)], i64));
+    out.positions[b].narrow(0, pad, n).copy_(at::arange(n, i64));
+    out.valid[b].narrow(0, pad, n).fill_(true);
+    out.lengths[b] = n;
+  }
+  return out;
+}
+
+std::vector<at::Generator> make_generators(const GenerateOptions& o, int64_t begin, int64_t end) {
+  std::vector<at::Generator> gens;
+  if (o.row_seeds.empty()) return {at::detail::createCPUGenerator(o.seed)};
+  for (int64_t i = begin; i < end; ++i)
+    gens.push_back(at::detail::createCPUGenerator(o.row_seeds[size_t(i)]));
+  return gens;
+}
+
+Choice sample_next(Transformer& m, const at::Tensor& last_hidden, const GenerateOptions& o,
+                   std::vector<at::Generator>& gens) {
+  Choice c = choose_next(m.logits(last_hidden).squeeze(1), o, gens);
+  if (m.tp().size() > 1) {
+    // Identical logits and seeds give identical samples; the broadcast makes it a guarantee.
+    at::Tensor t = c.tokens.to(at::kCPU).contiguous();
+    m.tp().broadcast(t, 0);
+    c.tokens = t.to(c.logprobs.device());
+  }
+  return c;
+}
+
+DecodeRows::DecodeRows(const PaddedPrompts& prompts, const GenerateOptions& o, at::Device dev)
+    : max_new_tokens_(o.max_new_tokens), pad_id_(o.pad_id), device_(dev) {
+  const auto i64 = at::TensorOptions().dtype(at::kLong).device(dev);
+  const int64_t B = prompts.tokens.size(0);
+  stop_ = at::tensor(o.stop_tokens.empty() ? std::vector<int64_t>{-1} : o.stop_tokens, at::kLong).to(dev);
+  done_ = at::zeros({B}, i64.dtype(at::kBool));
+  lengths_ = at::zeros({B}, i64);
+  next_pos_ = prompts.lengths.to(dev);
+}
+
+void DecodeRows::record(const at::Tensor& tokens, const at::Tensor& logprobs) {
+  REALIGN_CHECK(!finished_) << "a step recorded after the generation finished";
+  const at::Tensor tok = tokens.to(device_);
+  const at::Tensor lp =
+      logprobs.defined() ? logprobs.to(device_, at::kFloat) : at::zeros(tok.sizes(), at::kFloat).to(device_);
+  const at::Tensor live = done_.logical_not();
+  tokens_.push_back(at::where(live, tok, at::full_like(tok, pad_id_)));
+  logprobs_.push_back(at::where(live, lp, at::zeros_like(lp)));
+  lengths_ += live.to(at::kLong);
+  done_ = done_ | (live & (tok.unsqueeze(-1) == stop_).any(-1));
+  last_ = tok;
+  finished_ = int64_t(tokens_.size()) == max_new_tokens_ || done_.all().item<bool>();
+}
+
+DecodeRows::Step DecodeRows::next_step() const {
+  REALIGN_CHECK(last_.defined() && !finished_) << "no next step";
+  const int64_t step = int64_t(tokens_.size()) - 1;
+  const at::Tensor pos = (next_pos_ + step).unsqueeze(1);
+  return {last_.unsqueeze(1), pos, at::ones_like(pos, pos.options().dtype(at::kBool))};
+}
+
+GenerateResult DecodeRows::result() const {
+  REALIGN_CHECK(!tokens_.empty()) << "no step recorded";
+  return {at::stack(tokens_, 1), at::stack(logprobs_, 1), lengths_};
+}
+
+GenerateResult generate(Transformer& m, const std::vector<std::vector<int64_t>>& prompts,
+                        const GenerateOptions& o) {
+  if (m.parallel().n_stages != 1)
+    throw Error("generate", "runs the whole model; pipeline stages generate with runtime::pipeline_generate");
+  check_generate_args(m, prompts, o);
   at::NoGradGuard no_grad;
   const at::Device dev = m.device();
-  const auto i64 = at::TensorOptions().dtype(at::kLong);
-  // Left-padded prompts: row b's tokens occupy slots [L - len_b, L).
-  // Padding slots hold token 0 (any valid id: they are masked); pad_id only fills the output.
-  at::Tensor tokens = at::zeros({B, L}, i64), positions = at::zeros({B, L}, i64);
-  at::Tensor valid = at::zeros({B, L}, i64.dtype(at::kBool));
-  at::Tensor next_pos = at::empty({B}, i64);
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t n = int64_t(prompts[b].size()), pad = L - n;
-    tokens[b].narrow(0, pad, n).copy_(at::tensor(prompts[b], i64));
-    positions[b].narrow(0, pad, n).copy_(at::arange(n, i64));
-    valid[b].narrow(0, pad, n).fill_(true);
-    next_pos[b] = n;
+  const PaddedPrompts p = left_pad(prompts);
+  KvCache cache = m.make_cache(p.tokens.size(0), p.length() + o.max_new_tokens);
+  at::Tensor h = m.forward_cached(p.tokens.to(dev), p.positions.to(dev), p.valid.to(dev), cache);
+  std::vector<at::Generator> gens = make_generators(o, 0, int64_t(prompts.size()));
+  DecodeRows rows(p, o, dev);
+  for (;;) {
+    const Choice c = sample_next(m, h.narrow(1, h.size(1) - 1, 1), o, gens);
+    rows.record(c.tokens, c.logprobs);
+    if (rows.finished()) break;
+    const DecodeRows::Step in = rows.next_step();
+    h = m.forward_cached(in.tokens, in.positions, in.valid, cache);
   }
-  KvCache cache = m.make_cache(B, L + o.max_new_tokens);
-  at::Tensor h = m.forward_cached(tokens.to(dev), positions.to(dev), valid.to(dev), cache);
-  at::Tensor logits = m.logits(h.narrow(1, L - 1, 1)).squeeze(1);
-
-  if (!o.row_seeds.empty() && int64_t(o.row_seeds.size()) != B)
-    throw Error("generate.row_seeds", std::to_string(o.row_seeds.size()) + " seeds for " + std::to_string(B) +
-                                          " prompts");
-  std::vector<at::Generator> gens;
-  if (o.row_seeds.empty()) gens.push_back(at::detail::createCPUGenerator(o.seed));
-  for (uint64_t seed : o.row_seeds) gens.push_back(at::detail::createCPUGenerator(seed));
-  at::Tensor stop = at::tensor(o.stop_tokens.empty() ? std::vector<int64_t>{-1} : o.stop_tokens, i64).to(dev);
-  at::Tensor done = at::zeros({B}, i64.dtype(at::kBool).device(dev));
-  at::Tensor lengths = at::zeros({B}, i64.device(dev));
-  next_pos = next_pos.to(dev);
-  std::vector<at::Tensor> out_tokens, out_logprobs;
-  for (int64_t step = 0; step < o.max_new_tokens; ++step) {
-    Choice c = choose_next(logits, o, gens);
-    if (m.tp().size() > 1) {
-      // Identical logits and seeds give identical samples; the broadcast makes it a guarantee.
-      at::Tensor t = c.tokens.to(at::kCPU).contiguous();
-      m.tp().broadcast(t, 0);
-      c.tokens = t.to(dev);
-    }
-    at::Tensor live = done.logical_not();
-    out_tokens.push_back(at::where(live, c.tokens, at::full_like(c.tokens, o.pad_id)));
-    out_logprobs.push_back(at::where(live, c.logprobs, at::zeros_like(c.logprobs)));
-    lengths += live.to(at::kLong);
-    done = done | (live & (c.tokens.unsqueeze(-1) == stop).any(-1));
-    if (step + 1 == o.max_new_tokens || done.all().item<bool>()) break;
-    at::Tensor pos = (next_pos + step).unsqueeze(1);
-    at::Tensor ones = at::ones({B, 1}, i64.dtype(at::kBool).device(dev));
-    h = m.forward_cached(c.tokens.unsqueeze(1), pos, ones, cache);
-    logits = m.logits(h).squeeze(1);
-  }
-  return {at::stack(out_tokens, 1), at::stack(out_logprobs, 1).to(at::kFloat), lengths};
+  return rows.result();
 }
 
 }  // namespace realign::model

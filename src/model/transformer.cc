@@ -186,7 +186,8 @@ at::Tensor Transformer::forward_stage(const TokenBatch& batch, const at::Tensor&
   if (spec_.family == ModelFamily::kGpt2 && positions.numel() > 0 &&
       positions.max().item<int64_t>() >= spec_.max_positions)
     throw Error(spec_.name, "position " + std::to_string(positions.max().item<int64_t>()) +
-                                " exceeds the model's " + std::to_string(spec_.max_positions) + " learned positions");
+                                " exceeds the model's " + std::to_string(spec_.max_positions) +
+                                " learned positions");
   at::Tensor x;
   if (first_stage()) {
     x = embed(batch.tokens.to(device_), positions);
@@ -211,8 +212,8 @@ const at::Tensor& Transformer::head_weight() const {
   return it->second;
 }
 
-at::Tensor Transformer::token_logprobs(const at::Tensor& hidden, const at::Tensor& targets, at::Tensor* entropy,
-                                       int64_t chunk_elements) {
+at::Tensor Transformer::token_logprobs(const at::Tensor& hidden, const at::Tensor& targets,
+                                       at::Tensor* entropy, int64_t chunk_elements) {
   const at::Tensor& w = head_weight();
   const int64_t H = spec_.hidden, N = hidden.numel() / H;
   REALIGN_CHECK(targets.numel() == N) << targets.sizes() << " targets for hidden " << hidden.sizes();
@@ -249,7 +250,9 @@ at::Tensor Transformer::logits(const at::Tensor& hidden) {
 
 at::Tensor Transformer::values(const at::Tensor& hidden) {
   REALIGN_CHECK(last_stage() && head_ == HeadKind::kValue) << "no value head on this rank";
-  return at::linear(hidden, params_.at("value_head.weight"), params_.at("value_head.bias")).squeeze(-1).to(at::kFloat);
+  return at::linear(hidden, params_.at("value_head.weight"), params_.at("value_head.bias"))
+      .squeeze(-1)
+      .to(at::kFloat);
 }
 
 KvCache Transformer::make_cache(int64_t batch, int64_t capacity) const {
@@ -264,14 +267,23 @@ KvCache Transformer::make_cache(int64_t batch, int64_t capacity) const {
 }
 
 at::Tensor Transformer::forward_cached(const at::Tensor& tokens, const at::Tensor& positions,
-                                       const at::Tensor& valid, KvCache& cache) {
-  REALIGN_CHECK(parallel_.n_stages == 1) << "cached generation runs the whole model on one stage";
-  const int64_t T = tokens.size(1);
-  REALIGN_CHECK(cache.length + T <= cache.capacity()) << cache.length << " + " << T << " > " << cache.capacity();
+                                       const at::Tensor& valid, KvCache& cache, const at::Tensor& hidden_in) {
+  const int64_t T = positions.size(1);
+  REALIGN_CHECK(cache.length + T <= cache.capacity())
+      << cache.length << " + " << T << " > " << cache.capacity();
   const at::Tensor pos = positions.to(device_);
   cache.valid.narrow(1, cache.length, T).copy_(valid);
   const at::Tensor mask = cache_mask(cache.valid, cache.length, T, spec_.sliding_window);
-  at::Tensor x = run_layers(embed(tokens.to(device_), pos), pos, mask, &cache);
+  at::Tensor x;
+  if (first_stage()) {
+    x = embed(tokens.to(device_), pos);
+  } else {
+    REALIGN_CHECK(hidden_in.defined() && hidden_in.dim() == 3 && hidden_in.size(1) == T &&
+                  hidden_in.size(2) == spec_.hidden)
+        << "stage " << parallel_.stage << " needs hidden (B, " << T << ", " << spec_.hidden << ")";
+    x = hidden_in.to(device_, dtype_);
+  }
+  x = run_layers(x, pos, mask, &cache);
   cache.length += T;
   return x;
 }

@@ -28,7 +28,8 @@ class Transformer {
  public:
   // Parameters start at zero; fill them with load_shards (or init_rank_params + load_shards). Throws Error
   // when the tp degree cannot cut the model or the stage is out of range.
-  Transformer(ModelSpec spec, HeadKind head, ParallelContext parallel, at::ScalarType dtype, at::Device device);
+  Transformer(ModelSpec spec, HeadKind head, ParallelContext parallel, at::ScalarType dtype,
+              at::Device device);
 
   const ModelSpec& spec() const { return spec_; }
   HeadKind head() const { return head_; }
@@ -48,8 +49,8 @@ class Transformer {
   // The ParamInfo of every parameter held here.
   const std::vector<ParamInfo>& param_infos() const { return infos_; }
   // Copies shards in (converted to this model's dtype and device). `strict`: every held parameter must be
-  // given and nothing else; otherwise names not held are ignored and absent ones kept. Throws Error naming the
-  // parameter on a missing name or a shape mismatch.
+  // given and nothing else; otherwise names not held are ignored and absent ones kept. Throws Error naming
+  // the parameter on a missing name or a shape mismatch.
   void load_shards(const std::map<std::string, at::Tensor>& shards, bool strict = true);
 
   // First stage: embeds batch.tokens (hidden_in ignored); other stages take hidden_in (B, T, H). Returns the
@@ -62,18 +63,20 @@ class Transformer {
   // `entropy` is given, the entropy of each position's distribution. Vocabulary-parallel over tp and chunked
   // over tokens: each step holds at most `chunk_elements` fp32 logits of this rank's vocabulary slice.
   // Targets outside [0, vocab) are an error; mask unused positions afterwards.
-  at::Tensor token_logprobs(const at::Tensor& hidden, const at::Tensor& targets, at::Tensor* entropy = nullptr,
-                            int64_t chunk_elements = int64_t(1) << 24);
+  at::Tensor token_logprobs(const at::Tensor& hidden, const at::Tensor& targets,
+                            at::Tensor* entropy = nullptr, int64_t chunk_elements = int64_t(1) << 24);
   // Full-vocabulary logits (B, T, V) fp32, gathered over tp (for generation and tests).
   at::Tensor logits(const at::Tensor& hidden);
   // Last stage, value head: (B, T) fp32.
   at::Tensor values(const at::Tensor& hidden);
 
-  // Incremental forward for generation: tokens (B, Tq) written into cache slots [cache.length, +Tq) with
-  // `valid` (B, Tq) bool marking real tokens and `positions` (B, Tq); advances cache.length. Needs
-  // n_stages == 1. Returns the final hidden state (B, Tq, H).
+  // Incremental forward of this stage for generation: tokens (B, Tq) written into cache slots
+  // [cache.length, +Tq) with `valid` (B, Tq) bool marking real tokens and `positions` (B, Tq); advances
+  // cache.length. The first stage embeds `tokens` (hidden_in ignored); other stages take hidden_in
+  // (B, Tq, H) from the stage before and ignore `tokens`. Returns this stage's output (B, Tq, H), after the
+  // final norm on the last stage.
   at::Tensor forward_cached(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& valid,
-                            KvCache& cache);
+                            KvCache& cache, const at::Tensor& hidden_in = at::Tensor());
   // An empty cache for `batch` rows and `capacity` slots on this model's device and dtype.
   KvCache make_cache(int64_t batch, int64_t capacity) const;
 
@@ -99,7 +102,7 @@ class Transformer {
   Range layers_;
   std::vector<ParamInfo> infos_;
   std::map<std::string, at::Tensor> params_;
-  std::vector<Layer> layer_params_;  // local layers in order
+  std::vector<Layer> layer_params_;     // local layers in order
   int64_t q_heads_ = 0, kv_heads_ = 0;  // per tp rank
   Range vocab_;                         // this rank's vocabulary slice
   std::vector<int64_t> vocab_sizes_;    // every tp rank's vocabulary slice size

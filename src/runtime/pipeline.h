@@ -12,8 +12,7 @@
 // posted and left in flight, so a stage computes micro-batch m+1 while the next stage computes m.
 //
 // Not supported: interleaved (virtual) stages, i.e. several model chunks per rank; zero-bubble / 2BW
-// schedules; pipelined generation (KV-cache decoding needs n_stages == 1: move the model to a pp = 1 layout
-// for generation); overlapping the tp collectives of one micro-batch with the compute of another.
+// schedules; overlapping the tp collectives of one micro-batch with the compute of another.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "comm/group.h"
+#include "model/generate.h"
 #include "model/token_batch.h"
 #include "model/transformer.h"
 
@@ -54,6 +54,24 @@ std::vector<at::Tensor> pipeline_forward(comm::Group& pp, model::Transformer& mo
 std::vector<double> pipeline_train_1f1b(comm::Group& pp, model::Transformer& model,
                                         const std::vector<model::TokenBatch>& micro_batches,
                                         const StageHead& loss_fn);
+
+// Pipelined KV-cache generation (under NoGradGuard), as ReaL generates with pp > 1: the prompts are cut into
+// micro-batches of `rows_per_micro` rows, each with its own KV cache on every stage. Step t of micro-batch m
+// runs stage by stage (prefill at t = 0, one token after); the last stage samples from its logits
+// (model::sample_next: per-row generators, tp-consistent) and sends the tokens to every other stage: the
+// first embeds them for step t + 1, and all of them track which rows stopped, so every stage knows when a
+// micro-batch is finished without another message. Stages work through (t, m) in the same order, t-major,
+// skipping finished micro-batches, so while the last stage samples micro-batch m the first already runs
+// m + 1: with at least pp micro-batches no stage waits for a token (the bubble is the prefill's fill and the
+// last steps' drain). Per step and micro-batch: one (B, 1, H) activation per stage boundary and pp - 1
+// token messages of B int64 from the last stage.
+// With options.row_seeds every row samples what model::generate samples for it, whatever the micro-batches;
+// without them one generator is shared by the micro-batches in schedule order (reproducible, but not equal
+// to a single batch's samples). Every rank of `pp` passes the same prompts and options and returns the same
+// result (tokens, log-probs broadcast from the last stage, lengths); Errors as model::generate.
+model::GenerateResult pipeline_generate(comm::Group& pp, model::Transformer& model,
+                                        const std::vector<std::vector<int64_t>>& prompts,
+                                        const model::GenerateOptions& options, int64_t rows_per_micro);
 
 // Tied embeddings (GPT-2, tied LLaMA/Qwen) with n_stages > 1: embed.weight is held by the first stage (as the
 // embedding) and by the last stage (as the LM head); each copy's .grad holds only its own use. This sums the

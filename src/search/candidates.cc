@@ -69,11 +69,7 @@ std::vector<Ranked> pareto_front(std::vector<Ranked> ranked, int cap) {
 }  // namespace
 
 std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a) {
-  const int index = graph.mfc_index(a.mfc);
-  if (index < 0) return "no call named " + a.mfc;
-  const Mfc& mfc = graph.mfcs[size_t(index)];
-  if (mfc.kind == MfcKind::kGenerate && a.strategy.pp != 1)
-    return a.mfc + " generates with pp = " + std::to_string(a.strategy.pp) + "; generation needs pp = 1";
+  if (graph.mfc_index(a.mfc) < 0) return "no call named " + a.mfc;
   if (a.strategy.recompute)
     return a.mfc + " recomputes activations; realign's runtime keeps them (recompute = false)";
   return "";

@@ -24,8 +24,9 @@ struct CandidateOptions {
   bool runtime_limits = false;
 };
 
-// Empty when realign's runtime can execute the assignment, else why not: generation cannot be pipelined
-// (pp = 1) and activations are not recomputed. Any call, train calls included, may run on any mesh.
+// Empty when realign's runtime can execute the assignment, else why not: activations are not recomputed.
+// Any call, train calls included, may run on any mesh with any dp x tp x pp (generation too: pipelined over
+// its micro-batches, runtime/pipeline.h).
 std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a);
 
 // Call `call`'s strategies on a mesh of `mesh_size` devices (enumerate_strategies); with `runtime_limits`,

@@ -12,7 +12,7 @@ double Trainer::evaluate() {
   const int64_t n = int64_t(data_.eval_prompts.size());
   double sums[2] = {0, 0};
   // Evaluation is not a call of the plan: it generates on the actor's home devices, pipeline stages folded
-  // into data parallelism (KV-cache decoding needs pp = 1).
+  // into data parallelism (greedy decoding of a few prompts gains nothing from stage hand-offs).
   const Layout home = place_->home("actor");
   const Layout layout{home.first_device, home.dp * home.pp, home.tp, 1};
   const auto body = [&](const CallContext& ctx, model::Transformer& m) {

@@ -3,13 +3,14 @@
 #include <ATen/ATen.h>
 
 #include "model/generate.h"
+#include "runtime/call_forward.h"
+#include "runtime/pipeline.h"
 #include "train/inference_calls.h"
 
 namespace realign::runtime {
 
 std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& model,
                                     const std::vector<TokenIds>& prompts, const SamplingOptions& o) {
-  require_single_stage(ctx);
   std::vector<TokenIds> out(prompts.size());
   if (prompts.empty() || o.max_new_tokens <= 0) return out;
   model::GenerateOptions g;
@@ -22,7 +23,12 @@ std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& 
   g.seed = o.seed;
   g.row_seeds = o.row_seeds;
   g.pad_id = o.pad_id;
-  const model::GenerateResult r = model::generate(model, prompts, g);
+  // pp > 1: the stages generate pipelined over the plan's micro-batches (at pp = 1 micro-batches would only
+  // serialise the batch).
+  const model::GenerateResult r =
+      ctx.pp->size() > 1
+          ? pipeline_generate(*ctx.pp, model, prompts, g, micro_batch_rows(ctx, int64_t(prompts.size())))
+          : model::generate(model, prompts, g);
   const at::Tensor tokens = r.tokens.to(at::kCPU).contiguous(), lengths = r.lengths.to(at::kCPU).contiguous();
   for (size_t b = 0; b < prompts.size(); ++b) {
     const int64_t n = lengths[int64_t(b)].item<int64_t>();

@@ -1,6 +1,7 @@
 // The actor's generation call (model/generate.h): samples a response for every prompt with a KV cache,
 // stopping a row at a stop token or after max_new_tokens. Deterministic in `seed`, so a resumed
-// run samples what an uninterrupted one would. tp works through the model; pp must be 1.
+// run samples what an uninterrupted one would. tp works through the model; pp > 1 generates pipelined over
+// the call's micro-batches (runtime/pipeline.h), sampling the same tokens as pp = 1 with row seeds.
 #pragma once
 
 #include <cstdint>

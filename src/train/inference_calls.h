@@ -22,8 +22,4 @@ at::Tensor values_call(const CallContext& ctx, model::Transformer& model, const 
 // (B) the value head at each sequence's last token.
 at::Tensor scores_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch);
 
-// Throws Error naming the call when ctx asks for pipeline parallelism (for calls that cannot pipeline, e.g.
-// generation; the inference and training calls here all can).
-void require_single_stage(const CallContext& ctx);
-
 }  // namespace realign::runtime

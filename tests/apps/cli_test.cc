@@ -98,22 +98,21 @@ TEST(Cli, BadInputIsAClearErrorAndNonZeroExit) {
 }
 
 TEST(Cli, TrainRefusesAPlanTheRuntimeCannotRunBeforeStartingWorkers) {
-  // Pipelined generation (pp = 2) is valid for the planner but KV-cache decoding in this runtime needs pp
-  // = 1.
-  const std::string plan = ::testing::TempDir() + "pipelined_gen_plan.json";
+  // Recomputing activations is valid for the planner, but this runtime keeps them.
+  const std::string plan = ::testing::TempDir() + "recompute_plan.json";
   std::ofstream(plan) << R"({"mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 2, "tp": 1, "pp": 2},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "critic_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
- {"name": "actor_train", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "actor_train", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1, "recompute": true},
  {"name": "critic_train", "mesh": "2-3", "dp": 2, "tp": 1, "pp": 1}]})";
   const std::string out = ::testing::TempDir() + "refused_run";
   const CliRun r =
       realign("train " + example("addition_ppo.yaml") +
               " cluster.devices_per_node=4 plan.mode=file plan.file=" + plan + " --no-progress --out " + out);
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("plan.mode: file: actor_gen generates with pp = 2; generation needs pp = 1"),
+  EXPECT_NE(r.out.find("plan.mode: file: actor_train recomputes activations; realign's runtime keeps them"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("plan.mode=search"), std::string::npos) << r.out;

@@ -6,7 +6,8 @@
 //     copies hold bit-equal grads, and before the sync the first stage's differs (so the sync is needed).
 //   pipeline_test_worker <builtin model> <n_layers> <layout> <micro-batches>[,<micro-batches>...] [tied]
 //   [value]
-// (one run of both checks per micro-batch count, on fresh models)
+// (one run of both checks per micro-batch count, on fresh models). With the flag `generate`, the list gives
+// rows per micro-batch instead and the worker runs the generation check (pipeline_generate_check.h).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -21,6 +22,7 @@
 #include "model/init.h"
 #include "model/shard.h"
 #include "model/transformer.h"
+#include "pipeline_generate_check.h"
 #include "runtime/pipeline.h"
 
 namespace realign {
@@ -173,26 +175,34 @@ int main(int argc, char** argv) {
   return realign::comm::run_worker([&](realign::comm::World& world) {
     if (argc < 5)
       throw std::runtime_error(
-          "usage: pipeline_test_worker MODEL N_LAYERS LAYOUT MICRO_BATCHES[,...] [tied] [value]");
+          "usage: pipeline_test_worker MODEL N_LAYERS LAYOUT MICRO_BATCHES[,...] [tied] [value] [generate]");
     realign::Scenario sc;
     sc.spec = realign::builtin_model(argv[1]);
     sc.spec.n_layers = std::stoi(argv[2]);
     sc.layout = realign::parse_layout(argv[3], "layout");
+    bool generate = false;
     for (int i = 5; i < argc; ++i) {
       const std::string flag = argv[i];
-      if (flag == "tied")
+      if (flag == "generate")
+        generate = true;
+      else if (flag == "tied")
         sc.spec.tied_embeddings = true;
       else if (flag == "value")
         sc.head = realign::HeadKind::kValue;
       else
         throw std::runtime_error("unknown flag " + flag);
     }
+    std::vector<int64_t> counts;
     for (size_t pos = 0; pos < std::string(argv[4]).size();) {
       const std::string list = argv[4];
       const size_t comma = std::min(list.find(',', pos), list.size());
-      sc.n_micro = std::stoi(list.substr(pos, comma - pos));
-      realign::run(world, sc);
+      counts.push_back(std::stoll(list.substr(pos, comma - pos)));
       pos = comma + 1;
+    }
+    if (generate) return realign::check_pipelined_generation(world, {sc.spec, sc.layout, counts});
+    for (int64_t n : counts) {
+      sc.n_micro = int(n);
+      realign::run(world, sc);
     }
   });
 }

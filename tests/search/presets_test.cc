@@ -88,9 +88,9 @@ TEST(Presets, CoLocatedFollowsMegatronRule) {
   EXPECT_EQ(l.dp, 1);
 }
 
-// For a training run the presets use only what the runtime executes: generation with pp = 1, even where
-// memory pushes the unrestricted co-located layout to pipeline parallelism.
-TEST(Presets, RuntimeLimitsKeepGenerationUnpipelined) {
+// For a training run the presets use only what the runtime executes, which includes pipelined generation:
+// where memory pushes the co-located layout to pipeline parallelism, generation pipelines too.
+TEST(Presets, RuntimeLimitsAllowPipelinedGeneration) {
   const auto g = testing::ppo_7b();
   const Cluster c = testing::h100(2);
   std::map<std::string, double> work, mem;
@@ -105,6 +105,9 @@ TEST(Presets, RuntimeLimitsKeepGenerationUnpipelined) {
     ASSERT_TRUE(plan.has_value()) << name;
     for (const auto& a : plan->assignments) EXPECT_EQ(runtime_limit_problem(g, a), "") << name;
   }
+  const auto limited = make_preset("co-located", g, c, ev, true);
+  ASSERT_TRUE(limited.has_value());
+  EXPECT_GT(limited->assignments[size_t(g.mfc_index("actor_gen"))].strategy.pp, 1);
 }
 
 TEST(Presets, UnknownPresetNamesTheField) {

@@ -64,7 +64,10 @@ batch: {prompts: 256, prompt_len: 256, gen_len: 256, mini_batches: 2}
   const MfcAssignment subset_train{"actor_train", DeviceMesh{8, 8}, Strategy{2, 4, 1, 1}};
   EXPECT_EQ(runtime_limit_problem(g, subset_train), "");
   const MfcAssignment pipelined_gen{"actor_gen", DeviceMesh{0, 16}, Strategy{4, 2, 2, 1}};
-  EXPECT_NE(runtime_limit_problem(g, pipelined_gen), "");
+  EXPECT_EQ(runtime_limit_problem(g, pipelined_gen), "");
+  MfcAssignment recomputing{"actor_train", DeviceMesh{0, 16}, Strategy{4, 2, 2, 4}};
+  recomputing.strategy.recompute = true;
+  EXPECT_NE(runtime_limit_problem(g, recomputing), "");
 }
 
 }  // namespace

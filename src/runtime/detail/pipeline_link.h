@@ -18,6 +18,7 @@ namespace realign::runtime {
 constexpr int kActivationTag = 0;
 constexpr int kGradientTag = 1;
 constexpr int kTiedGradTag = 2;  // first <-> last stage, sync_tied_embedding_grads
+constexpr int kTokenTag = 3;     // last stage -> the others, pipeline_generate's sampled tokens
 
 // REALIGN_CHECKs that `pp` is the model's pipeline group and that the micro-batches are well formed.
 void check_pipeline_args(const comm::Group& pp, const model::Transformer& model,
