@@ -162,15 +162,23 @@ TransferCost realloc_cost(const std::vector<ParamInfo>& params, int64_t n_layers
 }
 
 TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& producer,
-                            const Layout& consumer, const Cluster& cluster, const HardwareProfile& profile) {
+                            const Layout& consumer, const Cluster& cluster, const HardwareProfile& profile,
+                            int64_t consumer_segments) {
   TransferCost c;
-  if (producer == consumer || n_seqs <= 0 || bytes_per_seq <= 0) return c;
+  const int64_t segments = std::max<int64_t>(1, consumer_segments);
+  if ((producer == consumer && segments == 1) || n_seqs <= 0 || bytes_per_seq <= 0) return c;
   for (int r = 0; r < consumer.size(); ++r) {
     const int d = consumer.first_device + r;
-    const Range need = balanced_part(n_seqs, consumer.coord_of(d).dp, consumer.dp);
     Range have{0, 0};
     if (producer.contains(d)) have = balanced_part(n_seqs, producer.coord_of(d).dp, producer.dp);
-    const double bytes = double(need.size() - intersect(need, have).size()) * bytes_per_seq;
+    int64_t missing = 0;
+    for (int64_t j = 0; j < segments; ++j) {  // the rule of realloc/data_plan.h segment_shares
+      const Range segment = balanced_part(n_seqs, int(j), int(segments));
+      const Range share = balanced_part(segment.size(), consumer.coord_of(d).dp, consumer.dp);
+      const Range need{segment.begin + share.begin, segment.begin + share.end};
+      missing += need.size() - intersect(need, have).size();
+    }
+    const double bytes = double(missing) * bytes_per_seq;
     c.bytes += bytes;
     c.max_inbound = std::max(c.max_inbound, bytes);
   }
