@@ -267,15 +267,19 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
       }
     }
 
-    double ready = 0, data_s = 0, data_bytes = 0;
+    // A call's inputs move in one exchange from all their producers (the runtime's move_rows): each input's
+    // bytes at its link's bandwidth, one latency for the exchange.
+    double ready = 0, data_s = 0, data_bytes = 0, latency_s = 0;
     for (const auto& [data, producer] : inputs_[i]) {
       if (producer < 0) continue;  // read from the dataset by the call itself
       ready = std::max(ready, call_end[size_t(producer)]);
       const TransferCost& dc = data_move(data, mfcs[i].n_seqs, plan.assignments[size_t(producer)].layout(),
                                          dst, consumer_segments(mfcs[i]));
-      data_s += dc.time_s;
+      data_s += dc.time_s - dc.latency_s;
+      latency_s = std::max(latency_s, dc.latency_s);
       data_bytes += dc.bytes;
     }
+    data_s += latency_s;
     t = std::max(t, ready);
     if (data_s > 0) {
       tl.occupy(cr.name, "data", dst.first_device, dst.size(), t, t + data_s, data_bytes);

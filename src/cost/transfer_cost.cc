@@ -157,7 +157,8 @@ TransferCost realloc_cost(const std::vector<ParamInfo>& params, int64_t n_layers
     c.max_outbound = std::max(c.max_outbound, out[i].intra + out[i].inter);
     worst = std::max({worst, link_time(in[i], intra, inter), link_time(out[i], intra, inter)});
   }
-  c.time_s = worst + (c.crosses_nodes ? inter.latency_s : intra.latency_s);
+  c.latency_s = c.crosses_nodes ? inter.latency_s : intra.latency_s;
+  c.time_s = worst + c.latency_s;
   return c;
 }
 
@@ -189,6 +190,7 @@ TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& 
   c.crosses_nodes = cluster.node_of(lo) != cluster.node_of(hi);
   const Link link = c.crosses_nodes ? inter_node_link(profile) : intra_node_link(profile);
   c.max_outbound = c.bytes / producer.size();
+  c.latency_s = link.latency_s;
   c.time_s = link.latency_s + std::max(c.max_inbound, c.max_outbound) / link.bandwidth;
   return c;
 }

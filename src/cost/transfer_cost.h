@@ -18,6 +18,7 @@ struct TransferCost {
   double max_outbound = 0;  // bytes, the busiest sender
   bool crosses_nodes = false;
   double time_s = 0;
+  double latency_s = 0;  // the one link latency time_s includes
 };
 
 // Parameters (bf16) from `src` to `dst`. A destination device that already holds part of a tensor (it is in
