@@ -95,16 +95,24 @@ const TransferCost& Simulator::realloc(int model, const Layout& src, const Layou
   return reallocs_.emplace(key, c).first->second;
 }
 
-const TransferCost& Simulator::data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst) {
-  const Key key{int64_t(data) | (n_seqs << 16), pack(src), pack(dst)};
+const TransferCost& Simulator::data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst,
+                                         int64_t segments) {
+  const Key key{int64_t(data) | (n_seqs << 16), pack(src), pack(dst) | (segments << 52)};
   auto it = data_.find(key);
   if (it != data_.end()) return it->second;
   const TransferCost c =
-      data_move_cost(n_seqs, graph_.data[size_t(data)].bytes_per_seq, src, dst, cluster_, profile_);
+      data_move_cost(n_seqs, graph_.data[size_t(data)].bytes_per_seq, src, dst, cluster_, profile_, segments);
   return data_.emplace(key, c).first->second;
 }
 
 namespace {
+
+// The segments a call's rows arrive in: an RL train call takes each mini-batch as a segment of the whole
+// batch, each dp rank its share of every segment (train/train_calls.h); other calls one.
+int64_t consumer_segments(const Mfc& mfc) {
+  if (mfc.kind != MfcKind::kTrain || mfc.pair_loss) return 1;
+  return std::max<int64_t>(1, std::min(mfc.mini_batches, mfc.n_seqs));
+}
 
 // Per-device timelines of one run.
 struct Timelines {
@@ -259,15 +267,19 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
       }
     }
 
-    double ready = 0, data_s = 0, data_bytes = 0;
+    // A call's inputs move in one exchange from all their producers (the runtime's move_rows): each input's
+    // bytes at its link's bandwidth, one latency for the exchange.
+    double ready = 0, data_s = 0, data_bytes = 0, latency_s = 0;
     for (const auto& [data, producer] : inputs_[i]) {
       if (producer < 0) continue;  // read from the dataset by the call itself
       ready = std::max(ready, call_end[size_t(producer)]);
-      const TransferCost& dc =
-          data_move(data, mfcs[i].n_seqs, plan.assignments[size_t(producer)].layout(), dst);
-      data_s += dc.time_s;
+      const TransferCost& dc = data_move(data, mfcs[i].n_seqs, plan.assignments[size_t(producer)].layout(),
+                                         dst, consumer_segments(mfcs[i]));
+      data_s += dc.time_s - dc.latency_s;
+      latency_s = std::max(latency_s, dc.latency_s);
       data_bytes += dc.bytes;
     }
+    data_s += latency_s;
     t = std::max(t, ready);
     if (data_s > 0) {
       tl.occupy(cr.name, "data", dst.first_device, dst.size(), t, t + data_s, data_bytes);

@@ -55,7 +55,9 @@ class Simulator {
   const ShardSizes& shards(int model, int tp, int pp);
   // Call i's estimate with `busy_ranks` beside it (estimate_call), uncached; shard sizes come from the cache.
   CallEstimate estimate(int i, const MfcAssignment& a, double busy_ranks);
-  const TransferCost& data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst);
+  // Input `data` of a call moved straight from its producer's layout to the call's (data_move_cost).
+  const TransferCost& data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst,
+                                int64_t segments);
   // One pass over the plan; `busy` (per call, empty: each call's own ranks) sets its contention.
   SimulationResult simulate(const ExecutionPlan& plan, const std::vector<double>& busy);
   // Per call of a simulated iteration: the ranks of its busiest node busy during it, its own included.

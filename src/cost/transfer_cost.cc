@@ -157,20 +157,29 @@ TransferCost realloc_cost(const std::vector<ParamInfo>& params, int64_t n_layers
     c.max_outbound = std::max(c.max_outbound, out[i].intra + out[i].inter);
     worst = std::max({worst, link_time(in[i], intra, inter), link_time(out[i], intra, inter)});
   }
-  c.time_s = worst + (c.crosses_nodes ? inter.latency_s : intra.latency_s);
+  c.latency_s = c.crosses_nodes ? inter.latency_s : intra.latency_s;
+  c.time_s = worst + c.latency_s;
   return c;
 }
 
 TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& producer,
-                            const Layout& consumer, const Cluster& cluster, const HardwareProfile& profile) {
+                            const Layout& consumer, const Cluster& cluster, const HardwareProfile& profile,
+                            int64_t consumer_segments) {
   TransferCost c;
-  if (producer == consumer || n_seqs <= 0 || bytes_per_seq <= 0) return c;
+  const int64_t segments = std::max<int64_t>(1, consumer_segments);
+  if ((producer == consumer && segments == 1) || n_seqs <= 0 || bytes_per_seq <= 0) return c;
   for (int r = 0; r < consumer.size(); ++r) {
     const int d = consumer.first_device + r;
-    const Range need = balanced_part(n_seqs, consumer.coord_of(d).dp, consumer.dp);
     Range have{0, 0};
     if (producer.contains(d)) have = balanced_part(n_seqs, producer.coord_of(d).dp, producer.dp);
-    const double bytes = double(need.size() - intersect(need, have).size()) * bytes_per_seq;
+    int64_t missing = 0;
+    for (int64_t j = 0; j < segments; ++j) {  // the rule of realloc/data_plan.h segment_shares
+      const Range segment = balanced_part(n_seqs, int(j), int(segments));
+      const Range share = balanced_part(segment.size(), consumer.coord_of(d).dp, consumer.dp);
+      const Range need{segment.begin + share.begin, segment.begin + share.end};
+      missing += need.size() - intersect(need, have).size();
+    }
+    const double bytes = double(missing) * bytes_per_seq;
     c.bytes += bytes;
     c.max_inbound = std::max(c.max_inbound, bytes);
   }
@@ -181,6 +190,7 @@ TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& 
   c.crosses_nodes = cluster.node_of(lo) != cluster.node_of(hi);
   const Link link = c.crosses_nodes ? inter_node_link(profile) : intra_node_link(profile);
   c.max_outbound = c.bytes / producer.size();
+  c.latency_s = link.latency_s;
   c.time_s = link.latency_s + std::max(c.max_inbound, c.max_outbound) / link.bandwidth;
   return c;
 }

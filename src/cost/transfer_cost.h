@@ -18,6 +18,7 @@ struct TransferCost {
   double max_outbound = 0;  // bytes, the busiest sender
   bool crosses_nodes = false;
   double time_s = 0;
+  double latency_s = 0;  // the one link latency time_s includes
 };
 
 // Parameters (bf16) from `src` to `dst`. A destination device that already holds part of a tensor (it is in
@@ -31,12 +32,15 @@ TransferCost realloc_cost(const std::vector<ParamInfo>& params, int64_t n_layers
 std::vector<double> realloc_inbound_bytes(const std::vector<ParamInfo>& params, int64_t n_layers,
                                           const Layout& src, const Layout& dst);
 
-// A call's input batch of n_seqs sequences (bytes_per_seq each) produced under `producer` and consumed under
-// `consumer`. Every device of a data-parallel rank holds that rank's balanced share of the sequences; a
-// consumer device receives the sequences of its share that it does not already hold. Senders are assumed
-// spread evenly over the producer's devices; the link is inter-node when the two layouts together span
-// nodes. Zero when both hold the same samples on the same devices.
+// A call's input batch of n_seqs sequences (bytes_per_seq each) moved straight from the devices of the call
+// that produced it (`producer`) to those of the call that consumes it (`consumer`), as the runtime moves rows
+// (realloc/data_plan.h). Every device of a data-parallel rank holds that rank's balanced share of the
+// sequences; a consumer device receives the sequences of its share that it does not already hold. With
+// `consumer_segments` > 1 (a train call's mini-batches) a consumer's share is its dp rank's share of every
+// segment. Senders are assumed spread evenly over the producer's devices; the link is inter-node when the
+// two layouts together span nodes. Zero when each consumer device holds its share already.
 TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& producer,
-                            const Layout& consumer, const Cluster& cluster, const HardwareProfile& profile);
+                            const Layout& consumer, const Cluster& cluster, const HardwareProfile& profile,
+                            int64_t consumer_segments = 1);
 
 }  // namespace realign

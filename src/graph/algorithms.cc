@@ -158,7 +158,8 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     // The behaviour policy's log-probs are recomputed by a forward pass (as veRL does) rather than taken from
     // sampling: they then match the train call's forward exactly, whatever the generation layout.
     g.mfcs.push_back(call("actor_inf", "actor", MfcKind::kInference, n, P, G, {"seq"}, {"logprobs"}));
-    // Rule rewards are scored on the batch's own ranks: no call produces them, no data move carries them.
+    // Rule rewards are scored on the generation's ranks and travel with its responses (one float per
+    // sequence, beside the tokens "seq" prices), not as data of their own.
     std::vector<std::string> actor_in = {"seq", "logprobs", "ref_logprobs"};
     if (c.reward_model) actor_in.push_back("rewards");
     if (ppo) {

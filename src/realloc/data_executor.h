@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "comm/group.h"
 #include "realloc/data_plan.h"
@@ -27,6 +28,7 @@ struct DataMoveStats {
   int64_t bytes_received = 0;
   int64_t samples_sent = 0;
   int64_t samples_received = 0;
+  int64_t messages = 0;  // sent or received by this rank (size headers and bodies)
 };
 
 // `held`: at least the samples this rank holds as a producer (samples_of(plan.producer)); extra ones are
@@ -34,5 +36,15 @@ struct DataMoveStats {
 // realign::Error naming the sample when a held one is missing.
 SampleSet redistribute_samples(comm::Group& group, const DataPlan& plan, const SampleSet& held,
                                DataMoveStats* stats = nullptr);
+
+// Several batches at once, each with its own plan (e.g. every input of the calls that run next, each from
+// its producer's layout): whatever one rank sends another, over all the plans, travels in one message, so
+// the whole set costs one round of size headers and one of bodies. held[k] and the result's [k] belong to
+// plans[k]. `per_plan` (optional) gets, per plan, the payload bytes and samples of its own samples (not the
+// headers, which `stats` counts).
+std::vector<SampleSet> redistribute_samples(comm::Group& group, const std::vector<DataPlan>& plans,
+                                            const std::vector<const SampleSet*>& held,
+                                            DataMoveStats* stats = nullptr,
+                                            std::vector<DataMoveStats>* per_plan = nullptr);
 
 }  // namespace realign

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "model/transformer.h"
+#include "realloc/data_plan.h"
 #include "runtime/detail/call_waves.h"
 
 namespace realign::runtime {
@@ -20,7 +21,7 @@ CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn a
     : global_(std::move(global)),
       axis_groups_(std::move(axis_groups)),
       layouts_(std::move(layouts)),
-      batch_{0, global_->size(), 1, 1} {
+      everywhere_{0, global_->size(), 1, 1} {
   auto check_fits = [&](const std::string& where, const Layout& layout) {
     if (layout.first_device < 0 || layout.first_device + layout.size() > world())
       throw Error(where, to_string(layout) + " needs devices " + std::to_string(layout.first_device) + ".." +
@@ -45,7 +46,7 @@ CallPlacement CallPlacement::single_rank() {
 
 Layout CallPlacement::home(const std::string& role) const {
   auto it = layouts_.home.find(role);
-  return it == layouts_.home.end() ? batch_ : it->second;
+  return it == layouts_.home.end() ? everywhere_ : it->second;
 }
 
 Layout CallPlacement::layout_of(const std::string& call, const std::string& role) const {
@@ -116,22 +117,25 @@ void CallPlacement::run_wave(const std::vector<CallRun>& runs, const std::vector
   }
 }
 
-Rows CallPlacement::rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine,
-                            int64_t segments) {
+std::vector<Rows> CallPlacement::move_rows(const std::vector<RowsMove>& moves) {
   const auto start = Clock::now();
+  std::vector<RowMove> exchange;
+  for (const RowsMove& m : moves) exchange.push_back({m.n, m.from, m.to, &m.rows, m.segments});
   DataMoveStats stats;
-  Rows out = exchange_rows(*global_, n, batch_, layout, mine, &stats, segments);
+  std::vector<DataMoveStats> per_move;
+  std::vector<Rows> out = exchange_rows(*global_, exchange, &stats, &per_move);
   data_bytes_ += stats.bytes_received;
-  if (layout != batch_ && layout.contains(rank())) record(call, "data", layout, start, stats.bytes_received);
-  return out;
-}
-
-Rows CallPlacement::rows_from(const std::string& call, const Layout& layout, int64_t n, const Rows& theirs) {
-  const auto start = Clock::now();
-  DataMoveStats stats;
-  Rows out = exchange_rows(*global_, n, layout, batch_, theirs, &stats);
-  data_bytes_ += stats.bytes_received;
-  if (layout != batch_) record(call + ".out", "data", batch_, start, stats.bytes_received);
+  // One event per consumer on each of its ranks, with the bytes the rank received, when any of the
+  // consumer's rows cross the wire (as the simulator's data moves: none when each rank holds what it needs).
+  std::map<std::string, std::pair<Layout, int64_t>> consumers;
+  for (size_t k = 0; k < moves.size(); ++k) {
+    const RowsMove& m = moves[k];
+    if (!m.to.contains(rank()) || (m.from == m.to && m.segments == 1)) continue;
+    if (plan_data_redistribution(m.n, m.from, m.to, m.segments).transfers.empty()) continue;
+    auto& entry = consumers.emplace(m.call, std::make_pair(m.to, int64_t(0))).first->second;
+    entry.second += per_move[k].bytes_received;
+  }
+  for (const auto& [call, entry] : consumers) record(call, "data", entry.first, start, entry.second);
   return out;
 }
 

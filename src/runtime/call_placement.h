@@ -1,11 +1,11 @@
 // CallPlacement: gives every model function call of a training step the layout its plan assigns, SPMD. It
 // builds the call's dp/tp/pp groups, moves a model's parameters from its home layout to the call's layout
-// (ShardMover) and the batch rows from the step's batch layout to the call's ranks and back (exchange_rows),
-// and records each call and each move on the step's timeline (cost/simulation_result.h's schema), so the
-// measured timeline lines up with the simulated one.
+// (ShardMover) and the batch rows from the ranks of the calls that produced them straight to the ranks of
+// the call that consumes them (exchange_rows; no layout in between), and records each call and each move on
+// the step's timeline (cost/simulation_result.h's schema), so the measured timeline lines up with the
+// simulated one.
 //
-// Batch data lives between calls in the batch layout: dp over every rank (rank r holds rows
-// balanced_part(n, r, world)). Every model lives in a home layout (CallLayouts::home, the simulator's rule:
+// Every model lives in a home layout (CallLayouts::home, the simulator's rule:
 // its train call's layout, where its optimizer state stays too, else its first call's layout) which may be
 // any mesh: a subset of the ranks at any offset. Ranks outside a model's home hold nothing of it (no
 // Transformer); they still know its shape, so they take part in moving it to a call that runs on them.
@@ -35,7 +35,8 @@ using AxisGroupsFn = std::function<std::optional<comm::AxisGroups>(const Layout&
 class CallPlacement {
  public:
   // `layouts.call`: call name -> layout (from the plan); calls absent from it run in their model's home.
-  // `layouts.home`: role -> home layout (any mesh; roles absent from it live in the batch layout).
+  // `layouts.home`: role -> home layout (any mesh; roles absent from it live on every rank, dp over the
+  // world).
   // `layouts.micro_batches`: a call's CallContext::micro_batches. Throws Error naming the call or model when
   // a layout does not fit the world.
   CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn axis_groups, CallLayouts layouts);
@@ -46,7 +47,6 @@ class CallPlacement {
   int world() const { return global_->size(); }
   comm::Group& global() const { return *global_; }
   const std::shared_ptr<comm::Group>& global_ptr() const { return global_; }
-  const Layout& batch_layout() const { return batch_; }
   Layout home(const std::string& role) const;
   Layout layout_of(const std::string& call, const std::string& role) const;
   // The call's context on this rank; nullopt when this rank is outside the layout.
@@ -72,12 +72,20 @@ class CallPlacement {
   void run_call(const std::string& call, const std::string& role, const ModelShape& shape,
                 model::Transformer* home_model, const CallBody& body);
 
-  // Rows from the batch layout to the ranks of `call`'s layout (every tp/pp rank of a dp group gets its
-  // share), and back. Collective over both layouts; timeline events are named after the call. `segments` > 1:
-  // each dp group gets its share of every segment (a train call's mini-batches; row_exchange.h).
-  Rows rows_to(const std::string& call, const Layout& layout, int64_t n, const Rows& mine,
-               int64_t segments = 1);
-  Rows rows_from(const std::string& call, const Layout& layout, int64_t n, const Rows& theirs);
+  // Rows that one call produced, moved straight from its layout to the ranks of the call that consumes them
+  // (every tp/pp rank of a consumer dp group gets its share; `segments` > 1: each dp group gets its share of
+  // every segment, a train call's mini-batches; row_exchange.h). `call`: the consumer, after which the move
+  // is named on the timeline.
+  struct RowsMove {
+    std::string call;
+    Layout from, to;
+    int64_t n = 0;
+    Rows rows;  // this rank's rows in `from` (empty outside it)
+    int64_t segments = 1;
+  };
+  // Every move in one exchange (one message per pair of ranks for all of them); result k: this rank's rows
+  // of moves[k] in its `to` layout (empty outside it). Collective over the world.
+  std::vector<Rows> move_rows(const std::vector<RowsMove>& moves);
 
   // The step's timeline: calls and moves since begin_step().
   void begin_step();
@@ -96,7 +104,7 @@ class CallPlacement {
   std::shared_ptr<comm::Group> global_;
   AxisGroupsFn axis_groups_;
   CallLayouts layouts_;
-  Layout batch_;
+  Layout everywhere_;  // dp over every rank: the home of a role the layouts do not place
   std::map<std::string, std::unique_ptr<ShardMover>> movers_;
   std::chrono::steady_clock::time_point step_start_;
   std::vector<TimelineEvent> events_;

@@ -24,20 +24,25 @@ at::Tensor stack_padded(const std::vector<at::Tensor>& rows) {
   return out;
 }
 
-Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, const Layout& to,
-                   const Rows& mine, DataMoveStats* stats, int64_t to_segments) {
-  if (from == to && to_segments == 1) return mine;
-  const int rank = global.rank();
+namespace {
+
+bool stays(const RowMove& m) { return m.from == m.to && m.to_segments == 1; }
+
+// This rank's rows of `m` by sample index.
+SampleSet held_samples(const RowMove& m, int rank) {
   SampleSet held;
-  const Range have = samples_of(n_samples, from, rank);
-  for (const auto& [field, tensor] : mine) {
+  if (!m.mine) return held;
+  const Range have = samples_of(m.n_samples, m.from, rank);
+  for (const auto& [field, tensor] : *m.mine) {
     if (tensor.size(0) != have.size())
       throw Error("rows." + field, std::to_string(tensor.size(0)) + " rows where this rank holds " +
                                        std::to_string(have.size()) + " samples");
     for (int64_t i = 0; i < have.size(); ++i) held[have.begin + i][field] = tensor[i].contiguous();
   }
-  const DataPlan plan = plan_data_redistribution(n_samples, from, to, to_segments);
-  const SampleSet got = redistribute_samples(global, plan, held, stats);
+  return held;
+}
+
+Rows stacked(const SampleSet& got) {
   Rows out;
   if (got.empty()) return out;
   for (const auto& [field, ignored] : got.begin()->second) {
@@ -47,6 +52,42 @@ Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, c
     out[field] = stack_padded(rows);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Rows> exchange_rows(comm::Group& global, const std::vector<RowMove>& moves, DataMoveStats* stats,
+                                std::vector<DataMoveStats>* per_move) {
+  std::vector<Rows> out(moves.size());
+  if (per_move) per_move->assign(moves.size(), DataMoveStats{});
+  std::vector<size_t> moved;
+  std::vector<DataPlan> plans;
+  std::vector<SampleSet> held;
+  for (size_t k = 0; k < moves.size(); ++k) {
+    const RowMove& m = moves[k];
+    if (stays(m)) {
+      if (m.mine) out[k] = *m.mine;
+      continue;
+    }
+    moved.push_back(k);
+    plans.push_back(plan_data_redistribution(m.n_samples, m.from, m.to, m.to_segments));
+    held.push_back(held_samples(m, global.rank()));
+  }
+  if (moved.empty()) return out;
+  std::vector<const SampleSet*> held_ptrs;
+  for (const SampleSet& h : held) held_ptrs.push_back(&h);
+  std::vector<DataMoveStats> per_plan;
+  const std::vector<SampleSet> got = redistribute_samples(global, plans, held_ptrs, stats, &per_plan);
+  for (size_t j = 0; j < moved.size(); ++j) {
+    out[moved[j]] = stacked(got[j]);
+    if (per_move) (*per_move)[moved[j]] = per_plan[j];
+  }
+  return out;
+}
+
+Rows exchange_rows(comm::Group& global, int64_t n_samples, const Layout& from, const Layout& to,
+                   const Rows& mine, DataMoveStats* stats, int64_t to_segments) {
+  return std::move(exchange_rows(global, {RowMove{n_samples, from, to, &mine, to_segments}}, stats)[0]);
 }
 
 }  // namespace realign::runtime

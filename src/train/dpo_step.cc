@@ -27,16 +27,14 @@ Json Trainer::dpo_step(int64_t) {
     return PreferenceRows{make_sequence_batch(p, c, codec_.pad_id()),
                           make_sequence_batch(p, q, codec_.pad_id())};
   };
-  // The reference's summed log-probs, computed on its layout and brought to the policy's.
-  Rows ref_out;
+  // The reference's summed log-probs, computed on its layout and moved from there to the policy's.
+  Produced ref{"ref_inf", place_->layout_of("ref_inf", "ref"), {}};
   run("ref_inf", "ref", [&](const CallContext& ctx, model::Transformer& m) {
     const PreferenceRows b = pairs(rows_in("ref_inf", "ref", n));
-    ref_out["chosen"] = sum_over_response(logprobs_call(ctx, m, b.chosen), b.chosen);
-    ref_out["rejected"] = sum_over_response(logprobs_call(ctx, m, b.rejected), b.rejected);
+    ref.rows["chosen"] = sum_over_response(logprobs_call(ctx, m, b.chosen), b.chosen);
+    ref.rows["rejected"] = sum_over_response(logprobs_call(ctx, m, b.rejected), b.rejected);
   });
-  const Rows on_batch = place_->rows_from("ref_inf", place_->layout_of("ref_inf", "ref"), n, ref_out);
-  const Rows on_policy =
-      place_->rows_to("actor_train", place_->layout_of("actor_train", "actor"), n, on_batch);
+  const Rows on_policy = bring_inputs(n, {{"actor_train", "actor", {{&ref, {"chosen", "rejected"}}}, 1}})[0];
   Json stats;
   run("actor_train", "actor", [&](const CallContext& ctx, model::Transformer&) {
     const PreferenceRows b = pairs(rows_in("actor_train", "actor", n));

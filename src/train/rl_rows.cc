@@ -1,5 +1,6 @@
-// The rows of an RL step moving between its calls' layouts: generation, inference calls run together, and
-// the batch brought to a train call's layout.
+// The rows of an RL step moving between its calls: each call's rows stay on its own ranks, and every call
+// gets its inputs straight from the ranks of the calls that produced them (CallPlacement::move_rows), the
+// inputs of calls that run together in one exchange.
 #include <ATen/ATen.h>
 
 #include "train/detail/step_helpers.h"
@@ -7,94 +8,115 @@
 
 namespace realign::runtime {
 
-std::vector<TokenIds> Trainer::prompts_of(const RlRows& rows, const Range& r) const {
+std::vector<TokenIds> Trainer::prompts_of(const RlRows& rows, const std::vector<int64_t>& index) const {
   std::vector<TokenIds> out;
-  for (int64_t i = r.begin; i < r.end; ++i) out.push_back(codec_.encode_prompt(record_of(rows, i).prompt));
+  for (int64_t i : index) out.push_back(codec_.encode_prompt(record_of(rows, i).prompt));
   return out;
 }
 
-std::vector<std::vector<TokenIds>> Trainer::generate(
-    const RlRows& rows, const std::vector<std::pair<std::string, SamplingOptions>>& calls) {
+std::vector<int64_t> Trainer::rows_of(const std::string& call, const std::string& role, int64_t n,
+                                      int64_t segments) const {
+  std::vector<int64_t> out;
+  for (const Range& r : segment_shares(n, place_->layout_of(call, role), rank(), segments))
+    for (int64_t i = r.begin; i < r.end; ++i) out.push_back(i);
+  return out;
+}
+
+at::Tensor Trainer::stop_penalised(const at::Tensor& scores, const std::vector<TokenIds>& responses) const {
+  const double penalty = t_.ppo.missing_stop_penalty;
+  if (penalty <= 0) return scores;
+  return scores - missing_stop_penalties(responses, codec_.stop_tokens(), penalty);
+}
+
+std::vector<Trainer::Produced> Trainer::generate(const RlRows& rows, const std::vector<Generation>& calls) {
   const int64_t n = rows.n;
-  std::vector<Rows> produced(calls.size());
+  std::vector<Produced> produced;
+  for (const Generation& g : calls) produced.push_back({g.call, place_->layout_of(g.call, "actor"), {}});
   std::vector<Call> runs;
   for (size_t k = 0; k < calls.size(); ++k)
-    runs.push_back({calls[k].first, "actor", [&, k](const CallContext& ctx, model::Transformer& m) {
-                      const auto& [call, options] = calls[k];
-                      const Range r = rows_in(call, "actor", n);
-                      SamplingOptions o = options;
+    runs.push_back({calls[k].call, "actor", [&, k](const CallContext& ctx, model::Transformer& m) {
+                      const Range r = rows_in(calls[k].call, "actor", n);
+                      SamplingOptions o = calls[k].options;
                       for (int64_t i = r.begin; i < r.end; ++i)
-                        o.row_seeds.push_back(mix_seed(options.seed, uint64_t(i), 1));
-                      const std::vector<TokenIds> p = prompts_of(rows, r);
-                      produced[k] = token_rows(
+                        o.row_seeds.push_back(mix_seed(calls[k].options.seed, uint64_t(i), 1));
+                      const std::vector<TokenIds> p = prompts_of(rows, range_indices(r));
+                      produced[k].rows = token_rows(
                           "response", p.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, p, o));
                     }});
   run_together(runs);
-  std::vector<std::vector<TokenIds>> out;
-  for (size_t k = 0; k < calls.size(); ++k)
-    out.push_back(token_lists(
-        place_->rows_from(calls[k].first, place_->layout_of(calls[k].first, "actor"), n, produced[k]),
-        "response"));
+  // Rule rewards are scored where the responses are: once per row, by the first tp and pp rank of each of the
+  // generation's dp groups, then sent to the group's other ranks (every rank of a dp group holds its rows).
+  for (size_t k = 0; k < calls.size(); ++k) {
+    if (calls[k].score_field.empty()) continue;
+    const std::optional<CallContext> ctx = place_->context(calls[k].call, produced[k].layout);
+    if (!ctx) continue;
+    const Range r = rows_in(calls[k].call, "actor", n);
+    at::Tensor score = at::zeros({r.size()}, at::kFloat);
+    if (r.size() > 0) {
+      if (ctx->tp->rank() == 0 && ctx->pp->rank() == 0) {
+        const std::vector<TokenIds> responses = token_lists(produced[k].rows, "response");
+        std::vector<data::PromptRecord> records;
+        std::vector<std::string> texts;
+        for (int64_t i = r.begin; i < r.end; ++i) {
+          records.push_back(record_of(rows, i));
+          texts.push_back(codec_.decode(responses[size_t(i - r.begin)]));
+        }
+        score = stop_penalised(
+            at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat),
+            responses);
+      }
+      ctx->tp->broadcast(score, 0);
+      ctx->pp->broadcast(score, 0);
+    }
+    produced[k].rows[calls[k].score_field] = score;
+  }
+  return produced;
+}
+
+std::vector<Rows> Trainer::bring_inputs(int64_t n, const std::vector<Consumer>& consumers) {
+  std::vector<CallPlacement::RowsMove> moves;
+  std::vector<size_t> owner;
+  for (size_t c = 0; c < consumers.size(); ++c) {
+    const Consumer& to = consumers[c];
+    for (const Input& in : to.inputs) {
+      Rows fields;
+      for (const std::string& f : in.fields) {
+        auto it = in.from->rows.find(f);
+        if (it != in.from->rows.end()) fields[f] = it->second;
+      }
+      moves.push_back(
+          {to.call, in.from->layout, place_->layout_of(to.call, to.role), n, fields, to.segments});
+      owner.push_back(c);
+    }
+  }
+  const std::vector<Rows> got = place_->move_rows(moves);
+  std::vector<Rows> out(consumers.size());
+  for (size_t k = 0; k < got.size(); ++k)
+    for (const auto& [field, tensor] : got[k]) out[owner[k]][field] = tensor;
   return out;
 }
 
-std::map<std::string, at::Tensor> Trainer::infer(const RlRows& rows, const std::vector<Inference>& calls,
-                                                 int64_t T) {
+std::vector<Trainer::Produced> Trainer::infer(const RlRows& rows, const std::vector<Inference>& calls) {
   const int64_t n = rows.n;
-  std::vector<Rows> in, out(calls.size());
+  std::vector<Consumer> consumers;
   for (const Inference& c : calls)
-    in.push_back(
-        place_->rows_to(c.call, place_->layout_of(c.call, c.role), n, token_rows("response", *c.responses)));
+    consumers.push_back({c.call, c.role, {{c.input, {"response", "response_len"}}}, 1});
+  const std::vector<Rows> in = bring_inputs(n, consumers);
+  std::vector<Produced> out;
+  for (const Inference& c : calls) out.push_back({c.call, place_->layout_of(c.call, c.role), {}});
   std::vector<Call> runs;
   for (size_t k = 0; k < calls.size(); ++k)
     runs.push_back({calls[k].call, calls[k].role, [&, k](const CallContext& ctx, model::Transformer& m) {
                       const std::vector<TokenIds> r = token_lists(in[k], "response");
                       if (r.empty()) return;
                       const SequenceBatch b = make_sequence_batch(
-                          prompts_of(rows, rows_in(calls[k].call, calls[k].role, n)), r, codec_.pad_id());
-                      out[k]["y"] = calls[k].fn(ctx, m, b);
+                          prompts_of(rows, range_indices(rows_in(calls[k].call, calls[k].role, n))), r,
+                          codec_.pad_id());
+                      const at::Tensor y = calls[k].fn(ctx, m, b);
+                      out[k].rows[calls[k].field] = calls[k].score ? stop_penalised(y, r) : y;
                     }});
   run_together(runs);
-  std::map<std::string, at::Tensor> ys;
-  for (size_t k = 0; k < calls.size(); ++k) {
-    const Layout layout = place_->layout_of(calls[k].call, calls[k].role);
-    ys[calls[k].call] = fit_columns(place_->rows_from(calls[k].call, layout, n, out[k]).at("y"), T);
-  }
-  return ys;
-}
-
-PpoBatch Trainer::train_batch(const RlRows& rows, const std::string& call, const std::string& role,
-                              const std::vector<TokenIds>& responses, const PpoBatch& batch) {
-  const int64_t n = rows.n;
-  const Range mine = samples_of(n, place_->batch_layout(), rank());
-  Rows fields = token_rows("response", responses);
-  fields["index"] = at::arange(mine.begin, mine.end, at::kLong);
-  fields["old_logprobs"] = batch.old_logprobs;
-  fields["ref_logprobs"] = batch.ref_logprobs;
-  fields["advantages"] = batch.advantages;
-  if (batch.returns.defined()) fields["returns"] = batch.returns, fields["old_values"] = batch.old_values;
-  const Layout layout = place_->layout_of(call, role);
-  const Rows got =
-      place_->rows_to(call, layout, n, fields, mini_batch_count(n, in_.algorithm.batch.mini_batches));
-  PpoBatch b;
-  if (!layout.contains(rank())) return b;  // the call runs elsewhere
-  std::vector<TokenIds> p;
-  if (got.count("index")) {
-    const at::Tensor index = got.at("index").contiguous();
-    for (int64_t k = 0; k < index.size(0); ++k)
-      p.push_back(codec_.encode_prompt(record_of(rows, index[k].item<int64_t>()).prompt));
-  }
-  b.seqs = make_sequence_batch(p, token_lists(got, "response"), codec_.pad_id());
-  const int64_t t = b.seqs.batch.tokens.size(1);
-  auto field = [&](const char* name) {
-    return got.count(name) ? fit_columns(got.at(name), t) : at::Tensor();
-  };
-  b.old_logprobs = field("old_logprobs");
-  b.ref_logprobs = field("ref_logprobs");
-  b.advantages = field("advantages");
-  b.returns = field("returns");
-  b.old_values = field("old_values");
-  return b;
+  return out;
 }
 
 }  // namespace realign::runtime

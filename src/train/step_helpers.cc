@@ -40,16 +40,23 @@ at::Tensor fit_columns(const at::Tensor& x, int64_t T) {
   return at::constant_pad_nd(x, {0, T - x.size(1)}, 0);
 }
 
-at::Tensor gather_rows(comm::Group& world, const at::Tensor& mine, const Range& rows, int64_t n) {
+std::vector<int64_t> range_indices(const Range& r) {
+  std::vector<int64_t> out;
+  for (int64_t i = r.begin; i < r.end; ++i) out.push_back(i);
+  return out;
+}
+
+at::Tensor gather_rows(comm::Group& group, const at::Tensor& mine, const std::vector<int64_t>& index,
+                       int64_t n) {
   at::Tensor all = at::zeros({n}, at::kDouble);
-  all.narrow(0, rows.begin, rows.size()).copy_(mine.to(at::kDouble));
-  world.all_reduce_sum(all);
+  if (!index.empty()) all.index_copy_(0, at::tensor(index, at::kLong), mine.to(at::kDouble));
+  group.all_reduce_sum(all);
   return all.to(mine.scalar_type());
 }
 
-at::Tensor global_masked_whiten(comm::Group& world, const at::Tensor& x, const at::Tensor& mask) {
+at::Tensor global_masked_whiten(comm::Group& group, const at::Tensor& x, const at::Tensor& mask) {
   at::Tensor sums = at::stack({(x * mask).sum(), (x * x * mask).sum(), mask.sum()}).to(at::kDouble);
-  world.all_reduce_sum(sums);
+  group.all_reduce_sum(sums);
   const double n = std::max(1.0, sums[2].item<double>()), mean = sums[0].item<double>() / n;
   const double var = std::max(0.0, sums[1].item<double>() / n - mean * mean) * n / std::max(1.0, n - 1);
   return (x - mean) / std::sqrt(var + 1e-8);

@@ -2,16 +2,16 @@
 // algorithm, or SFT / RM / DPO alone), each step a sequence of model function calls (train/*_calls.h) under
 // their CallContexts, with metrics, progress, evaluation, checkpoints and exact resume. Every call runs in
 // the layout its plan gives it (runtime/call_placement.h): parameters are reallocated from the model's home
-// layout and batch rows moved to the call's ranks and back.
+// layout and batch rows moved from the ranks of the calls that produced them straight to the call's ranks.
 //
 // Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward_inf
-// (rule_rewards, or scores_call on the reward model), ref_inf, actor_inf (the behaviour log-probs; not a call
-// of the planner's graph, so it runs in the actor's home layout) and critic_inf (logprobs_call, values_call),
-// for ReMax also actor_greedy_gen and reward_greedy_inf, then the advantages (algo/), actor_train
-// (actor_train_call) and critic_train (critic_train_call). The call names are the dataflow graph's. Each call
-// runs through CallPlacement::run_call in its plan layout. A model lives only on the ranks of its home layout
-// (any mesh); its train call's statistics are broadcast from the call's first rank, so every rank (rank 0
-// writes metrics.jsonl) reports the same numbers.
+// (rule_rewards, scored on the generation's ranks, or scores_call on the reward model), ref_inf, actor_inf
+// (the behaviour log-probs) and critic_inf (logprobs_call, values_call), for ReMax also actor_greedy_gen and
+// reward_greedy_inf, then actor_train (actor_train_call) and critic_train (critic_train_call), each computing
+// the advantages (algo/) on its own ranks from the rows its producers sent. The call names are the dataflow
+// graph's. Each call runs through CallPlacement::run_call in its plan layout. A model lives only on the ranks
+// of its home layout (any mesh); its train call's statistics are broadcast from the call's first rank, so
+// every rank (rank 0 writes metrics.jsonl) reports the same numbers.
 #pragma once
 
 #include <map>
@@ -37,8 +37,8 @@ struct TrainerInput {
   Json plan;        // the execution plan (written to plan.json); may be null
   // The plan's layout (and micro-batches) of every call; calls it does not name run in their model's home
   // layout. Where each model lives between calls (CallLayouts::home: its train call's layout, else its first
-  // call's), any mesh; a rank outside a model's home holds nothing of it. Roles absent: the batch layout (dp
-  // over every rank). Empty: every call in the co-located layout.
+  // call's), any mesh; a rank outside a model's home holds nothing of it. Roles absent: every rank (dp over
+  // every rank). Empty: every call in the co-located layout.
   CallLayouts layouts;
   Json estimated_timeline;  // the planner's estimate of one iteration (timeline_estimated.json); may be null
   std::string run_dir;

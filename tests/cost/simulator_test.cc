@@ -64,13 +64,37 @@ TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {
   const ExecutionPlan plan = colocated();
   const SimulationResult r = sim.run(plan);
   ASSERT_EQ(r.calls.size(), 7u);
-  // Same layout everywhere: no reallocation, no data moves; calls follow each other on all 16 devices.
+  // Same layout everywhere: no reallocation; calls follow each other on all 16 devices. Rows stay where
+  // they were produced, except that a train call takes each of its 4 mini-batches as a segment of the whole
+  // batch, of which each dp rank holds its share: those rows move between the dp ranks first.
   EXPECT_EQ(r.realloc_bytes, 0);
   double t = 0;
+  int data_events = 0;
   for (size_t i = 0; i < r.calls.size(); ++i) {
-    EXPECT_EQ(r.calls[i].name, s.graph.mfcs[i].name);
+    const Mfc& mfc = s.graph.mfcs[i];
+    EXPECT_EQ(r.calls[i].name, mfc.name);
     EXPECT_EQ(r.calls[i].realloc_s, 0);
-    EXPECT_EQ(r.calls[i].data_s, 0);
+    if (mfc.kind == MfcKind::kTrain) {
+      // Every input in one exchange: their bandwidth times and one latency.
+      double data_s = 0, latency_s = 0;
+      for (const std::string& in : mfc.inputs)
+        for (const DataSpec& d : s.graph.data)
+          if (d.name == in && in != "prompts") {
+            const TransferCost c =
+                data_move_cost(mfc.n_seqs, d.bytes_per_seq, plan.assignments[i].layout(),
+                               plan.assignments[i].layout(), s.cluster, s.profile, mfc.mini_batches);
+            data_s += c.time_s - c.latency_s;
+            latency_s = std::max(latency_s, c.latency_s);
+          }
+      EXPECT_GT(latency_s, 0) << mfc.name;
+      data_s += latency_s;
+      EXPECT_GT(data_s, 0) << mfc.name;
+      EXPECT_DOUBLE_EQ(r.calls[i].data_s, data_s) << mfc.name;
+      t += data_s;
+      ++data_events;
+    } else {
+      EXPECT_EQ(r.calls[i].data_s, 0) << mfc.name;
+    }
     EXPECT_DOUBLE_EQ(r.calls[i].start_s, t);
     const double time = estimate_call(s.graph, s.cluster, s.profile, int(i), plan.assignments[i]).time_s;
     EXPECT_NEAR(r.calls[i].end_s - r.calls[i].start_s, time, 1e-12 * time);
@@ -78,7 +102,7 @@ TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {
   }
   // The iteration's own work outside the calls ends it, on every device.
   EXPECT_DOUBLE_EQ(r.iteration_time_s, t + s.profile.iteration_overhead_s.value);
-  ASSERT_EQ(r.timeline.events.size(), 8u);
+  ASSERT_EQ(r.timeline.events.size(), 8u + data_events);
   EXPECT_EQ(r.timeline.events.back().kind, "host");
   EXPECT_EQ(r.timeline.events.back().n_devices, 16);
   EXPECT_DOUBLE_EQ(r.timeline.events.back().start_s, t);

@@ -131,5 +131,19 @@ TEST(DataMoveCost, SameSamplesOnSameDevicesAreFree) {
   EXPECT_GT(d.time_s, 0);
 }
 
+// A train call's mini-batches are segments of the batch, each dp rank taking its share of every segment (as
+// the runtime moves rows): on the producer's own layout, d2t1p1's device 0 holds sequences 0-31 and needs
+// 0-15 and 32-47, device 1 holds 32-63 and needs 16-31 and 48-63, so each lacks 16.
+TEST(DataMoveCost, MiniBatchSegmentsMoveRowsEvenOnTheSameLayout) {
+  const Tiny t;
+  const Layout l = parse_layout("d2t1p1");
+  EXPECT_EQ(data_move_cost(64, 1000, l, l, t.cluster, t.profile, 2).bytes, 2 * 16 * 1000);
+  EXPECT_EQ(data_move_cost(64, 1000, l, l, t.cluster, t.profile, 1).bytes, 0);
+  // One device holds every sequence whatever the segments.
+  EXPECT_EQ(
+      data_move_cost(64, 1000, parse_layout("d1t2p1"), parse_layout("d1t1p1"), t.cluster, t.profile, 4).bytes,
+      0);
+}
+
 }  // namespace
 }  // namespace realign

@@ -25,7 +25,8 @@ ModelSpec model_named(const std::string& name) {
   return name == "gpt2-odd" ? testing::gpt2_odd() : builtin_model(name);
 }
 
-void run_pairs(comm::World& world, const std::string& model, int n_pairs, uint64_t seed, at::ScalarType dtype) {
+void run_pairs(comm::World& world, const std::string& model, int n_pairs, uint64_t seed,
+               at::ScalarType dtype) {
   const ModelSpec spec = model_named(model);
   const auto params = model_params(spec, HeadKind::kLanguageModel);
   auto group = world.global();
@@ -61,41 +62,66 @@ Sample make_sample(int64_t i, uint64_t seed) {
   return s;
 }
 
+// Random producer/consumer pairs, moved one to three at a time in one exchange (the batches of several
+// producers travel together): every consumer rank gets exactly its samples, and the samples received are the
+// minimum, the ones the consumer ranks lack.
 void run_data(comm::World& world, int n_pairs, uint64_t seed) {
   auto group = world.global();
   Rng rng(seed);
-  for (int k = 0; k < n_pairs; ++k) {
-    const Layout producer = testing::random_layout(rng, world.size(), {1, 2, 3, 4}, 3);
-    const Layout consumer = testing::random_layout(rng, world.size(), {1, 2, 3, 4}, 3);
-    const int64_t n = rng.uniform_int(30);
-    const std::string what =
-        std::to_string(n) + " samples " + to_string(producer) + " -> " + to_string(consumer);
-    const DataPlan plan = plan_data_redistribution(n, producer, consumer);
-    SampleSet held;
-    const Range mine = samples_of(n, producer, world.rank());
-    for (int64_t i = mine.begin; i < mine.end; ++i) held[i] = make_sample(i, seed);
-    DataMoveStats stats;
-    const SampleSet got = redistribute_samples(*group, plan, held, &stats);
-    const Range need = samples_of(n, consumer, world.rank());
-    if (int64_t(got.size()) != need.size())
-      throw std::runtime_error(what + ": rank " + std::to_string(world.rank()) + " got " + std::to_string(got.size()) +
-                               " samples, expected " + std::to_string(need.size()));
-    for (int64_t i = need.begin; i < need.end; ++i) {
-      auto it = got.find(i);
-      if (it == got.end()) throw std::runtime_error(what + ": missing sample " + std::to_string(i));
-      const Sample want = make_sample(i, seed);
-      if (it->second.size() != want.size()) throw std::runtime_error(what + ": sample " + std::to_string(i) + " fields");
-      for (const auto& [name, t] : want) {
-        const at::Tensor& g = it->second.at(name);
-        if (g.scalar_type() != t.scalar_type() || g.sizes() != t.sizes() || !at::equal(g, t))
-          throw std::runtime_error(what + ": sample " + std::to_string(i) + " field " + name + " differs");
-      }
+  for (int done = 0, round = 0; done < n_pairs; ++round) {
+    const int together = 1 + round % 3;
+    done += together;
+    std::vector<DataPlan> plans;
+    std::vector<SampleSet> held;
+    std::vector<std::string> what;
+    for (int j = 0; j < together; ++j) {
+      const Layout producer = testing::random_layout(rng, world.size(), {1, 2, 3, 4}, 3);
+      const Layout consumer = testing::random_layout(rng, world.size(), {1, 2, 3, 4}, 3);
+      const int64_t n = rng.uniform_int(30);
+      const int64_t segments = 1 + rng.uniform_int(3);
+      what.push_back(std::to_string(n) + " samples " + to_string(producer) + " -> " + to_string(consumer) +
+                     " in " + std::to_string(segments) + " segments");
+      plans.push_back(plan_data_redistribution(n, producer, consumer, segments));
+      held.emplace_back();
+      const Range mine = samples_of(n, producer, world.rank());
+      for (int64_t i = mine.begin; i < mine.end; ++i) held.back()[i] = make_sample(i + 1000 * j, seed);
     }
-    at::Tensor count = at::tensor({stats.samples_received}, at::kLong);
-    group->all_reduce_sum(count);
-    if (count.item<int64_t>() != plan.samples_minimum)
-      throw std::runtime_error(what + ": " + std::to_string(count.item<int64_t>()) + " samples received, minimum " +
-                               std::to_string(plan.samples_minimum));
+    std::vector<const SampleSet*> held_ptrs;
+    for (const SampleSet& h : held) held_ptrs.push_back(&h);
+    DataMoveStats stats;
+    std::vector<DataMoveStats> per_plan;
+    const std::vector<SampleSet> got = redistribute_samples(*group, plans, held_ptrs, &stats, &per_plan);
+    for (int j = 0; j < together; ++j) {
+      const DataPlan& plan = plans[size_t(j)];
+      int64_t needed = 0;
+      for (const Range& need :
+           segment_shares(plan.n_samples, plan.consumer, world.rank(), plan.consumer_segments)) {
+        needed += need.size();
+        for (int64_t i = need.begin; i < need.end; ++i) {
+          auto it = got[size_t(j)].find(i);
+          if (it == got[size_t(j)].end())
+            throw std::runtime_error(what[size_t(j)] + ": missing sample " + std::to_string(i));
+          const Sample want = make_sample(i + 1000 * j, seed);
+          if (it->second.size() != want.size())
+            throw std::runtime_error(what[size_t(j)] + ": sample " + std::to_string(i) + " fields");
+          for (const auto& [name, t] : want) {
+            const at::Tensor& g = it->second.at(name);
+            if (g.scalar_type() != t.scalar_type() || g.sizes() != t.sizes() || !at::equal(g, t))
+              throw std::runtime_error(what[size_t(j)] + ": sample " + std::to_string(i) + " field " + name +
+                                       " differs");
+          }
+        }
+      }
+      if (int64_t(got[size_t(j)].size()) != needed)
+        throw std::runtime_error(what[size_t(j)] + ": rank " + std::to_string(world.rank()) + " got " +
+                                 std::to_string(got[size_t(j)].size()) + " samples, expected " +
+                                 std::to_string(needed));
+      at::Tensor count = at::tensor({per_plan[size_t(j)].samples_received}, at::kLong);
+      group->all_reduce_sum(count);
+      if (count.item<int64_t>() != plan.samples_minimum)
+        throw std::runtime_error(what[size_t(j)] + ": " + std::to_string(count.item<int64_t>()) +
+                                 " samples received, minimum " + std::to_string(plan.samples_minimum));
+    }
   }
   if (world.rank() == 0) std::printf("data: %d pairs ok\n", n_pairs);
 }
@@ -113,7 +139,8 @@ int main(int argc, char** argv) {
     } else if (what == "data" && argc == 4) {
       run_data(world, std::stoi(argv[2]), std::stoull(argv[3]));
     } else {
-      throw Error("argv", "usage: realloc_test_worker pairs <model> <n> <seed> <fp32|bf16> | data <n> <seed>");
+      throw Error("argv",
+                  "usage: realloc_test_worker pairs <model> <n> <seed> <fp32|bf16> | data <n> <seed>");
     }
   });
 }

@@ -30,6 +30,21 @@ TEST(Placement, RowsReachTheRanksOfTheNextCallPadded) {
   EXPECT_EQ(r.exit_code, 0) << r.failure << "\n" << r.output_text();
 }
 
+// Rows go from the ranks that produced them straight to the consumer's: a consumer that holds every row
+// receives nothing, where a pass through a dp-over-every-rank batch layout would move them out and back; the
+// inputs of one consumer from two producers travel in one message per pair of ranks, fewer bytes than through
+// the batch layout.
+TEST(Placement, RowsMoveFromTheirProducersRanksWithoutABatchLayoutPass) {
+  comm::LaunchOptions o;
+  o.nprocs = 4;
+  o.argv = {PLACEMENT_TEST_WORKER, "direct"};
+  o.capture_output = true;
+  o.forward_output = false;
+  const comm::LaunchResult r = comm::launch_local(o);
+  EXPECT_EQ(r.exit_code, 0) << r.failure << "\n" << r.output_text();
+  EXPECT_NE(r.output_text().find("gen -> inf 0 bytes"), std::string::npos) << r.output_text();
+}
+
 TEST(CallLayouts, TrainedModelsLiveInTheirTrainLayoutOthersInTheirFirstCall) {
   Json config = {{"algorithm", "ppo"},
                  {"models", {{"actor", "llama-tiny"}, {"critic", "llama-tiny"}}},

@@ -53,10 +53,11 @@ TEST(PlanExecution, PerCallLayoutsRunWithReallocationAndResumeExactly) {
   EXPECT_GT(full.at(4)["data/bytes"].get<double>(), 0);
 
   const Timeline t = timeline_from_json(load_config_file(run_dir + "/timeline.json"), "timeline.json");
-  std::map<std::string, TimelineEvent> calls, moves;
+  std::map<std::string, TimelineEvent> calls, moves, data;
   for (const auto& e : t.events) {
     if (e.kind == "call") calls[e.name] = e;
     if (e.kind == "realloc") moves[e.name] = e;
+    if (e.kind == "data") data[e.name] = e;
   }
   ASSERT_TRUE(calls.count("actor_gen") && calls.count("ref_inf") && calls.count("critic_inf"));
   EXPECT_EQ(calls["actor_gen"].first_device, 2);
@@ -67,6 +68,12 @@ TEST(PlanExecution, PerCallLayoutsRunWithReallocationAndResumeExactly) {
   EXPECT_EQ(moves.at("actor_gen").bytes, 0);
   EXPECT_GT(moves.at("critic_inf").bytes, 0);
   EXPECT_EQ(moves.count("ref_inf"), 0u);
+  // Rows go from the generation's devices (2-3, where every rank holds every response) straight to each
+  // consumer: the critic's inference on device 3 receives nothing (through a batch layout over the 4 devices
+  // it would get 3/4 of the rows back), the reference's on 0-1 receives them all.
+  EXPECT_EQ(data.count("critic_inf"), 0u);
+  ASSERT_TRUE(data.count("ref_inf"));
+  EXPECT_GT(data.at("ref_inf").bytes, 0);
   EXPECT_TRUE(fs::exists(run_dir + "/timeline_estimated.json"));
 
   // Resume from the step-4 checkpoint (actor and critic gathered from their tp shards) and compare step 5.

@@ -40,11 +40,16 @@ std::vector<TokenIds> token_lists(const Rows& rows, const std::string& name);
 // sender).
 at::Tensor fit_columns(const at::Tensor& x, int64_t T);
 
-// Every rank's rows of a (B) per-sequence tensor assembled into the whole batch's (n) on every rank.
-at::Tensor gather_rows(comm::Group& world, const at::Tensor& mine, const Range& rows, int64_t n);
+// The sample indices of a range, in order.
+std::vector<int64_t> range_indices(const Range& r);
 
-// (x - mean) / std over the masked entries of every rank's rows (advantage whitening independent of the
-// split).
-at::Tensor global_masked_whiten(comm::Group& world, const at::Tensor& x, const at::Tensor& mask);
+// A (B) per-sequence tensor of the rows `index` on each rank of `group` (which together hold every row of the
+// batch once) assembled into the whole batch's (n) on every rank; exact (each entry has one contribution).
+at::Tensor gather_rows(comm::Group& group, const at::Tensor& mine, const std::vector<int64_t>& index,
+                       int64_t n);
+
+// (x - mean) / std over the masked entries of the rows every rank of `group` holds (advantage whitening
+// independent of the split).
+at::Tensor global_masked_whiten(comm::Group& group, const at::Tensor& x, const at::Tensor& mask);
 
 }  // namespace realign::runtime

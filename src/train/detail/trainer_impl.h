@@ -108,8 +108,7 @@ class Trainer {
   void report_step(const RunDir& dir, int64_t step, int64_t total, const Json& rec,
                    data::JsonlWriter& metrics, ProgressBar& bar) const;
 
-  // One RL iteration's rows: row i answers prompt idx[i / group]; every rank can build any row's prompt, and
-  // responses and model outputs move between the calls' layouts by row (CallPlacement).
+  // One RL iteration's rows: row i answers prompt idx[i / group]; every rank can build any row's prompt.
   struct RlRows {
     std::vector<int64_t> idx;
     int64_t group = 1, n = 0;
@@ -117,28 +116,65 @@ class Trainer {
   const data::PromptRecord& record_of(const RlRows& rows, int64_t i) const {
     return data_.prompts[size_t(rows.idx[size_t(i / rows.group)])];
   }
-  std::vector<TokenIds> prompts_of(const RlRows& rows, const Range& r) const;
+  std::vector<TokenIds> prompts_of(const RlRows& rows, const std::vector<int64_t>& index) const;
+  // The sample indices of this rank's rows in a call's layout: its dp group's shares of `segments` segments,
+  // in order (realloc/data_plan.h segment_shares); empty outside the layout.
+  std::vector<int64_t> rows_of(const std::string& call, const std::string& role, int64_t n,
+                               int64_t segments) const;
+  // Scores less train.ppo.missing_stop_penalty for each response cut at gen_len (no stop token at its end).
+  at::Tensor stop_penalised(const at::Tensor& scores, const std::vector<TokenIds>& responses) const;
+
+  // The rows one call produced, on this rank: they stay on the call's ranks (empty elsewhere) until they move
+  // straight to the calls that need them (bring_inputs).
+  struct Produced {
+    std::string call;
+    Layout layout;
+    Rows rows;
+  };
+  // A consumer call and what it reads: some fields of some producers' rows, in `segments` segments.
+  struct Input {
+    const Produced* from;
+    std::vector<std::string> fields;  // those the producer lacks are skipped
+  };
+  struct Consumer {
+    std::string call, role;
+    std::vector<Input> inputs;
+    int64_t segments = 1;
+  };
+  // Every consumer's inputs moved from their producers' layouts in one exchange (CallPlacement::move_rows):
+  // per consumer, its rows with the fields of all its inputs (empty outside its layout).
+  std::vector<Rows> bring_inputs(int64_t n, const std::vector<Consumer>& consumers);
+
   // Generation calls run together (ReMax's sampled and greedy generations overlap on disjoint devices): each
-  // call's responses on this rank's rows of the batch.
-  std::vector<std::vector<TokenIds>> generate(
-      const RlRows& rows, const std::vector<std::pair<std::string, SamplingOptions>>& calls);
-  // An inference call over `responses` (every rank's rows of the batch): (rows) or (rows, T) outputs.
+  // call's responses ("response", "response_len") on its ranks; with a `score_field`, the rule rewards of
+  // its rows there too (stop penalty included), scored once per row.
+  struct Generation {
+    std::string call;
+    SamplingOptions options;
+    std::string score_field;  // empty: not scored here
+  };
+  std::vector<Produced> generate(const RlRows& rows, const std::vector<Generation>& calls);
+  // An inference call over the responses of `input`: its (rows) or (rows, T) output as `field` on its ranks
+  // (`score`: a reward model's score, stop penalty included).
   using InferFn = std::function<at::Tensor(const CallContext&, model::Transformer&, const SequenceBatch&)>;
   struct Inference {
     std::string call, role;
     InferFn fn;
-    const std::vector<TokenIds>* responses;
+    const Produced* input;
+    std::string field;
+    bool score = false;
   };
-  // Inference calls run together (they depend only on the responses, so calls on disjoint devices overlap):
-  // call name -> its output on this rank's rows of the batch, per-token outputs fitted to T columns.
-  std::map<std::string, at::Tensor> infer(const RlRows& rows, const std::vector<Inference>& calls, int64_t T);
-  // `batch` (this rank's rows of the batch layout) moved to a train call's layout (its home): each dp rank
-  // gets its share of every mini-batch (train_calls.h), and the PpoBatch is rebuilt there (empty elsewhere).
-  PpoBatch train_batch(const RlRows& rows, const std::string& call, const std::string& role,
-                       const std::vector<TokenIds>& responses, const PpoBatch& batch);
+  // Inference calls run together (they depend only on the responses, so calls on disjoint devices overlap),
+  // their inputs moved in one exchange.
+  std::vector<Produced> infer(const RlRows& rows, const std::vector<Inference>& calls);
+  // A train call's PpoBatch from the rows it received (`index`: their sample indices): advantages and the
+  // like computed on the call's ranks over the whole batch (rl_batch.cc); `stats` (when given): the step's
+  // batch statistics.
+  PpoBatch rl_batch(const CallContext& ctx, const RlRows& rows, const Rows& got,
+                    const std::vector<int64_t>& index, double kl_coef, Json* stats) const;
 
   // One step of each algorithm: sft_step.cc, reward_model_step.cc, rl_step.cc (PPO, GRPO, ReMax; the rows
-  // it moves between calls in rl_rows.cc), dpo_step.cc.
+  // it moves between calls in rl_rows.cc, the batch on a train call in rl_batch.cc), dpo_step.cc.
   Json sft_step(int64_t step);
   Json rm_step(int64_t step);
   Json rl_step(int64_t step);

@@ -1,0 +1,92 @@
+// An RL step's batch computed on a train call's ranks, from the rows its producers sent there: scores
+// (clipped, normalised), the per-token KL, GAE or the outcome advantages (GRPO's group statistics, ReMax's
+// greedy baseline), whitening and the step's batch statistics. Every statistic over the whole batch is a
+// collective over the call's dp group (in each dp group of a train call every row is held by one rank), so
+// nothing depends on the layout: per-row values are exact, sums differ by fp32 round-off at most.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "algo/advantages.h"
+#include "algo/gae.h"
+#include "train/detail/step_helpers.h"
+#include "train/detail/trainer_impl.h"
+
+namespace realign::runtime {
+
+PpoBatch Trainer::rl_batch(const CallContext& ctx, const RlRows& rows, const Rows& got,
+                           const std::vector<int64_t>& index, double kl_coef, Json* stats) const {
+  const PpoConfig& ppo = t_.ppo;
+  const int64_t n = rows.n;
+  comm::Group& dp = *ctx.dp;
+  PpoBatch batch;
+  batch.seqs = make_sequence_batch(prompts_of(rows, index), token_lists(got, "response"), codec_.pad_id());
+  const at::Tensor& mask = batch.seqs.response_mask;
+  const int64_t T = batch.seqs.batch.tokens.size(1);
+  auto field = [&](const char* name) {
+    auto it = got.find(name);
+    return it == got.end() ? at::Tensor() : fit_columns(it->second, T);
+  };
+  batch.old_logprobs = field("old_logprobs");
+  batch.ref_logprobs = field("ref_logprobs");
+  const at::Tensor values = field("values");
+  at::Tensor scores = got.at("score");
+  const at::Tensor raw_scores = scores;
+
+  const algo::KlEstimator est = algo::kl_estimator_from_string(ppo.kl_estimator, "train.ppo.kl_estimator");
+  const at::Tensor kl = algo::kl_per_token(batch.old_logprobs, batch.ref_logprobs, est) * mask;
+  if (ppo.reward_clip > 0) scores = scores.clamp(-ppo.reward_clip, ppo.reward_clip);
+  if (ppo.reward_norm && n > 1) {
+    const at::Tensor all = gather_rows(dp, scores, index, n);
+    scores = (scores - all.mean()) / (all.std() + 1e-8);
+  }
+  const bool kl_in_reward = ppo.kl_mode == "reward";
+  if (algorithm_ == "ppo") {
+    const at::Tensor rewards = algo::token_rewards(scores, kl, mask, kl_in_reward ? kl_coef : 0.0);
+    const algo::GaeResult g = algo::gae(rewards, values, mask, ppo.gamma, ppo.lambda);
+    batch.advantages =
+        ppo.whiten_advantages ? global_masked_whiten(dp, g.advantages, mask) * mask : g.advantages;
+    batch.returns = g.returns;
+    batch.old_values = values;
+  } else {
+    const at::Tensor seq_scores = kl_in_reward ? scores - kl_coef * kl.sum(1) : scores;
+    const at::Tensor all_scores = gather_rows(dp, seq_scores, index, n);
+    at::Tensor adv;
+    if (algorithm_ == "grpo") {
+      adv = algo::group_advantages(all_scores, rows.group, ppo.grpo_scale_std);
+    } else {
+      at::Tensor base_scores = got.at("base_score");
+      if (ppo.reward_clip > 0) base_scores = base_scores.clamp(-ppo.reward_clip, ppo.reward_clip);
+      adv = algo::remax_advantages(all_scores, gather_rows(dp, base_scores, index, n));
+      // While samples are mostly worse than the greedy answer, r - r_greedy is mostly negative: unwhitened,
+      // the update mostly pushes sampled tokens down, entropy grows and the policy collapses on small models.
+      // Whitening over the whole batch keeps the greedy baseline's ranking and centres the step.
+      if (ppo.whiten_advantages && n > 1) adv = (adv - adv.mean()) / (adv.std() + 1e-8);
+    }
+    batch.advantages = algo::broadcast_to_tokens(adv.index_select(0, at::tensor(index, at::kLong)), mask);
+  }
+  if (!stats) return batch;
+
+  // Batch statistics over every row (sums, then ratios), so they do not depend on how many ranks split the
+  // batch.
+  const at::Tensor x = raw_scores.to(at::kDouble);
+  at::Tensor sums =
+      at::stack({x.sum(), (x * x).sum(), (kl * mask).sum().to(at::kDouble), kl.sum(1).sum().to(at::kDouble),
+                 mask.sum().to(at::kDouble),
+                 values.defined() ? (values * mask).sum().to(at::kDouble) : at::zeros({}, at::kDouble)});
+  dp.all_reduce_sum(sums);
+  auto total = [&](int i) { return sums[i].item<double>(); };
+  const double count = double(std::max<int64_t>(n, 1)), tokens = std::max(1.0, total(4));
+  const double reward_mean = total(0) / count;
+  *stats = Json{{"reward/mean", reward_mean},
+                {"reward/std", std::sqrt(std::max(0.0, total(1) / count - reward_mean * reward_mean))},
+                {"kl/mean", total(2) / tokens},
+                {"kl/sequence", total(3) / count},
+                {"kl/coef", kl_coef},
+                {"response/length", total(4) / count}};
+  if (values.defined()) (*stats)["value/mean"] = total(5) / tokens;
+  return batch;
+}
+
+}  // namespace realign::runtime
