@@ -175,6 +175,7 @@ struct World::Impl {
   // has been unreachable (a partitioned network blocks a store call instead of failing it) for too long.
   std::atomic<int64_t> store_ok_ms{0};
   std::atomic<int64_t> abort_started_ms{0};
+  std::string abort_cause;  // under mu
 
   static int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -245,8 +246,10 @@ struct World::Impl {
       const double silent_s = double(now_ms() - store_ok_ms) / 1000;
       // An abort whose store calls block (the store's host unreachable) must not keep the process alive.
       if (aborting && now_ms() - abort_started_ms > 10'000)
-        leave("rank " + std::to_string(rv.rank) + " on " + label +
-                  " exiting: could not report its failure to the rendezvous store within 10 s",
+        leave("rank " + std::to_string(rv.rank) + " on " + label + " failed: " + abort_cause +
+                  "; exiting unreported: the rendezvous store at " + rv.master_addr + ":" +
+                  std::to_string(rv.master_port) +
+                  " has not answered for 10 s (network down, or its host gone)",
               1, false);
       if (silent_s * 1000 > double(options.heartbeat_timeout.count()) && !aborting)
         leave("rank " + std::to_string(rv.rank) + " on " + label + " exiting: the rendezvous store at " +
@@ -429,6 +432,10 @@ std::optional<AxisGroups> World::axis_groups(const Layout& layout) {
 
 bool World::abort(const std::string& cause) {
   Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> g(m.mu);  // the store monitor reads it
+    m.abort_cause = cause;
+  }
   m.abort_started_ms = Impl::now_ms();
   m.aborting = true;
   const std::string me = "rank " + std::to_string(m.rv.rank) + " on " + m.label;

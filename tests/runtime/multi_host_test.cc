@@ -162,5 +162,51 @@ TEST(MultiHost, AWorkerKilledOnTheSecondHostEndsBothHostsAndTheRunResumesAcrossT
   expect_same_metrics(uninterrupted, testing::read_metrics(tmp.file("host0")));
 }
 
+// The second host drops off the network mid-run (its end of the link goes down): rank 0 names its ranks when
+// their heartbeats stop, and they exit when the store stops answering. The heartbeat timeout is cut to 3 s
+// here to keep the test short; at the default 30 s the same happens within a minute.
+TEST(MultiHost, AHostThatDropsOffTheNetworkEndsEveryRank) {
+  TempDir tmp;
+  TwoHosts hosts;
+  ASSERT_EQ(hosts.error(), "");
+  std::vector<int> pids;
+  for (int rank = 0; rank < kPerHost * kHosts; ++rank) {
+    auto env = testing::torchrun_env(hosts, rank, kPerHost, kHosts);
+    env["REALIGN_HEARTBEAT_TIMEOUT_S"] = "3";
+    std::vector<std::string> argv = {REALIGN_BINARY};
+    for (const std::string& w :
+         words("train " + job(1000) + " plan.mode=co-located train.checkpoint_every=0 --out " +
+               tmp.file("host" + std::to_string(rank / kPerHost))))
+      argv.push_back(w);
+    pids.push_back(
+        hosts.start(rank / kPerHost, env, argv, tmp.file("cut-rank" + std::to_string(rank) + ".log")));
+  }
+  // Once training runs (rank 0 wrote a step's metrics), the link goes down.
+  const std::string metrics = tmp.file("host0") + "/metrics.jsonl";
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while ((!fs::exists(metrics) || fs::file_size(metrics) == 0) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(hosts.cut(1));
+  const auto cut_at = std::chrono::steady_clock::now();
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto left = std::chrono::seconds(60) - (std::chrono::steady_clock::now() - cut_at);
+    const int status = hosts.wait(pids[rank], std::chrono::duration_cast<std::chrono::milliseconds>(left));
+    EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        << "rank " << rank << " (wait status " << status
+        << ") did not end with an error within 60 s of the cut\n"
+        << logs(tmp, "cut");
+  }
+  for (int rank : {0, 1}) {
+    const std::string log = io::testing::read_file(tmp.file("cut-rank" + std::to_string(rank) + ".log"));
+    EXPECT_NE(log.find("(" + TwoHosts::address(1) + ") failed: no heartbeat"), std::string::npos) << log;
+  }
+  for (int rank : {2, 3}) {
+    const std::string log = io::testing::read_file(tmp.file("cut-rank" + std::to_string(rank) + ".log"));
+    EXPECT_NE(log.find("the rendezvous store at " + TwoHosts::address(0) + ":29500 has not answered"),
+              std::string::npos)
+        << log;
+  }
+}
+
 }  // namespace
 }  // namespace realign

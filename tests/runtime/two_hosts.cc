@@ -78,6 +78,11 @@ int TwoHosts::start(int host, const std::map<std::string, std::string>& env,
   return pid;
 }
 
+bool TwoHosts::cut(int host) {
+  std::string error;
+  return sh("ip -n " + ns_[host] + " link set " + veth_[host] + " down", &error);
+}
+
 int TwoHosts::wait(int pid, std::chrono::milliseconds timeout) {
   const auto until = std::chrono::steady_clock::now() + timeout;
   for (;;) {

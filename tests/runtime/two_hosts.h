@@ -28,6 +28,8 @@ class TwoHosts {
   // Starts `argv` on `host` with `env` added to ours, stdout and stderr to `log`. Returns its pid.
   int start(int host, const std::map<std::string, std::string>& env, const std::vector<std::string>& argv,
             const std::string& log);
+  // Takes `host`'s end of the link down: the hosts can no longer reach each other (a network failure).
+  bool cut(int host);
   // Waits for `pid` at most `timeout`; returns its wait status, or -1 (after SIGKILL) when it outlived it.
   int wait(int pid, std::chrono::milliseconds timeout);
 
