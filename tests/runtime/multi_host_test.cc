@@ -78,6 +78,27 @@ std::string logs(const TempDir& tmp, const std::string& tag) {
   return out;
 }
 
+// Polls (at most 120 s) until `path` exists and is not empty.
+void wait_for_file(const std::string& path) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while ((!fs::exists(path) || fs::file_size(path) == 0) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+// Each of `ranks` must exit with an error within 60 s of `since` (what `event` names).
+void expect_end_within_a_minute(TwoHosts& hosts, const std::vector<int>& pids, const std::vector<int>& ranks,
+                                std::chrono::steady_clock::time_point since, const std::string& event,
+                                const std::function<std::string()>& logs_text) {
+  for (int rank : ranks) {
+    const auto left = std::chrono::seconds(60) - (std::chrono::steady_clock::now() - since);
+    const int status = hosts.wait(pids[rank], std::chrono::duration_cast<std::chrono::milliseconds>(left));
+    EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        << "rank " << rank << " (wait status " << status << ") did not end with an error within 60 s of "
+        << event << "\n"
+        << logs_text();
+  }
+}
+
 void expect_same_metrics(const std::map<int64_t, Json>& a, const std::map<int64_t, Json>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [step, rec] : a)
@@ -121,18 +142,11 @@ TEST(MultiHost, AWorkerKilledOnTheSecondHostEndsBothHostsAndTheRunResumesAcrossT
            tmp.file("host" + std::to_string(rank / kPerHost));
   });
   const std::string checkpoints = tmp.file("host0") + "/checkpoints";
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(checkpoints + "/latest") && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  wait_for_file(checkpoints + "/latest");
   ASSERT_EQ(::kill(pids[3], SIGKILL), 0);
-  const auto killed_at = std::chrono::steady_clock::now();
+  expect_end_within_a_minute(hosts, pids, {0, 1, 2}, std::chrono::steady_clock::now(), "the kill",
+                             [&] { return logs(tmp, "killed"); });
   for (int rank = 0; rank < 3; ++rank) {
-    const auto left = std::chrono::seconds(60) - (std::chrono::steady_clock::now() - killed_at);
-    const int status = hosts.wait(pids[rank], std::chrono::duration_cast<std::chrono::milliseconds>(left));
-    EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0)
-        << "rank " << rank << " (wait status " << status
-        << ") did not end with an error within 60 s of the kill\n"
-        << logs(tmp, "killed");
     const std::string log = io::testing::read_file(tmp.file("killed-rank" + std::to_string(rank) + ".log"));
     EXPECT_NE(log.find("rank 3 on host "), std::string::npos) << "rank " << rank << ":\n" << log;
     EXPECT_NE(log.find("(" + TwoHosts::address(1) + ") failed"), std::string::npos)
@@ -182,20 +196,10 @@ TEST(MultiHost, AHostThatDropsOffTheNetworkEndsEveryRank) {
         hosts.start(rank / kPerHost, env, argv, tmp.file("cut-rank" + std::to_string(rank) + ".log")));
   }
   // Once training runs (rank 0 wrote a step's metrics), the link goes down.
-  const std::string metrics = tmp.file("host0") + "/metrics.jsonl";
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while ((!fs::exists(metrics) || fs::file_size(metrics) == 0) && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_for_file(tmp.file("host0") + "/metrics.jsonl");
   ASSERT_TRUE(hosts.cut(1));
-  const auto cut_at = std::chrono::steady_clock::now();
-  for (int rank = 0; rank < 4; ++rank) {
-    const auto left = std::chrono::seconds(60) - (std::chrono::steady_clock::now() - cut_at);
-    const int status = hosts.wait(pids[rank], std::chrono::duration_cast<std::chrono::milliseconds>(left));
-    EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0)
-        << "rank " << rank << " (wait status " << status
-        << ") did not end with an error within 60 s of the cut\n"
-        << logs(tmp, "cut");
-  }
+  expect_end_within_a_minute(hosts, pids, {0, 1, 2, 3}, std::chrono::steady_clock::now(), "the cut",
+                             [&] { return logs(tmp, "cut"); });
   for (int rank : {0, 1}) {
     const std::string log = io::testing::read_file(tmp.file("cut-rank" + std::to_string(rank) + ".log"));
     EXPECT_NE(log.find("(" + TwoHosts::address(1) + ") failed: no heartbeat"), std::string::npos) << log;
