@@ -119,10 +119,10 @@ PlanReport plan_run(const RunConfig& config, const std::string& run_dir, bool re
 
 // One rank of a multi-process job (started by our launcher, or by torchrun / srun). Rank 0 resolves what
 // every rank must agree on (the merged config, the run directory that identifies the run, the plan, the
-// starting weights' directories) and hands it to the others over the process group: their hosts need no
-// filesystem shared with rank 0's, and they may be given their own --out, or none; they write no run files.
-// Under torchrun rank 0 also plans (our launcher already did). On resume rank 0 alone reads the run
-// directory; the trainer hands the checkpoint to the other ranks (train/trainer_checkpoint.cc).
+// starting weights' directories, whether it resumes) and hands it to the others over the process group: their
+// hosts need no filesystem shared with rank 0's, and they may be given their own --out, or none; they write
+// no run files. Under torchrun rank 0 also plans (our launcher already did). On resume rank 0 alone reads the
+// run directory; the trainer hands the checkpoint to the other ranks (train/trainer_checkpoint.cc).
 int run_distributed(const Args& args, bool plans) {
   return comm::run_worker([&](comm::World& world) {
     Json shared;
@@ -135,7 +135,8 @@ int run_distributed(const Args& args, bool plans) {
       shared = Json{{"config", config.raw},
                     {"run_dir", run_dir},
                     {"plan", load_config_file(plan_file)},
-                    {"model_dirs", model_dirs(config.raw)}};
+                    {"model_dirs", model_dirs(config.raw)},
+                    {"resume", !args.resume.empty()}};
     }
     shared = runtime::broadcast_json(*world.global(), shared, 0);
     const RunConfig config = run_config_from_json(shared["config"]);
@@ -145,6 +146,7 @@ int run_distributed(const Args& args, bool plans) {
                                  " ranks (WORLD_SIZE)");
     runtime::TrainerInput input = trainer_input(args, config, shared["run_dir"].get<std::string>());
     input.model_dirs = shared["model_dirs"].get<std::map<std::string, std::string>>();
+    input.resume = shared["resume"].get<bool>();  // rank 0's command decides, whatever the others were given
     const std::string plan_source =
         world.rank() == 0 ? input.run_dir + "/plan.json" : "plan.json (from rank 0)";
     ExecutionPlan plan = plan_from_json(shared["plan"], plan_source);
