@@ -8,6 +8,7 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-openmp
   nlohmann-json3-dev libyaml-cpp-dev libgtest-dev libgmock-dev libcli11-dev
   libsentencepiece-dev sentencepiece libpcre2-dev libicu-dev python3 python3-torch python3-numpy
+  iproute2
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -3,7 +3,10 @@
 // gathers the full model, then slices its shard).
 //   bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps R] [--chunk-mib C]
 //                 [--window-mib W]
-// Starts N copies of itself (comm/launcher.h); rank 0 prints the table.
+// Starts N copies of itself (comm/launcher.h); rank 0 prints the table. Started by torchrun (RANK and
+// WORLD_SIZE set; --world is then the job's) it runs as one rank of that job, on as many hosts as the job
+// has, and also measures the raw Gloo bandwidth from rank 0 to the first rank of the next host
+// (LOCAL_WORLD_SIZE ranks a host), which bounds moves that cross hosts.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <unistd.h>
@@ -45,17 +48,19 @@ ModelSpec bench_model(const Settings& s) {
   return m;
 }
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
-// Rank 0 -> rank 1, `bytes` a message, best of `reps`.
-double raw_p2p_gbps(comm::Group& g, int64_t bytes, int reps) {
+// Rank 0 -> rank `peer`, `bytes` a message, best of `reps`.
+double raw_p2p_gbps(comm::Group& g, int64_t bytes, int reps, int peer) {
   at::Tensor buf = at::ones({bytes}, at::kByte);
   double best = 0;
   for (int r = 0; r < reps + 1; ++r) {
     g.barrier();
     const double t0 = now();
-    if (g.rank() == 0) g.send(buf, 1);
-    if (g.rank() == 1) g.recv(buf, 0);
+    if (g.rank() == 0) g.send(buf, peer);
+    if (g.rank() == peer) g.recv(buf, 0);
     at::Tensor t = at::tensor({now() - t0}, at::kDouble);
     g.all_reduce(t, comm::ReduceOp::kMax);
     if (r > 0) best = std::max(best, double(bytes) / t.item<double>() / 1e9);  // first run warms up
@@ -66,8 +71,8 @@ double raw_p2p_gbps(comm::Group& g, int64_t bytes, int reps) {
 // The naive way: every destination rank receives the whole model (own shards used in place, as an all-gather
 // would), then slices its shard out of it. Returns (bytes moved, slowest rank's seconds).
 std::pair<int64_t, double> naive(comm::Group& g, const std::vector<ParamInfo>& params, int64_t n_layers,
-                                 const Layout& from, const Layout& to, const ShardMap& src, at::ScalarType dtype,
-                                 const Settings& s) {
+                                 const Layout& from, const Layout& to, const ShardMap& src,
+                                 at::ScalarType dtype, const Settings& s) {
   Layout full = to;
   full.dp = to.size();
   full.tp = full.pp = 1;
@@ -98,6 +103,8 @@ void worker(comm::World& world, const Settings& s) {
   const at::ScalarType dtype = s.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
   const int64_t elem = int64_t(at::elementSize(dtype));
   const bool lead = world.rank() == 0;
+  const char* lws = std::getenv("LOCAL_WORLD_SIZE");
+  const int per_host = lws && std::atoi(lws) > 0 ? std::atoi(lws) : world.size();
   if (lead) {
     char host[256] = "?";
     gethostname(host, sizeof host);
@@ -105,20 +112,41 @@ void worker(comm::World& world, const Settings& s) {
     std::printf("GLIBC_TUNABLES=%s\n", tunables ? tunables : "");
     std::printf("machine: %s, %u hardware threads, torch intra-op threads %d per rank\n", host,
                 std::thread::hardware_concurrency(), at::get_num_threads());
-    std::printf("settings: %d local ranks over Gloo (loopback TCP), model %s (%lld layers, hidden %lld, %lld heads, "
-                "%lld KV heads, vocab %lld) = %.0fM params, %.2f GB in %s; best of %d runs; chunks %lld MiB, window %lld MiB per rank\n",
-                world.size(), spec.name.c_str(), (long long)spec.n_layers, (long long)spec.hidden,
-                (long long)spec.n_heads, (long long)spec.n_kv_heads, (long long)spec.vocab,
-                double(spec.total_params()) / 1e6, double(spec.total_params() * elem) / 1e9, s.dtype.c_str(), s.reps,
-                (long long)s.chunk_mib, (long long)s.window_mib);
+    std::printf(
+        "settings: %d %s, model %s (%lld layers, hidden %lld, %lld heads, "
+        "%lld KV heads, vocab %lld) = %.0fM params, %.2f GB in %s; best of %d runs; chunks %lld MiB, window "
+        "%lld MiB per rank\n",
+        world.size(),
+        per_host < world.size() ? ("ranks over Gloo, " + std::to_string(per_host) + " a host").c_str()
+                                : "local ranks over Gloo (loopback TCP)",
+        spec.name.c_str(), (long long)spec.n_layers, (long long)spec.hidden, (long long)spec.n_heads,
+        (long long)spec.n_kv_heads, (long long)spec.vocab, double(spec.total_params()) / 1e6,
+        double(spec.total_params() * elem) / 1e9, s.dtype.c_str(), s.reps, (long long)s.chunk_mib,
+        (long long)s.window_mib);
   }
-  const double raw = raw_p2p_gbps(*g, int64_t(256) << 20, 3);
-  if (lead) std::printf("raw Gloo point-to-point (rank 0 -> 1, 256 MiB messages, blocking send/recv): %.3f GB/s\n\n", raw);
-  const char* pairs[][2] = {{"d1t2p2", "d4t1p1"}, {"d2t2p1", "d1t4p1"}, {"d1t1p4", "d2t2p1"},
-                            {"d4t1p1", "d1t2p2"}, {"d2t1p1", "d2t1p1@2"}};
+  double raw = per_host > 1 ? raw_p2p_gbps(*g, int64_t(256) << 20, 3, 1) : 0;
+  if (lead && per_host > 1)
+    std::printf(
+        "raw Gloo point-to-point (rank 0 -> 1, same host, 256 MiB messages, blocking send/recv): %.3f GB/s\n",
+        raw);
+  if (per_host < world.size()) {
+    // Moves between hosts are bounded by the link between them: "% raw" is taken against this figure.
+    raw = raw_p2p_gbps(*g, int64_t(256) << 20, 3, per_host);
+    if (lead)
+      std::printf(
+          "raw Gloo point-to-point (rank 0 -> %d, across hosts, 256 MiB messages, blocking send/recv): %.3f "
+          "GB/s\n",
+          per_host, raw);
+  }
+  if (lead) std::printf("\n");
+  const char* pairs[][2] = {{"d1t2p2", "d4t1p1"},
+                            {"d2t2p1", "d1t4p1"},
+                            {"d1t1p4", "d2t2p1"},
+                            {"d4t1p1", "d1t2p2"},
+                            {"d2t1p1", "d2t1p1@2"}};
   if (lead)
-    std::printf("%-22s %10s %10s %9s %8s %7s | %10s %9s %8s\n", "pair", "moved GB", "min GB", "seconds", "GB/s",
-                "% raw", "naive GB", "seconds", "GB/s");
+    std::printf("%-22s %10s %10s %9s %8s %7s | %10s %9s %8s\n", "pair", "moved GB", "min GB", "seconds",
+                "GB/s", "% raw", "naive GB", "seconds", "GB/s");
   const SliceSource source = synthetic_params(1);
   for (const auto& pr : pairs) {
     const Layout from = parse_layout(pr[0]), to = parse_layout(pr[1]);
@@ -140,7 +168,8 @@ void worker(comm::World& world, const Settings& s) {
       best = std::min(best, t.item<double>());
       if (r == 0) {  // verify once (outside the timing)
         at::Tensor bad = at::tensor(
-            {int64_t(verify_shards(params, spec.n_layers, to, world.rank(), dst, source, dtype).size())}, at::kLong);
+            {int64_t(verify_shards(params, spec.n_layers, to, world.rank(), dst, source, dtype).size())},
+            at::kLong);
         g->all_reduce_sum(bad);
         exact = bad.item<int64_t>() == 0;
       }
@@ -155,9 +184,10 @@ void worker(comm::World& world, const Settings& s) {
     if (lead) {
       const double moved = double(plan.bytes_moved(elem)), gbps = moved / best / 1e9;
       std::printf("%-22s %10.3f %10.3f %9.3f %8.3f %6.0f%% | %10.3f %9.3f %8.3f%s\n",
-                  (std::string(pr[0]) + " -> " + pr[1]).c_str(), moved / 1e9, double(plan.bytes_minimum(elem)) / 1e9,
-                  best, gbps, 100 * gbps / raw, double(naive_bytes) / 1e9, naive_best,
-                  double(naive_bytes) / naive_best / 1e9, exact ? "" : "  MISMATCH");
+                  (std::string(pr[0]) + " -> " + pr[1]).c_str(), moved / 1e9,
+                  double(plan.bytes_minimum(elem)) / 1e9, best, gbps, 100 * gbps / raw,
+                  double(naive_bytes) / 1e9, naive_best, double(naive_bytes) / naive_best / 1e9,
+                  exact ? "" : "  MISMATCH");
       std::fflush(stdout);
     }
   }
@@ -171,19 +201,29 @@ int main(int argc, char** argv) {
   Settings s;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--world") s.world = std::stoi(v);
-    else if (k == "--dtype") s.dtype = v;
-    else if (k == "--layers") s.layers = std::stoll(v);
-    else if (k == "--hidden") s.hidden = std::stoll(v);
-    else if (k == "--reps") s.reps = std::stoi(v);
-    else if (k == "--chunk-mib") s.chunk_mib = std::stoll(v);
-    else if (k == "--window-mib") s.window_mib = std::stoll(v);
+    if (k == "--world")
+      s.world = std::stoi(v);
+    else if (k == "--dtype")
+      s.dtype = v;
+    else if (k == "--layers")
+      s.layers = std::stoll(v);
+    else if (k == "--hidden")
+      s.hidden = std::stoll(v);
+    else if (k == "--reps")
+      s.reps = std::stoi(v);
+    else if (k == "--chunk-mib")
+      s.chunk_mib = std::stoll(v);
+    else if (k == "--window-mib")
+      s.window_mib = std::stoll(v);
     else {
-      std::fprintf(stderr, "usage: bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps R] [--chunk-mib C] [--window-mib W]\n");
+      std::fprintf(stderr,
+                   "usage: bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps "
+                   "R] [--chunk-mib C] [--window-mib W]\n");
       return 1;
     }
   }
-  if (std::getenv("REALLOC_BENCH_WORKER")) return comm::run_worker([&](comm::World& w) { worker(w, s); });
+  if (std::getenv("REALLOC_BENCH_WORKER") || (std::getenv("RANK") && std::getenv("WORLD_SIZE")))
+    return comm::run_worker([&](comm::World& w) { worker(w, s); });
   comm::LaunchOptions o;
   o.nprocs = s.world;
   o.argv.assign(argv, argv + argc);
@@ -195,6 +235,7 @@ int main(int argc, char** argv) {
   o.capture_output = true;
   const comm::LaunchResult r = comm::launch_local(o);
   std::fputs(r.output.empty() ? "" : r.output[0].c_str(), stdout);
-  if (r.exit_code != 0) std::fprintf(stderr, "bench_realloc failed: %s\n%s", r.failure.c_str(), r.output_text().c_str());
+  if (r.exit_code != 0)
+    std::fprintf(stderr, "bench_realloc failed: %s\n%s", r.failure.c_str(), r.output_text().c_str());
   return r.exit_code;
 }

@@ -50,44 +50,111 @@ std::map<std::string, std::string> model_dirs(const Json& raw) {
   return dirs;
 }
 
-int run_as_worker(const Args& args, const RunConfig& config, const runtime::TrainerInput& base) {
-  std::unique_ptr<comm::World> world;
-  std::shared_ptr<comm::Group> group = comm::single_rank_group();
-  if (std::getenv("RANK") && std::getenv("WORLD_SIZE")) {
-    world = comm::World::from_env();
-    group = world->global();
-    if (world->size() != config.cluster.n_devices())
-      throw Error("cluster", "describes " + std::to_string(config.cluster.n_devices()) +
-                                 " devices but the job has " + std::to_string(world->size()) +
-                                 " ranks (WORLD_SIZE)");
+void print_result(const runtime::TrainResult& r) {
+  std::printf("run directory: %s\n", r.run_dir.c_str());
+  std::printf("steps %lld..%lld in %.1f s\n", (long long)r.first_step, (long long)r.last_step, r.seconds);
+  if (r.eval_before >= 0) std::printf("held-out accuracy before: %.3f\n", r.eval_before);
+  if (r.eval_before_rl >= 0) std::printf("held-out accuracy before RL: %.3f\n", r.eval_before_rl);
+  if (r.eval_after >= 0) std::printf("held-out accuracy after:  %.3f\n", r.eval_after);
+  if (r.reward_first != 0 || r.reward_last != 0)
+    std::printf("RL reward (sampled): first step %.3f, last step %.3f\n", r.reward_first, r.reward_last);
+}
+
+// The config file and overrides of a command line: with --resume, the run directory's config.yaml, and a
+// first positional token with '=' is an override.
+std::pair<std::string, std::vector<std::string>> config_source(const Args& args) {
+  std::vector<std::string> overrides = args.overrides;
+  std::string config_file = args.config;
+  if (!args.resume.empty()) {
+    if (!config_file.empty() && config_file.find('=') != std::string::npos)
+      overrides.insert(overrides.begin(), config_file);
+    config_file = runtime::open_run_dir(args.resume).config_file();
+  } else if (config_file.empty()) {
+    throw Error("config", "a config file is required (or --resume RUN_DIR)");
   }
-  runtime::TrainerInput input = base;
+  return {config_file, overrides};
+}
+
+std::string run_dir_of(const Args& args, const std::string& config_file) {
+  if (!args.resume.empty()) return args.resume;
+  if (!args.out.empty()) return args.out;
+  return runtime::default_run_dir("runs", fs::path(config_file).stem().string());
+}
+
+runtime::TrainerInput trainer_input(const Args& args, const RunConfig& config, const std::string& run_dir) {
+  runtime::TrainerInput input;
+  input.algorithm = config.algorithm;
+  input.sections = config.training;
+  input.model_dirs = model_dirs(config.raw);
+  input.raw_config = config.raw;
+  input.run_dir = run_dir;
+  input.resume = !args.resume.empty();
   input.progress = !args.no_progress;
-  runtime::TrainResult r;
-  if (world) {
-    // Rank 0 reads the plan its launcher (or, under torchrun, itself) saved and hands it to every rank over
-    // the group, so all walk the same per-call layouts without a filesystem they share: on a cluster without
-    // one, each host's ranks have their own (or no) run directory.
-    const std::string plan_file = input.run_dir + "/plan.json";
-    const Json plan_json = runtime::broadcast_json(
-        *world->global(), world->rank() == 0 ? load_config_file(plan_file) : Json(), 0);
-    ExecutionPlan plan = plan_from_json(plan_json, world->rank() == 0 ? plan_file : "plan (from rank 0)");
-    validate_plan(config.graph, config.cluster, plan, plan_file);
+  return input;
+}
+
+// The config to plan with: search only what the runtime executes.
+RunConfig for_runtime(RunConfig config) {
+  config.plan.candidates.runtime_limits = true;
+  return config;
+}
+
+// Plans the run and, for a fresh run, makes its directory with the plan. Refuses a plan the runtime cannot
+// execute (a preset or a plan file) before any worker starts. The report refers to `config`.
+PlanReport plan_run(const RunConfig& config, const std::string& run_dir, bool resume) {
+  PlanReport report = make_plan_report(config, "");
+  if (config.cluster.n_devices() > 1)
+    for (const auto& a : report.planner.plan.assignments)
+      if (std::string why = runtime_limit_problem(config.graph, a); !why.empty())
+        throw Error("plan.mode",
+                    config.plan.mode + ": " + why + " (plan.mode=search finds a plan the runtime executes)");
+  if (!resume) {
+    runtime::create_run_dir(run_dir);  // only once the plan is known to run: no empty run directories
+    runtime::write_text_file(run_dir + "/plan.json", to_json(report.planner.plan).dump(2) + "\n");
+    runtime::write_text_file(run_dir + "/timeline_estimated.json",
+                             to_json(report.simulation.timeline).dump(2) + "\n");
+  }
+  return report;
+}
+
+// One rank of a multi-process job (started by our launcher, or by torchrun / srun). Rank 0 resolves what
+// every rank must agree on (the merged config, the run directory that identifies the run, the plan, the
+// starting weights' directories, whether it resumes) and hands it to the others over the process group: their
+// hosts need no filesystem shared with rank 0's, and they may be given their own --out, or none; they write
+// no run files. Under torchrun rank 0 also plans (our launcher already did). On resume rank 0 alone reads the
+// run directory; the trainer hands the checkpoint to the other ranks (train/trainer_checkpoint.cc).
+int run_distributed(const Args& args, bool plans) {
+  return comm::run_worker([&](comm::World& world) {
+    Json shared;
+    if (world.rank() == 0) {
+      const auto [config_file, overrides] = config_source(args);
+      const RunConfig config = load_run_config(config_file, overrides);
+      const std::string run_dir = run_dir_of(args, config_file);
+      if (plans) plan_run(for_runtime(config), run_dir, !args.resume.empty());
+      const std::string plan_file = run_dir + "/plan.json";
+      shared = Json{{"config", config.raw},
+                    {"run_dir", run_dir},
+                    {"plan", load_config_file(plan_file)},
+                    {"model_dirs", model_dirs(config.raw)},
+                    {"resume", !args.resume.empty()}};
+    }
+    shared = runtime::broadcast_json(*world.global(), shared, 0);
+    const RunConfig config = run_config_from_json(shared["config"]);
+    if (world.size() != config.cluster.n_devices())
+      throw Error("cluster", "describes " + std::to_string(config.cluster.n_devices()) +
+                                 " devices but the job has " + std::to_string(world.size()) +
+                                 " ranks (WORLD_SIZE)");
+    runtime::TrainerInput input = trainer_input(args, config, shared["run_dir"].get<std::string>());
+    input.model_dirs = shared["model_dirs"].get<std::map<std::string, std::string>>();
+    input.resume = shared["resume"].get<bool>();  // rank 0's command decides, whatever the others were given
+    const std::string plan_source =
+        world.rank() == 0 ? input.run_dir + "/plan.json" : "plan.json (from rank 0)";
+    ExecutionPlan plan = plan_from_json(shared["plan"], plan_source);
+    validate_plan(config.graph, config.cluster, plan, plan_source);
     input.layouts = runtime::call_layouts(config.graph, plan);
-    r = runtime::run_training(input, *world);
-  } else {
-    r = runtime::run_training(input, group);
-  }
-  if (group->rank() == 0 && !args.no_summary) {
-    std::printf("run directory: %s\n", r.run_dir.c_str());
-    std::printf("steps %lld..%lld in %.1f s\n", (long long)r.first_step, (long long)r.last_step, r.seconds);
-    if (r.eval_before >= 0) std::printf("held-out accuracy before: %.3f\n", r.eval_before);
-    if (r.eval_before_rl >= 0) std::printf("held-out accuracy before RL: %.3f\n", r.eval_before_rl);
-    if (r.eval_after >= 0) std::printf("held-out accuracy after:  %.3f\n", r.eval_after);
-    if (r.reward_first != 0 || r.reward_last != 0)
-      std::printf("RL reward (sampled): first step %.3f, last step %.3f\n", r.reward_first, r.reward_last);
-  }
-  return 0;
+    const runtime::TrainResult r = runtime::run_training(input, world);
+    if (world.rank() == 0 && !args.no_summary) print_result(r);
+  });
 }
 
 // After a local run: the plan, and its measured seconds per iteration beside the estimate; for a searched
@@ -162,61 +229,22 @@ void add_train_command(CLI::App& app) {
   on_run(sub, [args] {
     if (args->preset_steps < 0 || args->preset_steps > 1000)
       throw Error("--preset-steps", std::to_string(args->preset_steps) + " is not between 0 and 1000");
-    // Positional tokens after CONFIG are overrides; with --resume the config may be left out.
-    std::vector<std::string> overrides = args->overrides;
-    std::string config_file = args->config;
-    if (!args->resume.empty()) {
-      if (!config_file.empty() && config_file.find('=') != std::string::npos)
-        overrides.insert(overrides.begin(), config_file);
-      config_file = runtime::open_run_dir(args->resume).config_file();
-    } else if (config_file.empty()) {
-      throw Error("config", "a config file is required (or --resume RUN_DIR)");
-    }
-    const RunConfig config = load_run_config(config_file, overrides);
-    std::string run_dir = !args->resume.empty() ? args->resume : args->out;
     // A worker is a rank started by our launcher (which planned and made the run directory) or by torchrun /
-    // srun (where rank 0 does both, and every rank must be told the directory).
-    const bool worker = std::getenv("RANK") != nullptr;
-    const bool local_worker = std::getenv("REALIGN_LOCAL_WORKER") != nullptr;
-    const bool plans = !worker || (!local_worker && std::string(std::getenv("RANK")) == "0");
-    if (run_dir.empty()) {
-      // Rank 0's node holds the run directory; the other ranks of a fresh run write none (their plan comes
-      // from rank 0), so they may be given their own --out or none.
-      run_dir = runtime::default_run_dir("runs", fs::path(config_file).stem().string());
-    }
-
-    runtime::TrainerInput input;
-    input.algorithm = config.algorithm;
-    input.sections = config.training;
-    input.model_dirs = model_dirs(config.raw);
-    input.raw_config = config.raw;
-    input.run_dir = run_dir;
-    input.resume = !args->resume.empty();
-    RunConfig planned = config;
-    planned.plan.candidates.runtime_limits = true;  // search only what the runtime executes
-    std::optional<PlanReport> planned_report;
-    if (plans) {
-      // The launcher plans and saves; workers do not repeat it.
-      const PlanReport& report = planned_report.emplace(make_plan_report(planned, ""));
-      // Refuse before starting workers a plan the runtime cannot execute (a preset or a plan file).
-      if (config.cluster.n_devices() > 1)
-        for (const auto& a : report.planner.plan.assignments)
-          if (std::string why = runtime_limit_problem(config.graph, a); !why.empty())
-            throw Error("plan.mode", config.plan.mode + ": " + why +
-                                         " (plan.mode=search finds a plan the runtime executes)");
-      input.plan = to_json(report.planner.plan);
-      input.estimated_timeline = to_json(report.simulation.timeline);
-      if (!input.resume) {
-        runtime::create_run_dir(run_dir);  // only once the plan is known to run: no empty run directories
-        runtime::write_text_file(run_dir + "/plan.json", input.plan.dump(2) + "\n");
-        runtime::write_text_file(run_dir + "/timeline_estimated.json",
-                                 input.estimated_timeline.dump(2) + "\n");
-      }
-      input.plan = Json();
-      input.estimated_timeline = Json();
-    }
+    // srun (where rank 0 does both).
+    if (std::getenv("RANK") && std::getenv("WORLD_SIZE"))
+      return run_distributed(*args, std::getenv("REALIGN_LOCAL_WORKER") == nullptr);
+    const auto [config_file, overrides] = config_source(*args);
+    const RunConfig config = load_run_config(config_file, overrides);
+    const std::string run_dir = run_dir_of(*args, config_file);
+    const RunConfig planned = for_runtime(config);
+    const PlanReport report = plan_run(planned, run_dir, !args->resume.empty());
     const int n = config.cluster.n_devices();
-    if (worker || n == 1) return run_as_worker(*args, config, input);
+    if (n == 1) {
+      const runtime::TrainResult r =
+          runtime::run_training(trainer_input(*args, config, run_dir), comm::single_rank_group());
+      if (!args->no_summary) print_result(r);
+      return 0;
+    }
     // Local data parallelism: one worker per device, each re-running this command as rank r.
     comm::LaunchOptions o;
     o.nprocs = n;
@@ -235,8 +263,8 @@ void add_train_command(CLI::App& app) {
     if (args->no_summary) o.argv.push_back("--no-summary");
     comm::LaunchResult r = comm::launch_local(o);
     if (r.exit_code != 0) throw Error("train", r.failure);
-    if (!args->no_summary && args->resume.empty() && planned_report)
-      print_summary(*args, config_file, overrides, run_dir, *planned_report);
+    if (!args->no_summary && args->resume.empty())
+      print_summary(*args, config_file, overrides, run_dir, report);
     return 0;
   });
 }

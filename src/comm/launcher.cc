@@ -72,10 +72,10 @@ void write_all(int fd, const std::string& s) {
   }
 }
 
-// Parses "rank R failed: ..." (the abort key's form) into R.
+// Parses "rank R on host H failed: ..." (the abort key's form) into R.
 std::optional<int> rank_of_abort(const std::string& message) {
   int r = -1;
-  if (std::sscanf(message.c_str(), "rank %d failed", &r) == 1 && r >= 0) return r;
+  if (std::sscanf(message.c_str(), "rank %d", &r) == 1 && r >= 0) return r;
   return std::nullopt;
 }
 

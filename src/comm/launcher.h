@@ -5,11 +5,11 @@
 // and TORCHELASTIC_USE_AGENT_STORE=True: the launcher itself hosts the TCPStore (on a free port it got by
 // binding port 0), so the store outlives any one rank and the launcher can read a failing rank's abort
 // message (comm/world.h). Failure rule: when a rank exits non-zero or dies by a signal, the launcher reports
-// it
-// ("rank 1 died: signal 9 (SIGKILL)", "rank 2 exited with code 1: rank 2 failed: <cause>"), sends SIGTERM to
-// the others, SIGKILL after `grace`, and returns non-zero. A rank killed by a signal is reported before ranks
-// that exited because of it; otherwise the rank named in the store's abort key is. Children get SIGTERM
-// when the launcher itself dies (PR_SET_PDEATHSIG; call launch_local from a thread that outlives the run).
+// it ("rank 1 died: signal 9 (SIGKILL)", "rank 2 exited with code 1: rank 2 on host H (A) failed: <cause>"),
+// sends SIGTERM to the others, SIGKILL after `grace`, and returns non-zero. A rank killed by a signal is
+// reported before ranks that exited because of it; otherwise the rank named in the store's abort key is.
+// Children get SIGTERM when the launcher itself dies (PR_SET_PDEATHSIG; call launch_local from a thread that
+// outlives the run).
 //
 // How a module's test starts N ranks (see tests/comm for a complete example):
 //   1. a helper executable (add_executable + target_link_libraries(... realign_comm)) whose main is

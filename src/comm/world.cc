@@ -1,6 +1,9 @@
 #include "comm/world.h"
 
+#include <arpa/inet.h>
 #include <c10/util/Exception.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,6 +80,36 @@ std::string describe(const std::exception& e) {
   std::_Exit(code);
 }
 
+// The address this process reaches the master from ("" if there is no route). A UDP connect() only picks
+// the route; nothing is sent.
+std::string address_toward_master(const Rendezvous& rv) {
+  std::string address;
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_socktype = SOCK_DGRAM;
+  if (::getaddrinfo(rv.master_addr.c_str(), std::to_string(rv.master_port).c_str(), &hints, &found) == 0) {
+    const int fd = ::socket(found->ai_family, SOCK_DGRAM, 0);
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    char text[INET6_ADDRSTRLEN] = {0};
+    if (fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+        ::getnameinfo(reinterpret_cast<sockaddr*>(&local), len, text, sizeof text, nullptr, 0,
+                      NI_NUMERICHOST) == 0)
+      address = text;
+    if (fd >= 0) ::close(fd);
+    ::freeaddrinfo(found);
+  }
+  return address;
+}
+
+// "host NAME (ADDRESS)", so a message about a rank on another machine says which machine (hosts in network
+// namespaces share a hostname, not an address).
+std::string host_label(const std::string& address) {
+  char name[256] = {0};
+  if (::gethostname(name, sizeof name - 1) != 0) std::snprintf(name, sizeof name, "?");
+  return "host " + std::string(name) + " (" + (address.empty() ? "?" : address) + ")";
+}
+
 c10::intrusive_ptr<c10d::TCPStore> connect_store(const Rendezvous& rv, bool server,
                                                  std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions o;
@@ -131,12 +164,100 @@ struct World::Impl {
   std::shared_ptr<Group> global;
   std::map<std::vector<int>, std::shared_ptr<Group>> groups;
 
+  std::string label;  // this rank's "host NAME (ADDRESS)"
   std::atomic<bool> aborting{false};
   std::atomic<bool> heartbeat_armed{false};
   std::mutex mu;
   std::condition_variable cv;
   bool stop = false;
-  std::thread watchdog;
+  std::thread watchdog, store_monitor;
+  // When the watchdog last completed a round of store calls; the monitor ends the process when the store
+  // has been unreachable (a partitioned network blocks a store call instead of failing it) for too long.
+  std::atomic<int64_t> store_ok_ms{0};
+  std::atomic<int64_t> abort_started_ms{0};
+  std::string abort_cause;  // under mu
+
+  static int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  // "rank R on host NAME (ADDRESS)", as rank R wrote it at rendezvous ("rank R" if it never did).
+  std::string who(c10d::Store& s, int r) {
+    std::string out = "rank " + std::to_string(r);
+    try {
+      if (s.check({keys::host(r)})) out += " on " + str(s.get(keys::host(r)));
+    } catch (const std::exception&) {
+    }
+    return out;
+  }
+
+  // Ranks (other than this one, not done) whose heartbeat does not move over `window`: after a collective
+  // broke, they are the ranks that died (a killed process closes its connections, so its peers' collectives
+  // fail at once, before anyone could say who is gone). Empty when the watchdog is off.
+  std::vector<int> silent_ranks(std::chrono::milliseconds window) {
+    std::vector<int> out;
+    if (!options.watchdog) return out;
+    std::vector<int64_t> before(rv.world_size);
+    for (int r = 0; r < rv.world_size; ++r) before[r] = store->add(keys::heartbeat(r), 0);
+    std::this_thread::sleep_for(window);
+    for (int r = 0; r < rv.world_size; ++r)
+      if (r != rv.rank && store->add(keys::heartbeat(r), 0) == before[r] && !store->check({keys::done(r)}))
+        out.push_back(r);
+    return out;
+  }
+
+  // Ends the process after a failure. The rank hosting the store keeps it up until every other rank has
+  // left (at most 5 s: a dead rank never says so), so that none loses the store before it read the abort
+  // message or named a silent rank.
+  // `reach_store` false: the store does not answer (a call could block for good), leave at once.
+  [[noreturn]] void leave(const std::string& message, int code, bool reach_store = true) {
+    if (!message.empty()) std::fprintf(stderr, "realign: %s\n", message.c_str());
+    std::fflush(stderr);
+    std::fflush(stdout);
+    if (!reach_store) std::_Exit(code);
+    try {
+      c10d::Store& s = watchdog_store ? *watchdog_store : *store;
+      const int64_t left = s.add(keys::kLeftCount, 1);
+      if (rv.rank == 0 && !rv.external_store) {
+        const int64_t until = now_ms() + 5000;
+        for (int64_t n = left; n < rv.world_size && now_ms() < until; n = s.add(keys::kLeftCount, 0))
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    } catch (const std::exception&) {
+    }
+    std::_Exit(code);
+  }
+
+  void stop_threads() {
+    {
+      std::lock_guard<std::mutex> g(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    if (watchdog.joinable()) watchdog.join();
+    if (store_monitor.joinable()) store_monitor.join();
+  }
+
+  void store_monitor_loop() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return stop; })) {
+      const double silent_s = double(now_ms() - store_ok_ms) / 1000;
+      // An abort whose store calls block (the store's host unreachable) must not keep the process alive.
+      if (aborting && now_ms() - abort_started_ms > 10'000)
+        leave("rank " + std::to_string(rv.rank) + " on " + label + " failed: " + abort_cause +
+                  "; exiting unreported: the rendezvous store at " + rv.master_addr + ":" +
+                  std::to_string(rv.master_port) +
+                  " has not answered for 10 s (network down, or its host gone)",
+              1, false);
+      if (silent_s * 1000 > double(options.heartbeat_timeout.count()) && !aborting)
+        leave("rank " + std::to_string(rv.rank) + " on " + label + " exiting: the rendezvous store at " +
+                  rv.master_addr + ":" + std::to_string(rv.master_port) + " has not answered for " +
+                  std::to_string(int(silent_s)) + " s (network down, or its host gone)",
+              kPeerAbortExitCode, false);
+    }
+  }
 
   std::shared_ptr<Group> build(const std::vector<int>& ranks, int group_rank) {
     auto prefix = c10::make_intrusive<c10d::PrefixStore>("realign/group/" + join(ranks), store);
@@ -165,7 +286,7 @@ struct World::Impl {
       try {
         if (!aborting && watchdog_store->check({keys::kAbort})) {
           const std::string msg = str(watchdog_store->get(keys::kAbort));
-          exit_now("rank " + std::to_string(rv.rank) + " exiting: " + msg, kPeerAbortExitCode);
+          leave("rank " + std::to_string(rv.rank) + " on " + label + " exiting: " + msg, kPeerAbortExitCode);
         }
         watchdog_store->add(keys::heartbeat(rv.rank), 1);
         const auto now = std::chrono::steady_clock::now();
@@ -185,20 +306,23 @@ struct World::Impl {
                        !watchdog_store->check({keys::done(r)})) {
               const double s = std::chrono::duration<double>(options.heartbeat_timeout).count();
               std::ostringstream msg;
-              msg << "rank " << r << " failed: no heartbeat for " << s
-                  << " s (process died or is stuck; noticed by rank 0)";
+              msg << who(*watchdog_store, r) << " failed: no heartbeat for " << s
+                  << " s (process died, is stuck, or its host is unreachable; noticed by rank 0)";
               publish_abort(*watchdog_store, msg.str());
-              exit_now("rank 0 exiting: " + msg.str(), kPeerAbortExitCode);
+              leave("rank 0 on " + label + " exiting: " + msg.str(), kPeerAbortExitCode);
             }
           }
         }
         store_failures = 0;
+        store_ok_ms = now_ms();
       } catch (const std::exception& e) {
         // The store's host (launcher, torchrun agent or rank 0) is gone: the run cannot go on.
         if (++store_failures >= 3 && !aborting)
-          exit_now("rank " + std::to_string(rv.rank) + " exiting: lost the rendezvous store at " +
-                       rv.master_addr + ":" + std::to_string(rv.master_port) +
-                       " (its host process died?): " + describe(e).substr(0, 300),
+          exit_now("rank " + std::to_string(rv.rank) + " on " + label +
+                       " exiting: lost the rendezvous store at " + rv.master_addr + ":" +
+                       std::to_string(rv.master_port) + " (" +
+                       (rv.external_store ? "the launcher" : "rank 0") +
+                       ", its host, died or is unreachable): " + describe(e).substr(0, 300),
                    kPeerAbortExitCode);
       }
       lock.lock();
@@ -213,16 +337,33 @@ World::World(const Rendezvous& rv, const WorldOptions& options) : impl_(std::mak
   const bool server = rv.rank == 0 && !rv.external_store;
   m.store = connect_store(rv, server, options.timeout);
   if (options.watchdog) m.watchdog_store = connect_store(rv, false, options.timeout);
+  const std::string address = address_toward_master(rv);
+  // Gloo's own default binds to the address the hostname resolves to, which on many hosts is a loopback one
+  // (Debian maps it to 127.0.1.1) that the other hosts cannot reach: without GLOO_SOCKET_IFNAME, ranks listen
+  // on the address their route to the master leaves from.
   if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname)
     m.device = c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
   else if (rv.master_addr == "127.0.0.1" || rv.master_addr == "localhost")
     m.device = c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  else if (!address.empty())
+    m.device = c10d::ProcessGroupGloo::createDeviceForHostname(address);
   else
     m.device = c10d::ProcessGroupGloo::createDefaultDevice();
-  if (options.watchdog) m.watchdog = std::thread([&m] { m.watchdog_loop(); });
+  m.label = host_label(address);
+  m.store->set(keys::host(rv.rank), bytes(m.label));
+  m.store_ok_ms = Impl::now_ms();
+  if (options.watchdog) {
+    m.watchdog = std::thread([&m] { m.watchdog_loop(); });
+    m.store_monitor = std::thread([&m] { m.store_monitor_loop(); });
+  }
   std::vector<int> all(rv.world_size);
   for (int r = 0; r < rv.world_size; ++r) all[r] = r;
-  m.global = rv.world_size == 1 ? single_rank_group() : m.build(all, rv.rank);
+  try {
+    m.global = rv.world_size == 1 ? single_rank_group() : m.build(all, rv.rank);
+  } catch (...) {
+    m.stop_threads();  // a joinable thread must not be destroyed by the unwinding
+    throw;
+  }
   m.heartbeat_armed = true;
   m.groups[all] = m.global;
 }
@@ -246,14 +387,7 @@ World::~World() {
       // Shutting down: a store already gone changes nothing.
     }
   }
-  if (m.watchdog.joinable()) {
-    {
-      std::lock_guard<std::mutex> g(m.mu);
-      m.stop = true;
-    }
-    m.cv.notify_all();
-    m.watchdog.join();
-  }
+  m.stop_threads();
   m.groups.clear();
   m.global.reset();
 }
@@ -298,27 +432,50 @@ std::optional<AxisGroups> World::axis_groups(const Layout& layout) {
 
 bool World::abort(const std::string& cause) {
   Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> g(m.mu);  // the store monitor reads it
+    m.abort_cause = cause;
+  }
+  m.abort_started_ms = Impl::now_ms();
   m.aborting = true;
-  const std::string mine = "rank " + std::to_string(m.rv.rank) + " failed: " + cause;
-  std::string message = mine;
+  const std::string me = "rank " + std::to_string(m.rv.rank) + " on " + m.label;
+  std::string mine = me + " failed: " + cause;
+  std::string message;
   bool first = true;
   try {
+    // A collective that broke because a peer died names no culprit: if some rank has gone silent, it is
+    // the cause (every rank that sees the breakage finds the same silent ranks).
+    if (m.store->add(keys::kAbortCount, 0) == 0) {
+      const auto window = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(3000),
+                                                              10 * m.options.watchdog_interval);
+      const std::vector<int> silent = m.silent_ranks(window);
+      if (!silent.empty()) {
+        std::string names;
+        for (size_t i = 0; i < silent.size(); ++i) names += (i ? ", " : "") + m.who(*m.store, silent[i]);
+        mine = names + " failed: stopped (no heartbeat for " +
+               std::to_string(std::chrono::duration<double>(window).count()).substr(0, 3) +
+               " s; its connections broke: " + me + " saw: " + cause + ")";
+      }
+    }
     // A rank whose collective broke because another rank failed first reports that rank's cause.
     if (m.store->add(keys::kAbortCount, 1) == 1) {
       m.store->set(keys::kAbort, bytes(mine));
+      message = mine;
     } else {
       first = false;
       m.store->wait({keys::kAbort}, std::chrono::seconds(2));
-      message = "rank " + std::to_string(m.rv.rank) + " exiting: " + str(m.store->get(keys::kAbort)) +
-                " (here: " + cause + ")";
+      message = me + " exiting: " + str(m.store->get(keys::kAbort)) + " (here: " + cause + ")";
     }
   } catch (const std::exception&) {
     // No store: the launcher or the peers' own timeouts still end the run.
+    if (message.empty()) message = mine;
   }
   std::fprintf(stderr, "realign: %s\n", message.c_str());
   std::fflush(stderr);
   return first;
 }
+
+void World::leave_after_abort(int code) { impl_->leave("", code); }
 
 std::optional<std::string> World::abort_message() {
   if (!impl_->store->check({keys::kAbort})) return std::nullopt;
@@ -340,7 +497,7 @@ int run_worker(const std::function<void(World&)>& body) {
     if (cause.size() > 2000) cause = cause.substr(0, 2000) + "...";
     int code = 1;
     if (world) {
-      if (!world->abort(cause)) code = kPeerAbortExitCode;
+      world->leave_after_abort(world->abort(cause) ? 1 : kPeerAbortExitCode);
     } else {
       std::fprintf(stderr, "realign: rank %s failed: %s\n", getenv_or("RANK", "?").c_str(), cause.c_str());
     }

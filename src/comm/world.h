@@ -10,13 +10,19 @@
 //
 // Failure handling (a run must never hang when one rank dies or throws):
 // - every collective has a timeout (WorldOptions::timeout; env REALIGN_COMM_TIMEOUT_S, default 300 s);
+// - every rank names itself "rank R on host NAME (ADDRESS)" (the address it reaches the master from: hosts
+//   may share a hostname), in messages and in the store for the others' messages;
 // - a rank that fails calls abort(cause) (run_worker does it for an escaping exception): it writes
-//   "rank R: cause" under an abort key in the store, so that the others' watchdog threads, polling that key,
-//   print "rank <self>: aborting: rank R failed: cause" and exit with kPeerAbortExitCode, even from inside a
-//   blocked collective;
+//   "rank R on host H failed: cause" under an abort key in the store, so that the others' watchdog threads,
+//   polling that key, print "rank <self> on host H' exiting: rank R ... failed: cause" and exit with
+//   kPeerAbortExitCode, even from inside a blocked collective;
+// - a killed process closes its connections, so its peers' collectives break before anyone says why: a rank
+//   aborting first looks for ranks whose heartbeat stopped (for 2 s) and names them as the cause;
 // - each watchdog bumps a heartbeat counter in the store; rank 0 declares a rank dead (and aborts the run)
-//   when its counter has not moved for heartbeat_timeout (env REALIGN_HEARTBEAT_TIMEOUT_S, default 60 s);
-// - losing the store (the process hosting it died) makes the watchdog exit the process with that message.
+//   when its counter has not moved for heartbeat_timeout (env REALIGN_HEARTBEAT_TIMEOUT_S, default 30 s, so
+//   that an unreachable host ends the run within a minute);
+// - losing the store (the process hosting it died), or the store not answering for heartbeat_timeout (the
+//   network to it is down), makes the rank exit with that message.
 // Under the local launcher (comm/launcher.h) the launcher additionally kills everyone when one rank fails.
 #pragma once
 
@@ -54,7 +60,7 @@ struct WorldOptions {
   std::chrono::milliseconds timeout{300'000};  // per collective and for the rendezvous
   bool watchdog = true;                        // abort-key polling and heartbeats
   std::chrono::milliseconds watchdog_interval{200};
-  std::chrono::milliseconds heartbeat_timeout{60'000};
+  std::chrono::milliseconds heartbeat_timeout{30'000};
 };
 // Defaults, overridden by REALIGN_COMM_TIMEOUT_S and REALIGN_HEARTBEAT_TIMEOUT_S (seconds, may be
 // fractional).
@@ -95,6 +101,9 @@ class World {
   // the first one's message with its own cause in brackets and gets false. Does not exit; run_worker exits
   // right after (1 when first, kPeerAbortExitCode otherwise).
   bool abort(const std::string& cause);
+  // Ends the process with `code` after abort(). A rank hosting the store keeps it up (at most 5 s) until the
+  // other ranks have left, so that each still reads the abort message.
+  [[noreturn]] void leave_after_abort(int code);
   // The abort message, if some rank aborted (checks the store once).
   std::optional<std::string> abort_message();
 

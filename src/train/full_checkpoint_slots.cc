@@ -2,8 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include "model/shard.h"
-
 namespace realign::runtime {
 namespace {
 
@@ -72,40 +70,32 @@ FullCheckpointSlots FullCheckpointSlots::gather(comm::Group& global, const std::
 
 FullCheckpointSlots FullCheckpointSlots::for_loading(int rank, const std::vector<PlacedSlot>& placed) {
   FullCheckpointSlots out;
-  for (const PlacedSlot& p : placed) {
-    if (!p.home.contains(rank)) {
-      out.index_.push_back(-1);
-      continue;
-    }
-    out.index_.push_back(int(out.slots_.size()));
-    if (whole_on_each_rank(p.home))
-      out.slots_.push_back(p.slot);
-    else
-      out.add_full(p);
-  }
+  if (rank == 0)
+    for (const PlacedSlot& p : placed) out.add_full(p);
   return out;
 }
 
-void FullCheckpointSlots::scatter(int rank, const std::vector<PlacedSlot>& placed) const {
+void FullCheckpointSlots::scatter(comm::Group& global, const std::vector<PlacedSlot>& placed) const {
+  const Layout one{0, 1, 1, 1};
+  const bool root = global.rank() == 0;
   for (size_t i = 0; i < placed.size(); ++i) {
     const PlacedSlot& p = placed[i];
-    if (index_[i] < 0 || whole_on_each_rank(p.home)) continue;
-    const Layout::Coord c = p.home.coord_of(rank);
-    const ModelSlot& full = slots_[size_t(index_[i])];
-    auto cut = [&](const std::map<std::string, at::Tensor>& whole) {
-      ShardMap shards;
-      for (const ParamInfo& info : p.slot.model->param_infos())
-        shards[info.name] = model::shard_of(whole.at(info.name), info, c.tp, p.home.tp);
-      return shards;
-    };
-    p.slot.model->load_shards(cut(full.model->named_params()));
-    if (p.slot.optim) {
-      const auto state = full.optim->state_tensors();
-      std::map<std::string, at::Tensor> mine;
-      for (const char* prefix : {"m/", "v/"})
-        for (const auto& [name, t] : cut(moments(state, prefix))) mine[prefix + name] = t;
-      p.slot.optim->load_state(mine, full.optim->steps_done());
-    }
+    const ModelShape& s = p.shape;
+    ShardMover mover(model_params(s.spec, s.head), s.spec.n_layers, s.dtype);
+    const ModelSlot* full = root ? &slots_[i] : nullptr;
+    const ShardMap params = mover.move(global, full ? full->model->named_params() : ShardMap{}, one, p.home);
+    if (p.slot.model) p.slot.model->load_shards(params);
+    if (!p.trained) continue;
+    const auto state = full ? full->optim->state_tensors() : std::map<std::string, at::Tensor>{};
+    const ShardMap m1 = mover.move(global, moments(state, "m/"), one, p.home);
+    const ShardMap v1 = mover.move(global, moments(state, "v/"), one, p.home);
+    at::Tensor steps = at::tensor({full ? full->optim->steps_done() : int64_t(0)}, at::kLong);
+    global.broadcast(steps, 0);
+    if (!p.slot.optim) continue;
+    std::map<std::string, at::Tensor> mine;
+    for (const auto& [name, t] : m1) mine["m/" + name] = t;
+    for (const auto& [name, t] : v1) mine["v/" + name] = t;
+    p.slot.optim->load_state(mine, steps.item<int64_t>());
   }
 }
 

@@ -9,20 +9,27 @@
 namespace realign::runtime {
 
 int64_t Trainer::resume_from(const RunDir& dir, int64_t total) {
-  std::optional<int64_t> latest = latest_checkpoint_step(dir.checkpoints());
-  if (!latest) {
+  // Rank 0 alone reads the run directory (other nodes need not see it) and hands the others the checkpoint's
+  // step, the loop's state and their shards of every model.
+  Json head;
+  if (lead()) {
+    const std::optional<int64_t> latest = latest_checkpoint_step(dir.checkpoints());
+    if (latest && *latest > total)
+      throw Error(in_.run_dir, "its latest checkpoint is step " + std::to_string(*latest) +
+                                   " but the run has only " + std::to_string(total) + " steps");
+    head = Json{{"step", latest ? *latest : int64_t(0)}};
+  }
+  const int64_t done = broadcast_json(*world_, head, 0)["step"].get<int64_t>();
+  if (done == 0) {
     enter_stage(0, true);
     return 0;
   }
-  if (*latest > total)
-    throw Error(in_.run_dir, "its latest checkpoint is step " + std::to_string(*latest) +
-                                 " but the run has only " + std::to_string(total) + " steps");
-  enter_stage(stage_of(*latest), false);
+  enter_stage(stage_of(done), false);
   const std::vector<PlacedSlot> placed = placed_slots();
   const FullCheckpointSlots full = FullCheckpointSlots::for_loading(rank(), placed);
-  restore_loop_state(load_train_checkpoint(dir.checkpoints(), *latest, full.slots()));
-  full.scatter(rank(), placed);
-  const int64_t done = *latest;
+  const Json loop = lead() ? load_train_checkpoint(dir.checkpoints(), done, full.slots()) : Json();
+  restore_loop_state(broadcast_json(*world_, loop, 0));
+  full.scatter(*world_, placed);
   if (done < total && stage_of(done + 1) != current_stage_) enter_stage(stage_of(done + 1), true);
   return done;
 }

@@ -33,10 +33,11 @@ TEST(Failure, ThrowingRankEndsTheRunWithItsCause) {
   EXPECT_EQ(r.exit_code, 1);
   // Under load a peer may learn of the failure and exit before rank 2's own exit is seen; either way the
   // run's failure names rank 2 and its cause.
-  EXPECT_NE(r.failure.find("exited with code 1: rank 2 failed: injected failure on rank 2"), std::string::npos)
-      << r.failure << "\n" << r.output_text();
-  EXPECT_NE(r.output[2].find("realign: rank 2 failed: injected failure on rank 2"), std::string::npos)
-      << r.output_text();
+  EXPECT_NE(r.failure.find("exited with code 1: rank 2 on host "), std::string::npos) << r.failure << "\n"
+                                                                                      << r.output_text();
+  EXPECT_NE(r.failure.find("(127.0.0.1) failed: injected failure on rank 2"), std::string::npos) << r.failure;
+  EXPECT_NE(r.output[2].find("realign: rank 2 on host "), std::string::npos) << r.output_text();
+  EXPECT_NE(r.output[2].find("failed: injected failure on rank 2"), std::string::npos) << r.output_text();
 }
 
 // Without the launcher's killing, every rank must still exit non-zero on its own, naming the failed rank.
@@ -49,7 +50,9 @@ TEST(Failure, WithoutLauncherKillsAllRanksExitAfterAThrow) {
     EXPECT_NE(e.exit_code, 0) << describe_exit(e);
   }
   for (int k = 1; k < 3; ++k)
-    EXPECT_NE(r.output[k].find("rank 0 failed: injected failure on rank 0"), std::string::npos)
+    EXPECT_NE(r.output[k].find("rank 0 on host "), std::string::npos) << r.output_text();
+  for (int k = 1; k < 3; ++k)
+    EXPECT_NE(r.output[k].find("(127.0.0.1) failed: injected failure on rank 0"), std::string::npos)
         << r.output_text();
   EXPECT_LT(r.wall.count(), 20'000);
 }
@@ -62,7 +65,9 @@ TEST(Failure, WithoutLauncherKillsPeersOfAKilledRankExit) {
   for (int k = 0; k < 2; ++k) {
     EXPECT_EQ(r.ranks[k].signal, 0);
     EXPECT_NE(r.ranks[k].exit_code, 0);
-    EXPECT_NE(r.output[k].find("failed"), std::string::npos) << r.output_text();
+    // Its peers' collectives broke; they name the rank whose heartbeat stopped, not themselves.
+    EXPECT_NE(r.output[k].find("rank 2 on host "), std::string::npos) << r.output_text();
+    EXPECT_NE(r.output[k].find("(127.0.0.1) failed: stopped"), std::string::npos) << r.output_text();
   }
   EXPECT_LT(r.wall.count(), 20'000);
 }
@@ -75,7 +80,9 @@ TEST(Failure, HeartbeatCatchesASilentDeath) {
   for (int k : {0, 2}) {
     EXPECT_EQ(r.ranks[k].exit_code, kPeerAbortExitCode) << describe_exit(r.ranks[k]) << "\n"
                                                         << r.output_text();
-    EXPECT_NE(r.output[k].find("rank 1 failed: no heartbeat for 2 s"), std::string::npos) << r.output_text();
+    EXPECT_NE(r.output[k].find("rank 1 on host "), std::string::npos) << r.output_text();
+    EXPECT_NE(r.output[k].find("(127.0.0.1) failed: no heartbeat for 2 s"), std::string::npos)
+        << r.output_text();
   }
   EXPECT_LT(r.wall.count(), 15'000);
 }
@@ -87,7 +94,8 @@ TEST(Failure, CollectiveTimeoutEndsAStuckRun) {
   LaunchResult r = launch_local(o);
   EXPECT_EQ(r.ranks[0].exit_code, 1) << r.output_text();
   EXPECT_EQ(r.ranks[1].exit_code, kPeerAbortExitCode) << r.output_text();
-  EXPECT_NE(r.output[1].find("rank 0 failed"), std::string::npos) << r.output_text();
+  EXPECT_NE(r.output[1].find("rank 0 on host "), std::string::npos) << r.output_text();
+  EXPECT_NE(r.output[1].find("(127.0.0.1) failed: "), std::string::npos) << r.output_text();
   EXPECT_LT(r.wall.count(), 15'000);
 }
 

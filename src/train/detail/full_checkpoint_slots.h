@@ -1,7 +1,9 @@
 // Checkpoints hold every model whole (HF format, plus AdamW moments per parameter), whatever layout trained
 // it. A model lives in its home layout, which may shard it over tensor or pipeline parallelism and need not
 // include rank 0: it is gathered onto rank 0 to be saved (ShardMover to a one-device layout: each byte
-// crosses the wire once) and cut back into each home rank's shards when a run resumes.
+// crosses the wire once), and on resume rank 0 alone reads the checkpoint and moves each home rank its shards
+// the same way back, so that only rank 0's node needs the run directory (no shared filesystem). Rank 0 holds
+// each model whole meanwhile, as its checkpoint file does.
 #pragma once
 
 #include <memory>
@@ -29,16 +31,17 @@ class FullCheckpointSlots {
   // Save side: collective over every rank of the run; on rank 0 slots() are every model whole with its
   // optimizer state, elsewhere they are empty.
   static FullCheckpointSlots gather(comm::Group& global, const std::vector<PlacedSlot>& placed);
-  // Load side: whole-model slots to load a checkpoint into, for the models this rank holds a part of; then
-  // scatter() cuts them back into this rank's shards. Not collective.
+  // Load side: on rank 0 whole-model slots (with optimizers for trained models) to load a checkpoint into,
+  // elsewhere none. Not collective.
   static FullCheckpointSlots for_loading(int rank, const std::vector<PlacedSlot>& placed);
-  void scatter(int rank, const std::vector<PlacedSlot>& placed) const;
+  // Collective over every rank of the run: moves rank 0's whole models (and optimizer state) into each home
+  // rank's shards.
+  void scatter(comm::Group& global, const std::vector<PlacedSlot>& placed) const;
 
   const std::vector<ModelSlot>& slots() const { return slots_; }
 
  private:
   std::vector<ModelSlot> slots_;
-  std::vector<int> index_;  // for_loading: placed[i]'s slot in slots_, or -1 when this rank holds none of it
   std::vector<std::unique_ptr<model::Transformer>> models_;
   std::vector<std::unique_ptr<AdamW>> optims_;
   void add_full(const PlacedSlot& like);
