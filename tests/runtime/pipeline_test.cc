@@ -66,5 +66,14 @@ TEST(PipelinedGeneration, DataTimesPipelineEqualsOneStage) {
   run_ranks(4, {"llama-tiny", "4", "d2t1p2", "2", "generate"});
 }
 
+// Four stages with tp = 2 in each, and two four-stage replicas: eight ranks.
+TEST(PipelinedGeneration, TensorTimesFourStagesEqualsOneStage) {
+  run_ranks(8, {"llama-tiny", "4", "d1t2p4", "2", "generate"});
+}
+
+TEST(PipelinedGeneration, DataTimesFourStagesEqualsOneStage) {
+  run_ranks(8, {"llama-tiny", "4", "d2t1p4", "3", "generate"});
+}
+
 }  // namespace
 }  // namespace realign::runtime
