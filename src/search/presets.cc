@@ -121,10 +121,10 @@ std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c
     const Layout l{0, s.dp, s.tp, s.pp};
     if (std::find(layouts.begin(), layouts.end(), l) == layouts.end()) layouts.push_back(l);
   }
-  const int node = c.devices_per_node;
-  std::stable_sort(layouts.begin(), layouts.end(), [&](const Layout& a, const Layout& b) {
+  // tp never spans nodes (strategy_problem), so "tensor parallelism first" is simply the larger tp.
+  std::stable_sort(layouts.begin(), layouts.end(), [](const Layout& a, const Layout& b) {
     if (a.tp * a.pp != b.tp * b.pp) return a.tp * a.pp < b.tp * b.pp;
-    return std::min(a.tp, node) > std::min(b.tp, node);
+    return a.tp > b.tp;
   });
   std::optional<ExecutionPlan> least_overflow;
   PlanScore least_score;
