@@ -111,6 +111,12 @@ double pp_handoff_s(const Context& c, double tokens) {
   return c.s.pp > 1 ? p2p_s(tokens * double(c.model.spec.hidden) * kActivationBytes, c.pp_link) : 0.0;
 }
 
+// What a stage pays for one of its sends: the runtime's pipelines send asynchronously and post their receives
+// ahead (runtime/pipeline_forward.cc, pipeline_train.cc, pipeline_generate.cc), so a stage issues a send and
+// goes on with its next micro-batch; the transfer itself delays only a micro-batch that waits for it, where the
+// pipeline fills and drains (pp - 1 boundaries), not every slot. Assumes a transfer is shorter than a slot.
+double pp_issue_s(const Context& c) { return c.s.pp > 1 ? c.pp_link.overhead_s : 0.0; }
+
 // The slowest stage's forward of one micro-batch.
 StageCost slowest_stage(const Context& c, double tokens, double context, double head_tokens) {
   StageCost worst;
@@ -127,20 +133,22 @@ void add(CallEstimate& e, const StageCost& sc, double times) {
   e.overhead_s += sc.overhead * times;
 }
 
-// A pipelined forward pass over micro-batches: (micro_batches + pp - 1) slots of the slowest stage.
+// A pipelined forward pass over micro-batches: (micro_batches + pp - 1) slots of the slowest stage, and the
+// first micro-batch's activation crossing the pp - 1 stage boundaries.
 void pipelined_forward(const Context& c, CallEstimate& e, double mb_tokens, double context,
                        double head_tokens) {
   const double slots = double(c.s.micro_batches + c.s.pp - 1);
   add(e, slowest_stage(c, mb_tokens, context, head_tokens), slots);
-  e.comm_s += slots * pp_handoff_s(c, mb_tokens);
+  e.comm_s += slots * pp_issue_s(c) + double(c.s.pp - 1) * pp_handoff_s(c, mb_tokens);
 }
 
 void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const double mb_tokens = double(seqs_per_micro_batch(mfc, c.s)) * double(mfc.seq_len());
   const double context = double(mfc.seq_len()) / 2.0;  // causal attention
-  // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and the
-  // activation (forward) and its gradient (backward) crossing each stage boundary. Recomputation runs each
-  // layer's forward once more, collectives included, before its backward.
+  // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and issuing
+  // the activation's (forward) and its gradient's (backward) sends; the transfers delay the pipeline where it
+  // fills and drains. Recomputation runs each layer's forward once more, collectives included, before its
+  // backward.
   const double forwards = c.s.recompute ? 2.0 : 1.0;
   StageCost fwd, slot;
   for (int stage = 0; stage < c.s.pp; ++stage) {
@@ -148,11 +156,12 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
     StageCost both;
     both.compute = (2.0 + forwards) * f.compute;
     both.comm =
-        forwards * f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_handoff_s(c, mb_tokens);
+        forwards * f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_issue_s(c);
     both.overhead = (2.0 + forwards) * f.overhead;
     if (both.total() > slot.total()) slot = both, fwd = f;
   }
   const double slots = double(c.s.micro_batches + c.s.pp - 1);
+  double fill = 2.0 * double(c.s.pp - 1) * pp_handoff_s(c, mb_tokens);
   // The gradient all-reduce over dp (bf16 gradients of the largest shard; with ZeRO-1 a reduce-scatter of
   // the gradients and an all-gather of the updated weights, the same bytes) and the memory-bound passes of a
   // step (optimizer_step_bytes).
@@ -167,10 +176,12 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   // gradients, which gives the loss's gradient at the outputs, then 1F1B: one more forward per slot.
   if (c.s.pp > 1 && mfc.pair_loss) {
     slot.compute += fwd.compute;
-    slot.comm += fwd.comm + pp_handoff_s(c, mb_tokens);
+    slot.comm += fwd.comm + pp_issue_s(c);
     slot.overhead += fwd.overhead;
+    fill += double(c.s.pp - 1) * pp_handoff_s(c, mb_tokens);
   }
   add(e, slot, steps * slots);
+  e.comm_s += steps * fill;
   e.comm_s += steps * dp_comm;
   e.compute_s += steps * optimizer;
   e.overhead_s += steps * c.p.step_overhead_s.value;
@@ -178,10 +189,10 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
 
 // Pipelined generation as runtime/pipeline.h runs it: the micro-batches' prefills fill the pipeline
 // (micro_batches + pp - 1 slots), then every decoding step takes each micro-batch's token once through every
-// stage. A stage's slot is its forward plus what it sends: the activation (B, 1, H) to the next stage, or, on
-// the last stage, the sampled tokens (B int64) to each of the pp - 1 others. One micro-batch's step is a
-// cycle through all stages and back (pp forwards, pp - 1 activation hand-offs, the token's return to the
-// first stage); a step takes the longer of micro_batches slots of the busiest stage and that cycle: with
+// stage. A stage's slot is its forward plus issuing its sends (pp_issue_s): the activation (B, 1, H) to the
+// next stage, or, on the last stage, the sampled tokens (B int64) to each of the pp - 1 others. One
+// micro-batch's step is a cycle through all stages and back (pp forwards, pp - 1 activation hand-offs, the
+// token's return to the first stage, each waited for); a step takes the longer of micro_batches slots of the busiest stage and that cycle: with
 // fewer micro-batches than stages the cycle paces the step and stages idle (the decode bubble). At the end
 // the last stage broadcasts the log-probs (fp32, every row and token) over the pp group: a header's length,
 // the header, then the bytes, each along a binomial tree.
@@ -210,7 +221,7 @@ void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
       cycle.compute += sc.compute;
       cycle.comm += sc.comm;
       cycle.overhead += sc.overhead;
-      sc.comm += stage + 1 < c.s.pp ? handoff : (stages - 1) * token_send;
+      sc.comm += (stage + 1 < c.s.pp ? 1.0 : stages - 1) * pp_issue_s(c);
       if (sc.total() > worst.total()) worst = sc;
     }
     cycle.comm += (stages - 1) * handoff + token_send;

@@ -153,13 +153,15 @@ TEST(EngineTerms, ZeroOneLetsReaLsHeuristicPlanFit) {
   EXPECT_TRUE(r.fits) << r.oom_report;
 }
 
-// Pipelined generation (runtime/pipeline.h), by hand on a profile where only layer launches (1 ms a layer)
-// and point-to-point latency (5 ms a message) cost anything. llama2-7b's 32 layers: 16 per stage at pp = 2,
-// 8 at pp = 4. Prefill: micro_batches + pp - 1 slots of (stage + hand-off). A decoding step: the longer of
-// micro_batches slots of the busiest stage (its forward plus its sends: one activation, or the last stage's
-// pp - 1 token messages) and one cycle through the stages and back (pp forwards, pp - 1 hand-offs, the
-// token's return). At the end the log-probs are broadcast over the stages: three messages along a binomial
-// tree (one hop at pp = 2, two at pp = 4).
+// Pipelined generation (runtime/pipeline.h), by hand on a profile where only layer launches (1 ms a layer),
+// point-to-point latency (5 ms a message) and issuing a message (1 ms) cost anything: a message that a
+// micro-batch waits for takes 6 ms, a send that a stage issues and leaves to the network 1 ms. llama2-7b's 32
+// layers: 16 per stage at pp = 2, 8 at pp = 4. Prefill: micro_batches + pp - 1 slots of (stage + issuing its
+// send), and the first micro-batch's activation crossing pp - 1 boundaries. A decoding step: the longer of
+// micro_batches slots of the busiest stage (its forward plus issuing its sends: one activation, or the last
+// stage's pp - 1 token messages) and one cycle through the stages and back (pp forwards, pp - 1 hand-offs,
+// the token's return, each waited for). At the end the log-probs are broadcast over the stages: three
+// messages along a binomial tree (one hop at pp = 2, two at pp = 4).
 TEST(EngineTerms, PipelinedDecodeStepIsTheLongerOfTheBusiestSlotsAndTheCycle) {
   const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 16, 10);
   const Cluster c = make_cluster(1, 8);
@@ -170,8 +172,9 @@ TEST(EngineTerms, PipelinedDecodeStepIsTheLongerOfTheBusiestSlotsAndTheCycle) {
   }
   p.layer_launch_overhead_s.value = 1e-3;
   p.intra_node_latency_s.value = 5e-3;
+  p.collective_overhead_s.value = 1e-3;
   p.compute_slots_per_node.value = 64;  // no contention
-  p.decode_step_overhead_s.value = p.call_overhead_s.value = p.collective_overhead_s.value = 0;
+  p.decode_step_overhead_s.value = p.call_overhead_s.value = 0;
   const int gen = g.mfc_index("actor_gen");
   const double steps = 10, ms = 1e-3;
   struct Case {
@@ -179,18 +182,19 @@ TEST(EngineTerms, PipelinedDecodeStepIsTheLongerOfTheBusiestSlotsAndTheCycle) {
     double prefill_ms, step_ms, bubble;
   };
   for (const Case& k : {
-           // 2 slots of 16 + 5; cycle 2 x 16 + 5 + 5 = 42 > 1 slot of 21: half the slots idle.
-           Case{2, 1, 2 * 21, 42, 0.5},
-           // 5 slots of 21; 4 slots of 21 = 84 > the cycle.
-           Case{2, 4, 5 * 21, 84, 1 - (4 + 40.0) / (5 + 40.0)},
-           // 5 slots of 8 + 5; the last stage's slot 8 + 3 x 5 = 23; cycle 4 x 8 + 3 x 5 + 5 = 52 > 2 x 23.
-           Case{4, 2, 5 * 13, 52, 1 - (2 + 20.0) / (5 + 10 * 52.0 / 23)},
-           // 7 slots of 13; 4 x 23 = 92 > the cycle.
-           Case{4, 4, 7 * 13, 92, 1 - (4 + 40.0) / (7 + 40.0)},
+           // 2 slots of 16 + 1, one hand-off; cycle 2 x 16 + 6 + 6 = 44 > 1 slot of 17: stages idle.
+           Case{2, 1, 2 * 17 + 6, 44, 1 - (1 + 10.0) / (2 + 10 * 44.0 / 17)},
+           // 5 slots of 17; 4 slots of 17 = 68 > the cycle.
+           Case{2, 4, 5 * 17 + 6, 68, 1 - (4 + 40.0) / (5 + 40.0)},
+           // 5 slots of 8 + 1, three hand-offs; the last stage's slot 8 + 3 x 1 = 11; cycle 4 x 8 + 3 x 6 + 6
+           // = 56 > 2 x 11.
+           Case{4, 2, 5 * 9 + 18, 56, 1 - (2 + 20.0) / (5 + 10 * 56.0 / 11)},
+           // 7 slots of 9; 4 x 11 = 44 < the cycle, which paces the step.
+           Case{4, 4, 7 * 9 + 18, 56, 1 - (4 + 40.0) / (7 + 10 * 56.0 / 11)},
        }) {
     SCOPED_TRACE("pp " + std::to_string(k.pp) + ", " + std::to_string(k.micro) + " micro-batches");
     const CallEstimate e = estimate_call(g, c, p, gen, assign("actor_gen", 0, 1, 1, k.pp, k.micro));
-    const double broadcast_ms = (k.pp == 2 ? 1 : 2) * 3 * 5;
+    const double broadcast_ms = (k.pp == 2 ? 1 : 2) * 3 * 6;
     EXPECT_NEAR(e.time_s, (k.prefill_ms + steps * k.step_ms + broadcast_ms) * ms, 1e-9);
     EXPECT_NEAR(e.bubble_fraction, k.bubble, 1e-9);
   }
