@@ -1,9 +1,9 @@
 // Calibration of a HardwareProfile against measured call times: the estimate of a call is (nearly) a sum of
 // parts, each proportional to one group of coefficients (compute rate, memory rate, link latency, link
 // bandwidth, per-layer launch overhead, per-call and per-step overhead, per-decoding-step overhead). Scaling
-// each group by a factor s_g scales its part, so measured times fix the factors by non-negative least squares
-// on relative error, and the fitted profile states the factor and the measurements in every coefficient's
-// source.
+// each group by a factor s_g scales its part, so measured times fix the factors by least squares on relative
+// error, with a weak prior that keeps each factor near 1 where the measurements cannot tell two groups apart,
+// and the fitted profile states the factor and the measurements in every coefficient's source.
 //
 // This is how the estimator is "calibrated by profiling": runs of real calls (`realign validate --calibrate`)
 // set the coefficients, and a second validation on other plans checks the result out of sample.

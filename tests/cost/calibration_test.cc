@@ -21,12 +21,14 @@ struct TinyPpo {
   Cluster cluster = make_cluster(1, 4, "cpu-gloo");
   HardwareProfile start = default_profile(cluster.device);
 
-  // Every call of the graph on a few layouts of the 4 devices.
+  // Every call of the graph on a few layouts of the 4 devices; one micro-batch against 16 on one device tells
+  // the per-layer launches (one per micro-batch) from the per-call and per-step overheads.
   std::vector<CallMeasurement> calls_under(const HardwareProfile& truth) const {
     std::vector<CallMeasurement> out;
     const std::vector<MfcAssignment> layouts = {assign("", 0, 4, 1, 1), assign("", 0, 2, 2, 1),
                                                 assign("", 0, 2, 1, 2, 2), assign("", 2, 1, 2, 1),
-                                                assign("", 0, 1, 2, 2, 4)};
+                                                assign("", 0, 1, 2, 2, 4), assign("", 0, 1, 1, 1, 1),
+                                                assign("", 0, 1, 1, 1, 16)};
     for (size_t i = 0; i < graph.mfcs.size(); ++i)
       for (MfcAssignment a : layouts) {
         if (graph.mfcs[i].kind == MfcKind::kGenerate && a.strategy.pp > 1) continue;
@@ -81,9 +83,10 @@ TEST(Calibration, PartsAddUpToTheEstimate) {
     for (double p : parts[i]) sum += p;
     // Decode is max(compute, memory) per step, and a pipeline is paced by its slowest stage, which may be a
     // different stage for each group alone (the embedding's collective on the first, the head's on the
-    // last): there the parts may exceed the estimate, by a few percent; elsewhere they add up.
+    // last): there the parts may exceed the estimate, by a few percent (6% where one device's decoding step
+    // takes about as long to compute as to read its weights); elsewhere they add up.
     EXPECT_GE(sum, calls[i].seconds * (1 - 1e-9)) << calls[i].assignment.mfc;
-    EXPECT_LE(sum, calls[i].seconds * 1.05) << calls[i].assignment.mfc;
+    EXPECT_LE(sum, calls[i].seconds * 1.08) << calls[i].assignment.mfc;
     if (s.graph.mfcs[size_t(calls[i].mfc)].kind != MfcKind::kGenerate &&
         calls[i].assignment.strategy.pp == 1) {
       EXPECT_NEAR(sum, calls[i].seconds, 1e-9 * calls[i].seconds) << calls[i].assignment.mfc;
