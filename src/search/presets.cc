@@ -103,6 +103,22 @@ std::optional<ExecutionPlan> per_call_best(const DataflowGraph& g, const Cluster
   return plan;
 }
 
+// Every call's strategies on the whole cluster in one layout.
+Options layout_options(const DataflowGraph& g, const Options& every, const Layout& l) {
+  Options options(g.mfcs.size());
+  for (size_t i = 0; i < g.mfcs.size(); ++i)
+    for (const Strategy& s : every[i])
+      if (s.dp == l.dp && s.tp == l.tp && s.pp == l.pp) options[i].push_back(s);
+  return options;
+}
+
+Options whole_cluster_options(const DataflowGraph& g, const Cluster& c, bool runtime_limits) {
+  Options every(g.mfcs.size());
+  for (size_t i = 0; i < g.mfcs.size(); ++i)
+    every[i] = call_strategies(g, c, i, c.n_devices(), runtime_limits);
+  return every;
+}
+
 // Megatron-LM's rule for one layout (Narayanan et al. 2021, takeaways 1 and 2): the smallest model-parallel
 // size t * p with which everything fits, tensor parallelism first up to a node's devices, then pipeline
 // stages across nodes; data parallelism takes the remaining devices. Every call shares the layout and
@@ -114,8 +130,7 @@ std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c
   const DeviceMesh all{0, c.n_devices()};
   if (!mesh_problem(all, c).empty()) return std::nullopt;
   const std::vector<DeviceMesh> meshes(g.mfcs.size(), all);
-  Options every(g.mfcs.size());
-  for (size_t i = 0; i < g.mfcs.size(); ++i) every[i] = call_strategies(g, c, i, all.size, runtime_limits);
+  const Options every = whole_cluster_options(g, c, runtime_limits);
   std::vector<Layout> layouts;
   for (const Strategy& s : every[0]) {
     const Layout l{0, s.dp, s.tp, s.pp};
@@ -129,10 +144,7 @@ std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c
   std::optional<ExecutionPlan> least_overflow;
   PlanScore least_score;
   for (const Layout& l : layouts) {
-    Options options(g.mfcs.size());
-    for (size_t i = 0; i < g.mfcs.size(); ++i)
-      for (const Strategy& s : every[i])
-        if (s.dp == l.dp && s.tp == l.tp && s.pp == l.pp) options[i].push_back(s);
+    const Options options = layout_options(g, every, l);
     auto plan = least_memory_plan(g, ev, meshes, options);
     if (!plan) continue;
     // Whether the layout can fit at all: one round of descent that stops once it does.
@@ -219,6 +231,16 @@ std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster
 }
 
 }  // namespace
+
+std::optional<ExecutionPlan> one_layout_plan(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
+                                             const Layout& layout, bool runtime_limits) {
+  const DeviceMesh all{0, c.n_devices()};
+  if (!mesh_problem(all, c).empty()) return std::nullopt;
+  const Options options = layout_options(g, whole_cluster_options(g, c, runtime_limits), layout);
+  auto plan = least_memory_plan(g, ev, std::vector<DeviceMesh>(g.mfcs.size(), all), options);
+  if (plan) descend(g, ev, options, *plan);
+  return plan;
+}
 
 std::optional<ExecutionPlan> make_preset(const std::string& name, const DataflowGraph& g, const Cluster& c,
                                          PlanEvaluator& ev, bool runtime_limits) {

@@ -27,6 +27,14 @@ std::optional<ExecutionPlan> make_preset(const std::string& name, const Dataflow
                                          const Cluster& cluster, PlanEvaluator& evaluator,
                                          bool runtime_limits = false);
 
+// Every call on the whole cluster in `layout` (its first device is ignored), each call choosing its
+// micro-batches, ZeRO-1 and recomputation by coordinate descent on the whole plan: a fixed plan class such
+// as ReaLHF's `pipe_model` allocation (tp = a node's devices, pp = the nodes, dp = 1). Empty when some call
+// has no strategy in that layout. The plan may not fit in memory: check its score.
+std::optional<ExecutionPlan> one_layout_plan(const DataflowGraph& graph, const Cluster& cluster,
+                                             PlanEvaluator& evaluator, const Layout& layout,
+                                             bool runtime_limits = false);
+
 // Disjoint valid meshes covering as much of the cluster as possible, largest first, by repeatedly halving the
 // largest piece (runs of whole nodes first, then power-of-two slices of a node).
 std::vector<DeviceMesh> split_cluster(const Cluster& cluster, int parts);

@@ -110,6 +110,23 @@ TEST(Presets, RuntimeLimitsAllowPipelinedGeneration) {
   EXPECT_GT(limited->assignments[size_t(g.mfc_index("actor_gen"))].strategy.pp, 1);
 }
 
+// One layout for every call on the whole cluster, as ReaLHF's pipe_model allocation: each call keeps the
+// layout even where the evaluator would pick another (here less tensor parallelism), and chooses only its
+// micro-batches, ZeRO-1 and recomputation. A layout no strategy of a call can take gives no plan.
+TEST(Presets, OneLayoutPlanKeepsTheLayoutForEveryCall) {
+  const auto g = testing::ppo_7b();
+  const Cluster c = testing::h100(2);
+  auto ev = ppo_evaluator(g, 16);
+  const auto plan = one_layout_plan(g, c, ev, Layout{0, 1, 8, 2});
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_EQ(plan->assignments.size(), g.mfcs.size());
+  for (const auto& a : plan->assignments) {
+    EXPECT_EQ(a.mesh, (DeviceMesh{0, 16}));
+    EXPECT_EQ(a.layout(), (Layout{0, 1, 8, 2})) << a.mfc;
+  }
+  EXPECT_FALSE(one_layout_plan(g, c, ev, Layout{0, 1, 16, 1}).has_value());  // tp never spans nodes
+}
+
 TEST(Presets, UnknownPresetNamesTheField) {
   const auto g = testing::ppo_7b();
   auto ev = ppo_evaluator(g, 16);
