@@ -2,8 +2,9 @@
 // (LLaMA-2 7B to 70B, 8 to 128 H100, prompt 128, generation 128/384/896 with 512/256/128 prompts, 4
 // mini-batches): the searched plan and every preset, the search time, the searched layouts, and, where the
 // figure was published (shared/published), the measured times beside them. `--fit` fits the profile's engine
-// factors (compute efficiency, per-layer launch overhead, per-step decode overhead) to the heuristic bars:
-// the co-located preset is the same plan class (one 3D-parallel layout for every model on every GPU).
+// factors (compute efficiency over a pass, the host's cost of a collective) to the heuristic bars, whose plan
+// is one 3D-parallel layout for every model on every GPU, and the per-layer launch overhead to ReaL's
+// decoding floor.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "apps/plan_report.h"
+#include "apps/run_config.h"
 #include "core/host.h"
 #include "core/json.h"
 #include "core/units.h"
@@ -101,14 +103,29 @@ std::string layouts(const DataflowGraph& g, const ExecutionPlan& plan) {
   return out;
 }
 
-// The co-located preset's estimate of every published point under `profile`.
-std::vector<double> co_located_estimates(const std::vector<apps::RunConfig>& configs,
-                                         const HardwareProfile& profile) {
+// ReaLHF's `pipe_model` allocation (realhf/experiments/common/common.py: "identical parallelization (like
+// DSChat) with pipe+model parallelism", its default allocation_mode): every call on every GPU with tp = the
+// GPUs of a node, pp = the nodes, dp = 1. The heuristic bars' plan: among one-layout plans it explains them
+// best (`--fit` fits both it and the co-located preset and prints their errors).
+std::optional<ExecutionPlan> pipe_model_plan(const apps::RunConfig& config, PlanEvaluator& ev) {
+  const Cluster& c = config.cluster;
+  return one_layout_plan(config.graph, c, ev, Layout{0, 1, c.devices_per_node, c.n_nodes});
+}
+
+using PlanClass = std::optional<ExecutionPlan> (*)(const apps::RunConfig&, PlanEvaluator&);
+
+std::optional<ExecutionPlan> co_located_plan(const apps::RunConfig& config, PlanEvaluator& ev) {
+  return make_preset("co-located", config.graph, config.cluster, ev);
+}
+
+// The estimate of every point's plan of class `make` under `profile` (1e9 where it does not fit).
+std::vector<double> class_estimates(const std::vector<apps::RunConfig>& configs,
+                                    const HardwareProfile& profile, PlanClass make) {
   std::vector<double> out;
   for (const apps::RunConfig& config : configs) {
     Simulator sim(config.graph, config.cluster, profile);
     SimulatorEvaluator ev(sim);
-    const auto plan = make_preset("co-located", config.graph, config.cluster, ev);
+    const auto plan = make(config, ev);
     const SimulationResult r = plan ? sim.run(*plan) : SimulationResult{};
     out.push_back(plan && r.fits ? r.iteration_time_s : 1e9);
   }
@@ -221,22 +238,23 @@ void print_decomposition(const std::vector<Point>& points, const std::vector<dou
 
 // The engine factors the published figure fixes, in two steps. The per-layer launch overhead of an eager
 // decoder comes from ReaL's decoding floor (launch_from_real_floor): the slopes of ReaL's bars over the
-// generation length. Then, on the heuristic bars, whose plan class is the co-located preset (one
-// Megatron-LM-style layout for every model on every GPU): the share of its kernels' rates that the training
-// and inference engine keeps over a whole pass (pass_efficiency; the GEMM and attention curves stay as
-// measured) and the host's cost of issuing a collective (collective_overhead_s, which a model-parallel
-// decoder pays twice per layer and step). Fitting the launch overhead to the heuristic bars instead, as
-// before, charged every layout the heuristic's model-parallel decoding cost, and no plan could decode faster
-// than it. Coordinate descent on log factors, halving the step when no move helps; everything else keeps its
-// sourced value.
-void fit(const std::vector<Point>& points, const std::string& root) {
-  std::vector<apps::RunConfig> configs;  // read once: the fit evaluates every point many times
-  for (const Point& p : points) configs.push_back(config_of(p, root, "10", ""));
-  HardwareProfile start = builtin_profile(builtin_device("h100-sxm", "device"));
-  std::printf("ReaL's decoding steps (slope of its bars over the generation length):\n");
-  const double launch = launch_from_real_floor(points, configs, start);
-  std::printf("layer_launch_overhead_s = %.6g (ReaL's floor less the weight reads)\n\n", launch);
-  start.layer_launch_overhead_s.value = launch;
+// generation length. Then, on the heuristic bars, whose plan is one 3D-parallel layout for every model on
+// every GPU: the share of its kernels' rates that the training and inference engine keeps over a whole pass
+// (pass_efficiency; the GEMM and attention curves stay as measured) and the host's cost of issuing a
+// collective (collective_overhead_s, which a model-parallel decoder pays twice per layer and step). Which
+// layout the bars ran is not published; two candidates are fitted, ReaLHF's pipe_model allocation and
+// Megatron-LM's rule (the co-located preset), and the profile takes the one that explains the bars better.
+// Fitting the launch overhead to the heuristic bars instead, as before, charged every layout the heuristic's
+// model-parallel decoding cost, and no plan could decode faster than it.
+struct Fit {
+  double pass_efficiency = 0, collective_overhead_s = 0, rms_log_error = 0;
+  std::vector<double> estimates;
+};
+
+// Coordinate descent on the log of the two factors, halving the step when no move helps; everything else
+// keeps its sourced value.
+Fit fit_class(const std::vector<Point>& points, const std::vector<apps::RunConfig>& configs,
+              const HardwareProfile& start, PlanClass make, const char* name) {
   std::vector<double> x = {start.pass_efficiency.value, start.collective_overhead_s.value};
   auto profile_of = [&](const std::vector<double>& v) {
     HardwareProfile p = start;
@@ -245,7 +263,7 @@ void fit(const std::vector<Point>& points, const std::string& root) {
     return p;
   };
   auto error = [&](const std::vector<double>& v) {
-    return log_error(co_located_estimates(configs, profile_of(v)), points);
+    return log_error(class_estimates(configs, profile_of(v), make), points);
   };
   double best = error(x);
   for (double step = 2.0; step > 1.02; step = std::sqrt(step)) {
@@ -261,19 +279,45 @@ void fit(const std::vector<Point>& points, const std::string& root) {
           if (e < best) best = e, x = y, moved = true;
         }
     }
-    std::printf("step x%.3f: pass_efficiency %.4f, collective_overhead_s %.4g, rms log error %.4f\n", step,
-                x[0], x[1], std::sqrt(best / double(points.size())));
+    std::printf("%s, step x%.3f: pass_efficiency %.4f, collective_overhead_s %.4g, rms log error %.4f\n",
+                name, step, x[0], x[1], std::sqrt(best / double(points.size())));
     std::fflush(stdout);
   }
-  const std::vector<double> est = co_located_estimates(configs, profile_of(x));
+  return Fit{x[0], x[1], std::sqrt(best / double(points.size())),
+             class_estimates(configs, profile_of(x), make)};
+}
+
+void fit(const std::vector<Point>& points, const std::string& root) {
+  std::vector<apps::RunConfig> configs;  // read once: the fit evaluates every point many times
+  for (const Point& p : points) configs.push_back(config_of(p, root, "10", ""));
+  HardwareProfile start = builtin_profile(builtin_device("h100-sxm", "device"));
+  std::printf("ReaL's decoding steps (slope of its bars over the generation length):\n");
+  const double launch = launch_from_real_floor(points, configs, start);
+  std::printf("layer_launch_overhead_s = %.6g (ReaL's floor less the weight reads)\n\n", launch);
+  start.layer_launch_overhead_s.value = launch;
+  const Fit pipe = fit_class(points, configs, start, pipe_model_plan, "pipe_model");
+  const Fit colo = fit_class(points, configs, start, co_located_plan, "co-located");
+  const Fit& best = pipe.rms_log_error <= colo.rms_log_error ? pipe : colo;
   std::printf(
-      "\nfitted on %zu heuristic bars: pass_efficiency %.4f, collective_overhead_s %.6g "
-      "(layer_launch_overhead_s %.6g from ReaL's decoding floor)\n",
-      points.size(), x[0], x[1], launch);
+      "\nfitted on %zu heuristic bars (layer_launch_overhead_s %.6g from ReaL's decoding floor):\n"
+      "  as ReaLHF's pipe_model plans: pass_efficiency %.4f, collective_overhead_s %.6g, rms log error %.4f\n"
+      "  as co-located (Megatron rule): pass_efficiency %.4f, collective_overhead_s %.6g, rms log error "
+      "%.4f\n"
+      "the profile takes the %s fit; every point under it:\n",
+      points.size(), launch, pipe.pass_efficiency, pipe.collective_overhead_s, pipe.rms_log_error,
+      colo.pass_efficiency, colo.collective_overhead_s, colo.rms_log_error,
+      &best == &pipe ? "pipe_model" : "co-located");
+  HardwareProfile fitted = start;
+  fitted.pass_efficiency.value = best.pass_efficiency;
+  fitted.collective_overhead_s.value = best.collective_overhead_s;
+  const std::vector<double> p_est = class_estimates(configs, fitted, pipe_model_plan);
+  const std::vector<double> c_est = class_estimates(configs, fitted, co_located_plan);
   for (size_t i = 0; i < points.size(); ++i)
-    std::printf("  %s+%s %3d GPUs gen %3d: co-located %7.2f s, heuristic %7.2f s, ratio %.3f\n",
-                short_name(points[i].actor).c_str(), short_name(points[i].critic).c_str(), points[i].gpus,
-                points[i].gen_len, est[i], points[i].heuristic_s, est[i] / points[i].heuristic_s);
+    std::printf(
+        "  %s+%s %3d GPUs gen %3d: heuristic %7.2f s; pipe_model %7.2f s (%.3f), co-located %7.2f s (%.3f)\n",
+        short_name(points[i].actor).c_str(), short_name(points[i].critic).c_str(), points[i].gpus,
+        points[i].gen_len, points[i].heuristic_s, p_est[i], p_est[i] / points[i].heuristic_s, c_est[i],
+        c_est[i] / points[i].heuristic_s);
 }
 
 }  // namespace
@@ -325,11 +369,11 @@ int main(int argc, char** argv) {
       "settings: PPO, prompt 128, 4 mini-batches, nodes of 8 H100, plan.seed=1, plan.time_budget_s=%s, "
       "profile %s\n\n",
       budget.c_str(), profile.empty() ? "profiles/h100-sxm.json" : profile.c_str());
-  std::printf("%-12s %-9s %4s %4s %8s %9s %9s %9s %9s %9s | %9s %9s %6s %6s %6s\n", "row", "models", "gpus",
-              "gen", "search", "searched", "co-loc", "heurist", "interl", "disagg", "pub.heur", "pub.ReaL",
-              "c/h", "s/R", "gain");
-  double sum_gain = 0, sum_real_gain = 0;
-  std::vector<double> colo_ratio;
+  std::printf("%-12s %-9s %4s %4s %8s %9s %9s %9s %9s %9s %9s | %9s %9s %6s %6s %6s %6s\n", "row", "models",
+              "gpus", "gen", "search", "searched", "co-loc", "heurist", "interl", "disagg", "pipe-mdl",
+              "pub.heur", "pub.ReaL", "p/h", "c/h", "s/R", "gain");
+  double sum_gain = 0, sum_pipe_gain = 0, sum_real_gain = 0;
+  std::vector<double> colo_ratio, pipe_ratio;
   int n_pub = 0, searched_no_slower = 0;
   std::vector<Point> shown;
   std::vector<double> shown_colocated, shown_searched;
@@ -342,6 +386,7 @@ int main(int argc, char** argv) {
       if (r.planner.presets[i].plan && r.preset_simulations[i].fits)
         preset_s[i] = r.preset_simulations[i].iteration_time_s;
     const double searched = r.simulation.fits ? r.simulation.iteration_time_s : 0;
+    const double pipe_model = class_estimates({config}, apps::run_profile(config), pipe_model_plan)[0];
     auto cell = [](double s) {
       char b[16];
       if (s > 0)
@@ -353,21 +398,24 @@ int main(int argc, char** argv) {
     const double gain = preset_s[0] > 0 && searched > 0 ? preset_s[0] / searched : 0;
     std::string pub = "";
     if (p.heuristic_s > 0) {
-      char b[96];
-      std::snprintf(b, sizeof b, " %8.2fs %8.2fs %6.2f %6.2f %6.2f", p.heuristic_s, p.real_s,
-                    preset_s[0] / p.heuristic_s, searched / p.real_s, p.heuristic_s / p.real_s);
+      char b[128];
+      std::snprintf(b, sizeof b, " %8.2fs %8.2fs %6.2f %6.2f %6.2f %6.2f", p.heuristic_s, p.real_s,
+                    pipe_model / p.heuristic_s, preset_s[0] / p.heuristic_s, searched / p.real_s,
+                    p.heuristic_s / p.real_s);
       pub = b;
       ++n_pub;
       colo_ratio.push_back(preset_s[0] / p.heuristic_s);
+      pipe_ratio.push_back(pipe_model / p.heuristic_s);
       if (searched > 0 && searched <= p.real_s) ++searched_no_slower;
       sum_gain += gain;
+      sum_pipe_gain += pipe_model < 1e9 && searched > 0 ? pipe_model / searched : 0;
       sum_real_gain += p.heuristic_s / p.real_s;
     }
-    std::printf("%-12s %-9s %4d %4d %8s %s %s %s %s %s |%s\n", p.row.c_str(),
+    std::printf("%-12s %-9s %4d %4d %8s %s %s %s %s %s %s |%s\n", p.row.c_str(),
                 (short_name(p.actor) + "+" + short_name(p.critic)).c_str(), p.gpus, p.gen_len,
                 format_seconds(r.planner.planning_seconds).c_str(), cell(searched).c_str(),
                 cell(preset_s[0]).c_str(), cell(preset_s[1]).c_str(), cell(preset_s[2]).c_str(),
-                cell(preset_s[3]).c_str(), pub.c_str());
+                cell(preset_s[3]).c_str(), cell(pipe_model < 1e9 ? pipe_model : 0).c_str(), pub.c_str());
     std::printf("%12s searched gain over co-located %.2fx; plan: %s\n", "", gain,
                 layouts(config.graph, r.planner.plan).c_str());
     std::fflush(stdout);
@@ -377,18 +425,26 @@ int main(int argc, char** argv) {
   }
   print_decomposition(shown, shown_colocated, shown_searched);
   if (n_pub > 0) {
-    std::sort(colo_ratio.begin(), colo_ratio.end());
-    double worst = 0;
-    for (double x : colo_ratio) worst = std::max(worst, std::abs(x - 1));
+    auto median_and_worst = [](std::vector<double> ratios) {
+      std::sort(ratios.begin(), ratios.end());
+      double worst = 0;
+      for (double x : ratios) worst = std::max(worst, std::abs(x - 1));
+      return std::make_pair(ratios[ratios.size() / 2], 100 * worst);
+    };
+    const auto [pipe_median, pipe_worst] = median_and_worst(pipe_ratio);
+    const auto [colo_median, colo_worst] = median_and_worst(colo_ratio);
     std::printf(
-        "\npublished points: %d; co-located / ReaL-Heuristic: median %.3f, worst |error| %.1f%%; searched "
-        "no slower than ReaL on %d of %d; mean gain searched/co-located %.3f vs ReaL's heuristic/ReaL %.3f\n",
-        n_pub, colo_ratio[colo_ratio.size() / 2], 100 * worst, searched_no_slower, n_pub, sum_gain / n_pub,
-        sum_real_gain / n_pub);
+        "\npublished points: %d; against ReaL-Heuristic: pipe_model median %.3f, worst |error| %.1f%%; "
+        "co-located median %.3f, worst |error| %.1f%%; searched no slower than ReaL on %d of %d; mean gain "
+        "searched/co-located %.3f and searched/pipe_model %.3f vs ReaL's heuristic/ReaL %.3f\n",
+        n_pub, pipe_median, pipe_worst, colo_median, colo_worst, searched_no_slower, n_pub, sum_gain / n_pub,
+        sum_pipe_gain / n_pub, sum_real_gain / n_pub);
   }
   std::printf(
       "\ncolumns: search = planning wall time; searched/co-loc/heurist/interl/disagg = estimated iteration "
-      "time; pub.heur/pub.ReaL = published (ReaL-Heuristic, ReaL); c/h = co-located / pub.heur; s/R = "
+      "time; pipe-mdl = ReaLHF's pipe_model plan (tp = node, pp = nodes, dp = 1 for every call); "
+      "pub.heur/pub.ReaL "
+      "= published (ReaL-Heuristic, ReaL); p/h = pipe-mdl / pub.heur; c/h = co-located / pub.heur; s/R = "
       "searched / pub.ReaL; gain = pub.heur / pub.ReaL (ReaL's gain)\n");
   return 0;
 }
