@@ -113,8 +113,9 @@ double pp_handoff_s(const Context& c, double tokens) {
 
 // What a stage pays for one of its sends: the runtime's pipelines send asynchronously and post their receives
 // ahead (runtime/pipeline_forward.cc, pipeline_train.cc, pipeline_generate.cc), so a stage issues a send and
-// goes on with its next micro-batch; the transfer itself delays only a micro-batch that waits for it, where the
-// pipeline fills and drains (pp - 1 boundaries), not every slot. Assumes a transfer is shorter than a slot.
+// goes on with its next micro-batch; the transfer itself delays only a micro-batch that waits for it, where
+// the pipeline fills and drains (pp - 1 boundaries), not every slot. Assumes a transfer is shorter than a
+// slot.
 double pp_issue_s(const Context& c) { return c.s.pp > 1 ? c.pp_link.overhead_s : 0.0; }
 
 // The slowest stage's forward of one micro-batch.
@@ -145,18 +146,17 @@ void pipelined_forward(const Context& c, CallEstimate& e, double mb_tokens, doub
 void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const double mb_tokens = double(seqs_per_micro_batch(mfc, c.s)) * double(mfc.seq_len());
   const double context = double(mfc.seq_len()) / 2.0;  // causal attention
-  // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and issuing
-  // the activation's (forward) and its gradient's (backward) sends; the transfers delay the pipeline where it
-  // fills and drains. Recomputation runs each layer's forward once more, collectives included, before its
-  // backward.
+  // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and
+  // issuing the activation's (forward) and its gradient's (backward) sends; the transfers delay the pipeline
+  // where it fills and drains. Recomputation runs each layer's forward once more, collectives included,
+  // before its backward.
   const double forwards = c.s.recompute ? 2.0 : 1.0;
   StageCost fwd, slot;
   for (int stage = 0; stage < c.s.pp; ++stage) {
     const StageCost f = stage_forward(c, stage, mb_tokens, context, mb_tokens);
     StageCost both;
     both.compute = (2.0 + forwards) * f.compute;
-    both.comm =
-        forwards * f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_issue_s(c);
+    both.comm = forwards * f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_issue_s(c);
     both.overhead = (2.0 + forwards) * f.overhead;
     if (both.total() > slot.total()) slot = both, fwd = f;
   }
@@ -192,10 +192,10 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
 // stage. A stage's slot is its forward plus issuing its sends (pp_issue_s): the activation (B, 1, H) to the
 // next stage, or, on the last stage, the sampled tokens (B int64) to each of the pp - 1 others. One
 // micro-batch's step is a cycle through all stages and back (pp forwards, pp - 1 activation hand-offs, the
-// token's return to the first stage, each waited for); a step takes the longer of micro_batches slots of the busiest stage and that cycle: with
-// fewer micro-batches than stages the cycle paces the step and stages idle (the decode bubble). At the end
-// the last stage broadcasts the log-probs (fp32, every row and token) over the pp group: a header's length,
-// the header, then the bytes, each along a binomial tree.
+// token's return to the first stage, each waited for); a step takes the longer of micro_batches slots of the
+// busiest stage and that cycle: with fewer micro-batches than stages the cycle paces the step and stages idle
+// (the decode bubble). At the end the last stage broadcasts the log-probs (fp32, every row and token) over
+// the pp group: a header's length, the header, then the bytes, each along a binomial tree.
 void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const ModelSpec& m = c.model.spec;
   const double mb_seqs = double(seqs_per_micro_batch(mfc, c.s));

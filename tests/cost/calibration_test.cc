@@ -25,7 +25,7 @@ struct TinyPpo {
   // the per-layer launches (one per micro-batch) from the per-call and per-step overheads.
   std::vector<CallMeasurement> calls_under(const HardwareProfile& truth) const {
     std::vector<CallMeasurement> out;
-    const std::vector<MfcAssignment> layouts = {assign("", 0, 4, 1, 1), assign("", 0, 2, 2, 1),
+    const std::vector<MfcAssignment> layouts = {assign("", 0, 4, 1, 1),    assign("", 0, 2, 2, 1),
                                                 assign("", 0, 2, 1, 2, 2), assign("", 2, 1, 2, 1),
                                                 assign("", 0, 1, 2, 2, 4), assign("", 0, 1, 1, 1, 1),
                                                 assign("", 0, 1, 1, 1, 16)};
