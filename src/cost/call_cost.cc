@@ -111,11 +111,10 @@ double pp_handoff_s(const Context& c, double tokens) {
   return c.s.pp > 1 ? p2p_s(tokens * double(c.model.spec.hidden) * kActivationBytes, c.pp_link) : 0.0;
 }
 
-// What a stage pays for one of its sends: the runtime's pipelines send asynchronously and post their receives
-// ahead (runtime/pipeline_forward.cc, pipeline_train.cc, pipeline_generate.cc), so a stage issues a send and
+// What a stage of a forward-only pipeline pays for one of its sends: the runtime sends asynchronously and
+// posts its receives ahead (runtime/pipeline_forward.cc, pipeline_generate.cc), so a stage issues a send and
 // goes on with its next micro-batch; the transfer itself delays only a micro-batch that waits for it, where
-// the pipeline fills and drains (pp - 1 boundaries), not every slot. Assumes a transfer is shorter than a
-// slot.
+// the pipeline fills (pp - 1 boundaries), not every slot. Assumes a transfer is shorter than a slot.
 double pp_issue_s(const Context& c) { return c.s.pp > 1 ? c.pp_link.overhead_s : 0.0; }
 
 // The slowest stage's forward of one micro-batch.
@@ -146,22 +145,25 @@ void pipelined_forward(const Context& c, CallEstimate& e, double mb_tokens, doub
 void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const double mb_tokens = double(seqs_per_micro_batch(mfc, c.s)) * double(mfc.seq_len());
   const double context = double(mfc.seq_len()) / 2.0;  // causal attention
-  // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and
-  // issuing the activation's (forward) and its gradient's (backward) sends; the transfers delay the pipeline
-  // where it fills and drains. Recomputation runs each layer's forward once more, collectives included,
-  // before its backward.
+  // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and the
+  // activation (forward) and its gradient (backward) crossing each stage boundary. Unlike a forward-only
+  // pipeline, 1F1B's steady state is a ping-pong between neighbouring stages (a stage's next backward waits
+  // for the gradient its successor computes from the activation it just sent), so both transfers are on the
+  // critical path of every slot. (On 4 CPU workers, charging only their issue cost there raised the
+  // out-of-sample error of realign validate from 10.3% to 12.9% on average over 8 runs.) Recomputation runs
+  // each layer's forward once more, collectives included, before its backward.
   const double forwards = c.s.recompute ? 2.0 : 1.0;
   StageCost fwd, slot;
   for (int stage = 0; stage < c.s.pp; ++stage) {
     const StageCost f = stage_forward(c, stage, mb_tokens, context, mb_tokens);
     StageCost both;
     both.compute = (2.0 + forwards) * f.compute;
-    both.comm = forwards * f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_issue_s(c);
+    both.comm =
+        forwards * f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_handoff_s(c, mb_tokens);
     both.overhead = (2.0 + forwards) * f.overhead;
     if (both.total() > slot.total()) slot = both, fwd = f;
   }
   const double slots = double(c.s.micro_batches + c.s.pp - 1);
-  double fill = 2.0 * double(c.s.pp - 1) * pp_handoff_s(c, mb_tokens);
   // The gradient all-reduce over dp (bf16 gradients of the largest shard; with ZeRO-1 a reduce-scatter of
   // the gradients and an all-gather of the updated weights, the same bytes) and the memory-bound passes of a
   // step (optimizer_step_bytes).
@@ -173,15 +175,17 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   const double optimizer = optimizer_bytes / c.mem_rate(optimizer_bytes);
   const double steps = double(mfc.train_steps());
   // A pipelined update of a pair loss (runtime/call_forward.h) first runs a pipelined forward without
-  // gradients, which gives the loss's gradient at the outputs, then 1F1B: one more forward per slot.
+  // gradients, which gives the loss's gradient at the outputs (a forward-only pipeline: issued sends, and the
+  // first micro-batch's transfers), then 1F1B: one more forward per slot.
+  double forward_fill = 0;
   if (c.s.pp > 1 && mfc.pair_loss) {
     slot.compute += fwd.compute;
     slot.comm += fwd.comm + pp_issue_s(c);
     slot.overhead += fwd.overhead;
-    fill += double(c.s.pp - 1) * pp_handoff_s(c, mb_tokens);
+    forward_fill = double(c.s.pp - 1) * pp_handoff_s(c, mb_tokens);
   }
   add(e, slot, steps * slots);
-  e.comm_s += steps * fill;
+  e.comm_s += steps * forward_fill;
   e.comm_s += steps * dp_comm;
   e.compute_s += steps * optimizer;
   e.overhead_s += steps * c.p.step_overhead_s.value;
