@@ -15,6 +15,7 @@ RunConfig run_config_from_json(Json raw) {
   rc.training = runtime::training_sections_from_json(root);
   // The graph holds a reward model's call only when the runtime will run one.
   rc.algorithm.reward_model = rc.training.reward.kind == "model";
+  rc.algorithm.recompute_logprobs = rc.training.train.ppo.behaviour_logprobs == "recompute";
   const bool names_reward_model = rc.raw.contains("models") && rc.raw["models"].contains("reward");
   const auto roles = algorithm_roles(rc.algorithm.algorithm);
   if (names_reward_model && !rc.algorithm.reward_model && std::count(roles.begin(), roles.end(), "reward"))

@@ -131,6 +131,8 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
 
   if (c.algorithm == "ppo" || c.algorithm == "grpo" || c.algorithm == "remax") {
     const bool ppo = c.algorithm == "ppo";
+    std::vector<std::string> generated = {"seq"};
+    if (!c.recompute_logprobs) generated.push_back("logprobs");
     role("actor", HeadKind::kLanguageModel, true);
     if (ppo) role("critic", HeadKind::kValue, true);
     role("ref", HeadKind::kLanguageModel, false);
@@ -139,7 +141,7 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     data("logprobs", S * f32);
     data("ref_logprobs", S * f32);
     if (c.reward_model) data("rewards", f32);
-    g.mfcs.push_back(call("actor_gen", "actor", MfcKind::kGenerate, n, P, G, {"prompts"}, {"seq"}));
+    g.mfcs.push_back(call("actor_gen", "actor", MfcKind::kGenerate, n, P, G, {"prompts"}, generated));
     if (c.algorithm == "remax") {
       data("greedy_seq", S * tok);
       if (c.reward_model) data("greedy_rewards", f32);
@@ -155,9 +157,10 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
         g.mfcs.push_back(call("reward_greedy_inf", "reward", MfcKind::kInference, b.prompts, P, G,
                               {"greedy_seq"}, {"greedy_rewards"}));
     }
-    // The behaviour policy's log-probs are recomputed by a forward pass (as veRL does) rather than taken from
-    // sampling: they then match the train call's forward exactly, whatever the generation layout.
-    g.mfcs.push_back(call("actor_inf", "actor", MfcKind::kInference, n, P, G, {"seq"}, {"logprobs"}));
+    // By default the behaviour policy's log-probs are recomputed by a forward pass (as veRL does) rather than
+    // taken from sampling: they then match the train call's forward exactly, whatever the generation layout.
+    if (c.recompute_logprobs)
+      g.mfcs.push_back(call("actor_inf", "actor", MfcKind::kInference, n, P, G, {"seq"}, {"logprobs"}));
     // Rule rewards are scored on the generation's ranks and travel with its responses (one float per
     // sequence, beside the tokens "seq" prices), not as data of their own.
     std::vector<std::string> actor_in = {"seq", "logprobs", "ref_logprobs"};

@@ -21,12 +21,16 @@ struct BatchShape {
 };
 
 struct AlgorithmConfig {
-  std::string algorithm;                   // ppo | grpo | remax | dpo | sft | rm
+  std::string algorithm;                    // ppo | grpo | remax | dpo | sft | rm
   std::map<std::string, ModelSpec> models;  // role -> architecture
   BatchShape batch;
   // RL rewards come from a reward model's inference call; false when a rule scores the responses (a
   // verifier or an external command, run on the batch's ranks outside any model call).
   bool reward_model = true;
+  // The behaviour policy's log-probs (PPO's ratio, the KL to the reference) come from a forward pass of the
+  // actor over the generated sequences (actor_inf, as veRL and OpenRLHF do), or, when false, from the
+  // sampling itself (ReaL's PPO): one call fewer, the generation's outputs carry them.
+  bool recompute_logprobs = true;
 };
 
 std::vector<std::string> algorithm_names();
@@ -41,8 +45,9 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root);
 // Resolves "llama2-7b" or "path/to/config.json" or "path/to/model_dir".
 ModelSpec resolve_model_spec(const std::string& source, const std::string& path);
 
-// PPO-family graphs: actor_gen -> (ref_inf, reward_inf, actor_inf for the behaviour log-probs, critic_inf)
-// -> actor_train (+ critic_train). Without a reward model, "rewards" is batch data no call produces.
+// PPO-family graphs: actor_gen -> (ref_inf, reward_inf, actor_inf for the behaviour log-probs unless the
+// generation gives them, critic_inf) -> actor_train (+ critic_train). Without a reward model, "rewards" is
+// batch data no call produces.
 DataflowGraph build_graph(const AlgorithmConfig& config);
 
 }  // namespace realign

@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
+#include "core/check.h"
 #include "model/generate.h"
 #include "runtime/call_forward.h"
 #include "runtime/pipeline.h"
@@ -10,8 +13,12 @@
 namespace realign::runtime {
 
 std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& model,
-                                    const std::vector<TokenIds>& prompts, const SamplingOptions& o) {
+                                    const std::vector<TokenIds>& prompts, const SamplingOptions& o,
+                                    at::Tensor* logprobs) {
   std::vector<TokenIds> out(prompts.size());
+  int64_t longest_prompt = 0;
+  for (const TokenIds& p : prompts) longest_prompt = std::max<int64_t>(longest_prompt, int64_t(p.size()));
+  if (logprobs) *logprobs = at::zeros({int64_t(prompts.size()), longest_prompt}, at::kFloat);
   if (prompts.empty() || o.max_new_tokens <= 0) return out;
   model::GenerateOptions g;
   g.max_new_tokens = o.max_new_tokens;
@@ -34,6 +41,15 @@ std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& 
     const int64_t n = lengths[int64_t(b)].item<int64_t>();
     const int64_t* row = tokens[int64_t(b)].data_ptr<int64_t>();
     out[b].assign(row, row + n);
+  }
+  if (logprobs) {
+    const at::Tensor lp = r.logprobs.to(at::kCPU).to(at::kFloat).contiguous();
+    *logprobs = at::zeros({int64_t(prompts.size()), longest_prompt + lp.size(1)}, at::kFloat);
+    for (size_t b = 0; b < prompts.size(); ++b) {
+      const int64_t n = int64_t(out[b].size()), start = int64_t(prompts[b].size()) - 1;
+      REALIGN_CHECK(start >= 0) << "an empty prompt";
+      if (n > 0) (*logprobs)[int64_t(b)].narrow(0, start, n).copy_(lp[int64_t(b)].narrow(0, 0, n));
+    }
   }
   return out;
 }

@@ -27,8 +27,12 @@ struct SamplingOptions {
   int64_t pad_id = 0;
 };
 
-// One response per prompt (the stop token, when produced, is its last token).
+// One response per prompt (the stop token, when produced, is its last token). With `logprobs`, also each
+// response token's log-prob under the sampling distribution (before top-k / top-p truncation), laid out as
+// logprobs_call lays out a forward pass's: (B, longest prompt + response) fp32, the log-prob of the token at
+// position t + 1 at position t (a response token j of row b at prompt_len_b - 1 + j), 0 elsewhere.
 std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& model,
-                                    const std::vector<TokenIds>& prompts, const SamplingOptions& options);
+                                    const std::vector<TokenIds>& prompts, const SamplingOptions& options,
+                                    at::Tensor* logprobs = nullptr);
 
 }  // namespace realign::runtime

@@ -34,15 +34,21 @@ std::vector<Trainer::Produced> Trainer::generate(const RlRows& rows, const std::
   for (const Generation& g : calls) produced.push_back({g.call, place_->layout_of(g.call, "actor"), {}});
   std::vector<Call> runs;
   for (size_t k = 0; k < calls.size(); ++k)
-    runs.push_back({calls[k].call, "actor", [&, k](const CallContext& ctx, model::Transformer& m) {
-                      const Range r = rows_in(calls[k].call, "actor", n);
-                      SamplingOptions o = calls[k].options;
-                      for (int64_t i = r.begin; i < r.end; ++i)
-                        o.row_seeds.push_back(mix_seed(calls[k].options.seed, uint64_t(i), 1));
-                      const std::vector<TokenIds> p = prompts_of(rows, range_indices(r));
-                      produced[k].rows = token_rows(
-                          "response", p.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, p, o));
-                    }});
+    runs.push_back(
+        {calls[k].call, "actor", [&, k](const CallContext& ctx, model::Transformer& m) {
+           const Range r = rows_in(calls[k].call, "actor", n);
+           SamplingOptions o = calls[k].options;
+           for (int64_t i = r.begin; i < r.end; ++i)
+             o.row_seeds.push_back(mix_seed(calls[k].options.seed, uint64_t(i), 1));
+           const std::vector<TokenIds> p = prompts_of(rows, range_indices(r));
+           const bool keep = !calls[k].logprobs_field.empty();
+           at::Tensor logprobs;
+           produced[k].rows =
+               token_rows("response", p.empty() ? std::vector<TokenIds>{}
+                                                : generate_call(ctx, m, p, o, keep ? &logprobs : nullptr));
+           if (keep)
+             produced[k].rows[calls[k].logprobs_field] = p.empty() ? at::zeros({0, 0}, at::kFloat) : logprobs;
+         }});
   run_together(runs);
   // Rule rewards are scored where the responses are: once per row, by the first tp and pp rank of each of the
   // generation's dp groups, then sent to the group's other ranks (every rank of a dp group holds its rows).

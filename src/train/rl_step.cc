@@ -31,11 +31,14 @@ Json Trainer::rl_step(int64_t step) {
   so.seed = mix_seed(t_.seed, uint64_t(step), 0);
   // Without a reward model the generation scores its own rows (rule rewards); ReMax's greedy responses are
   // its baseline.
-  std::vector<Generation> generations{{"actor_gen", so, reward_ ? "" : "score"}};
+  // The behaviour log-probs come from the sampling itself, or from actor_inf below.
+  const bool from_sampling = ppo.behaviour_logprobs == "generation";
+  std::vector<Generation> generations{
+      {"actor_gen", so, reward_ ? "" : "score", from_sampling ? "old_logprobs" : ""}};
   if (remax) {
     SamplingOptions greedy = so;
     greedy.greedy = true;
-    generations.push_back({"actor_greedy_gen", greedy, reward_ ? "" : "base_score"});
+    generations.push_back({"actor_greedy_gen", greedy, reward_ ? "" : "base_score", ""});
   }
   const std::vector<Produced> generated = generate(rows, generations);
 
@@ -53,13 +56,15 @@ Json Trainer::rl_step(int64_t step) {
   if (reward_ && remax)
     inferences.push_back({"reward_greedy_inf", "reward", reward_scores, &generated[1], "base_score", true});
   inferences.push_back({"ref_inf", "ref", logprobs, &generated[0], "ref_logprobs", false});
-  inferences.push_back({"actor_inf", "actor", logprobs, &generated[0], "old_logprobs", false});
+  if (!from_sampling)
+    inferences.push_back({"actor_inf", "actor", logprobs, &generated[0], "old_logprobs", false});
   if (critic_) inferences.push_back({"critic_inf", "critic", critic_values, &generated[0], "values", false});
   const std::vector<Produced> inferred = infer(rows, inferences);
 
   // What the train calls read, straight from its producers: the responses (and rule scores), every
   // inference's output, ReMax's baseline scores.
   std::vector<Input> inputs{{&generated[0], {"response", "response_len", "score"}}};
+  if (from_sampling) inputs[0].fields.push_back("old_logprobs");
   if (remax) inputs.push_back({&generated[1], {"base_score"}});
   for (const Produced& p : inferred) inputs.push_back({&p, {}});
   for (Input& in : inputs)

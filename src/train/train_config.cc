@@ -79,6 +79,7 @@ void read_ppo(ObjectReader& r, PpoConfig& p) {
   p.entropy_coef = r.get_double("entropy_coef", p.entropy_coef);
   p.value_loss_coef = non_negative(r, "value_loss_coef", p.value_loss_coef);
   p.grpo_scale_std = r.get_bool("grpo_scale_std", p.grpo_scale_std);
+  p.behaviour_logprobs = one_of(r, "behaviour_logprobs", p.behaviour_logprobs, {"recompute", "generation"});
 }
 
 }  // namespace
@@ -122,6 +123,11 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
     t.reward_model_stage.optim = t.optim;
     with_section(r, "reward_model_stage", [&](ObjectReader& o) { read_stage(o, t.reward_model_stage); });
   });
+  if (t.ppo.behaviour_logprobs == "generation" && t.sampling.temperature != 1.0)
+    throw Error("train.ppo.behaviour_logprobs",
+                "generation needs train.sampling.temperature = 1 (it is " +
+                    std::to_string(t.sampling.temperature) +
+                    "): the sampling's log-probs are the policy's only at temperature 1; use recompute");
   if (!root.has("train")) {
     t.critic_optim = t.optim;
     t.sft_stage.optim = t.optim;

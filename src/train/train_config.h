@@ -30,6 +30,10 @@ struct PpoConfig {
   double entropy_coef = 0;
   double value_loss_coef = 1.0;
   bool grpo_scale_std = true;  // GRPO: divide by the group's std (false: Dr. GRPO centring only)
+  // Where the behaviour policy's log-probs come from: "recompute" (a forward pass of the actor, actor_inf) or
+  // "generation" (the sampling's own, as ReaL does: one call fewer; needs temperature 1, where the sampling
+  // distribution is the policy's).
+  std::string behaviour_logprobs = "recompute";
 };
 
 struct SamplingConfig {

@@ -64,6 +64,21 @@ TEST(Algorithms, RuleRewardsNeedNoRewardModelCall) {
   EXPECT_EQ(std::find(in.begin(), in.end(), "rewards"), in.end());
 }
 
+// ReaL's PPO takes the behaviour log-probs from the sampling: no actor_inf, the generation produces them and
+// the actor's update reads them from it.
+TEST(Algorithms, BehaviourLogprobsFromGenerationDropActorInference) {
+  AlgorithmConfig c = parse(kPpo);
+  c.recompute_logprobs = false;
+  const DataflowGraph g = build_graph(c);
+  validate_graph(g);
+  EXPECT_EQ(g.mfc_index("actor_inf"), -1);
+  EXPECT_EQ(g.mfcs.size(), 6u);
+  EXPECT_EQ(g.mfcs[0].outputs, (std::vector<std::string>{"seq", "logprobs"}));
+  const auto& in = g.mfcs[size_t(g.mfc_index("actor_train"))].inputs;
+  EXPECT_NE(std::find(in.begin(), in.end(), "logprobs"), in.end());
+  EXPECT_EQ(g.parents(g.mfc_index("actor_train")), (std::vector<int>{0, 1, 2, 3}));
+}
+
 TEST(Algorithms, RemaxAddsGreedyGeneration) {
   const DataflowGraph g = build_graph(parse(R"(
 algorithm: remax

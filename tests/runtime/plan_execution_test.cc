@@ -192,6 +192,42 @@ TEST(PlanExecution, SearchedPlanGivesTheCoLocatedPresetCurve) {
             3 * 2 + 3 * 7);
 }
 
+// Behaviour log-probs from the sampling (train.ppo.behaviour_logprobs=generation, as ReaL's PPO): the plan
+// has no actor_inf, the generation (here pipelined over two stages of a tensor-parallel pair) hands its
+// log-probs to the actor's update, and the run follows the curve of the run that recomputes them, within fp32
+// round-off (a KV-cached decoding step and a full forward sum in different orders).
+TEST(PlanExecution, BehaviourLogprobsFromTheSamplingGiveTheRecomputedCurve) {
+  TempDir tmp;
+  const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
+  const std::string common =
+      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
+      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  io::testing::write_file(tmp.file("sampled.json"), R"({"name": "sampled", "mfcs": [
+ {"name": "actor_gen", "mesh": "0-3", "dp": 1, "tp": 2, "pp": 2, "micro_batches": 2},
+ {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "critic_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
+ {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
+  std::string out;
+  ASSERT_EQ(run("train " + config + " plan.mode=co-located" + common + tmp.file("a"), &out), 0) << out;
+  ASSERT_EQ(run("train " + config + " train.ppo.behaviour_logprobs=generation plan.mode=file plan.file=" +
+                    tmp.file("sampled.json") + common + tmp.file("b"),
+                &out),
+            0)
+      << out;
+  const auto a = metrics(tmp.file("a")), b = metrics(tmp.file("b"));
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_GE(
+      testing::expect_same_curve(a, b, {"reward/mean", "kl/mean", "loss/policy", "loss/value", "entropy"}),
+      3 * 5);
+  // A plan for the recomputing run names actor_inf; given to this run, it is refused naming the call.
+  EXPECT_NE(run("train " + config + " train.ppo.behaviour_logprobs=generation plan.mode=file plan.file=" +
+                    tmp.file("a") + "/plan.json" + common + tmp.file("c"),
+                &out),
+            0);
+  EXPECT_NE(out.find("actor_inf"), std::string::npos) << out;
+}
+
 // ReMax end to end on 4 workers: the sampled and the greedy generation run together on disjoint halves, and
 // the run follows the all-device plan's curve.
 TEST(PlanExecution, RemaxGenerationsApartGiveTheCoLocatedCurve) {

@@ -67,6 +67,19 @@ TEST(TrainConfig, ErrorsNameTheField) {
   EXPECT_NE(error_of("data: {task: sorting}").find("data.task"), std::string::npos);
   EXPECT_NE(error_of("train: {optim: {lr: -1}}").find("train.optim.lr"), std::string::npos);
   EXPECT_NE(error_of("train: {optim: {zero_1: true}}").find("zero_1"), std::string::npos);
+  EXPECT_NE(error_of("train: {ppo: {behaviour_logprobs: sampled}}").find("train.ppo.behaviour_logprobs"),
+            std::string::npos);
+}
+
+// The sampling's log-probs are the policy's only at temperature 1: taking the behaviour log-probs from them
+// at another temperature would bias the PPO ratio, so it is refused naming both fields.
+TEST(TrainConfig, BehaviourLogprobsFromGenerationNeedTemperatureOne) {
+  EXPECT_EQ(read("train: {ppo: {behaviour_logprobs: generation}}").train.ppo.behaviour_logprobs,
+            "generation");
+  const std::string e =
+      error_of("train: {ppo: {behaviour_logprobs: generation}, sampling: {temperature: 0.7}}");
+  EXPECT_NE(e.find("train.ppo.behaviour_logprobs"), std::string::npos) << e;
+  EXPECT_NE(e.find("train.sampling.temperature"), std::string::npos) << e;
 }
 
 }  // namespace

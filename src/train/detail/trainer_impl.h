@@ -151,7 +151,8 @@ class Trainer {
   struct Generation {
     std::string call;
     SamplingOptions options;
-    std::string score_field;  // empty: not scored here
+    std::string score_field;     // empty: not scored here
+    std::string logprobs_field;  // the sampling's log-probs as this row field (generate_call); empty: none
   };
   std::vector<Produced> generate(const RlRows& rows, const std::vector<Generation>& calls);
   // An inference call over the responses of `input`: its (rows) or (rows, T) output as `field` on its ranks
