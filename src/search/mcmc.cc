@@ -103,22 +103,34 @@ SearchResult mcmc_search(const DataflowGraph& graph,
   // Starts may use assignments outside the candidate lists; the chain walks on indices, so the best start
   // is kept as the result and the chain begins from the nearest candidates of each call (same mesh and
   // strategy when present) and the start's offloaded models.
-  for (size_t i = 0; i < n; ++i)
-    for (size_t k = 0; k < candidates[i].size(); ++k)
-      if (candidates[i][k].mesh == result.plan.assignments[i].mesh &&
-          candidates[i][k].strategy == result.plan.assignments[i].strategy) {
-        state.call[i] = int(k);
-        break;
-      }
-  for (size_t k = 0; k < offloadable.size(); ++k)
-    state.offload[k] = std::count(result.plan.offload.begin(), result.plan.offload.end(), offloadable[k]) > 0;
+  auto state_of = [&](const ExecutionPlan& plan) {
+    ChainState near = state;
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < candidates[i].size(); ++k)
+        if (candidates[i][k].mesh == plan.assignments[i].mesh &&
+            candidates[i][k].strategy == plan.assignments[i].strategy) {
+          near.call[i] = int(k);
+          break;
+        }
+    for (size_t k = 0; k < offloadable.size(); ++k)
+      near.offload[k] = std::count(plan.offload.begin(), plan.offload.end(), offloadable[k]) > 0;
+    return near;
+  };
+  // Every start is a place to restart from: a chain stuck near the best plan found so far (plans that
+  // differ from a better one in several calls at once, such as actor and critic trained side by side on
+  // halves instead of one after the other on all devices, are not a single move away) alternates with
+  // chains from the other starts.
+  std::vector<ChainState> restarts;
+  for (const auto& start : starts) restarts.push_back(state_of(start));
+  state = state_of(result.plan);
   current_plan = make_plan(candidates, state, offloadable);
   current_score = evaluator.evaluate(current_plan);
   ++result.evaluations;
   double current = value_of(current_plan, current_score);
   ChainState best_state = state;
   double best = current;
-  int64_t since_improvement = 0;
+  double run_best = current;  // the best of the chain since its last restart
+  int64_t since_improvement = 0, restart_count = 0;
 
   for (int64_t step = 0; step < options.max_steps; ++step) {
     if ((step & 255) == 0 && std::chrono::duration<double>(Clock::now() - t0).count() > options.time_budget_s)
@@ -162,10 +174,10 @@ SearchResult mcmc_search(const DataflowGraph& graph,
     if (value <= current || rng.uniform() < std::exp(-(value - current) / scale)) {
       current = value;
       ++result.accepted;
-      if (value < best) {
-        best = value;
-        best_state = state;
+      if (value < run_best) {
+        run_best = value;
         since_improvement = 0;
+        if (value < best) best = value, best_state = state;
         if (value < result_value) {
           result.plan = current_plan;
           result.score = s;
@@ -177,9 +189,14 @@ SearchResult mcmc_search(const DataflowGraph& graph,
       undo();
     }
     if (++since_improvement >= options.restart_every) {
-      state = best_state;
+      // Odd restarts go back to the best plan, even ones to the starts in turn.
+      ++restart_count;
+      const bool from_start = restart_count % 2 == 0 && !restarts.empty();
+      state = from_start ? restarts[size_t(restart_count / 2 - 1) % restarts.size()] : best_state;
       current_plan = make_plan(candidates, state, offloadable);
-      current = best;
+      current = from_start ? value_of(current_plan, evaluator.evaluate(current_plan)) : best;
+      if (from_start) ++result.evaluations;
+      run_best = current;
       since_improvement = 0;
     }
   }

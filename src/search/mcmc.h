@@ -15,7 +15,8 @@ struct SearchOptions {
   double time_budget_s = 5.0;    // wall-clock cap
   int64_t max_steps = 200000;    // step cap (set both for exact repetition: whichever comes first)
   double temperature = 0.02;     // relative: a move 2% worse is accepted with probability 1/e
-  int64_t restart_every = 5000;  // steps without improvement before jumping back to the best plan
+  int64_t restart_every = 5000;  // steps without improving the chain: restart, alternately from the best plan
+                                 // found and from each start in turn
   // Groups of calls whose meshes must not overlap (plan.disjoint); moves that break them are rejected.
   std::vector<std::vector<std::string>> disjoint;
   // Whether the chain may keep never-trained models in host memory between their calls (plan.offload).
