@@ -77,16 +77,15 @@ std::vector<Point> grid(const std::vector<Point>& published) {
 
 apps::RunConfig config_of(const Point& p, const std::string& root, const std::string& budget,
                           const std::string& profile) {
-  std::vector<std::string> o = {"models.actor=" + p.actor,
-                                "models.critic=" + p.critic,
-                                "batch.prompts=" + std::to_string(p.prompts),
-                                "batch.prompt_len=128",
-                                "batch.gen_len=" + std::to_string(p.gen_len),
-                                "batch.mini_batches=4",
-                                "cluster.nodes=" + std::to_string(p.gpus / 8),
-                                "cluster.devices_per_node=8",
-                                "cluster.device=h100-sxm",
-                                "plan.time_budget_s=" + budget};
+  std::vector<std::string> o = {"models.actor=" + p.actor, "models.critic=" + p.critic,
+                                "batch.prompts=" + std::to_string(p.prompts), "batch.prompt_len=128",
+                                "batch.gen_len=" + std::to_string(p.gen_len), "batch.mini_batches=4",
+                                "cluster.nodes=" + std::to_string(p.gpus / 8), "cluster.devices_per_node=8",
+                                "cluster.device=h100-sxm", "plan.time_budget_s=" + budget,
+                                // ReaL's PPO takes the behaviour log-probs from the sampling: its FLOP count
+                                // (shared/published, flops_formula) has no forward of the actor beside the
+                                // generation, the reference's, the reward's and the critic's.
+                                "train.ppo.behaviour_logprobs=generation"};
   if (!profile.empty()) o.push_back("profile=" + profile);
   return apps::load_run_config(root + "/examples/ppo_llama2_7b_16xh100.yaml", o);
 }
