@@ -87,6 +87,51 @@ TEST(Mcmc, NeverWorseThanItsStarts) {
   for (const auto& s : starts) EXPECT_LE(search_objective(r.score), search_objective(ev.evaluate(s)));
 }
 
+// A landscape where single moves cannot leave the best start: every call on layout A takes 10 s, every call
+// on B 5 s, any mix 20 s (100% worse: a move there is never accepted). The best start is all-A; the other
+// start is all-B but one call, one move from the optimum. A chain that only ever restarts from the best plan
+// stays at 10 s; restarting from the starts in turn reaches 5 s.
+class AllOrNothingEvaluator : public PlanEvaluator {
+ public:
+  explicit AllOrNothingEvaluator(DeviceMesh b_mesh) : b_(b_mesh) {}
+  PlanScore evaluate(const ExecutionPlan& plan) override {
+    size_t on_b = 0;
+    for (const auto& a : plan.assignments) on_b += a.mesh == b_;
+    PlanScore s;
+    s.time_s = on_b == 0 ? 10.0 : on_b == plan.assignments.size() ? 5.0 : 20.0;
+    return s;
+  }
+  PlanScore evaluate_call(int, const MfcAssignment&) override { return PlanScore{1.0, 0, 0}; }
+
+ private:
+  DeviceMesh b_;
+};
+
+TEST(Mcmc, RestartsFromEveryStartReachPlansNoSingleMoveReaches) {
+  const auto g = grpo_graph();
+  const MfcAssignment a_layout{"", DeviceMesh{0, 8}, Strategy{8, 1, 1}},
+      b_layout{"", DeviceMesh{0, 4}, Strategy{4, 1, 1}};
+  std::vector<std::vector<MfcAssignment>> candidates(g.mfcs.size());
+  ExecutionPlan all_a, almost_b;
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    MfcAssignment a = a_layout, b = b_layout;
+    a.mfc = b.mfc = g.mfcs[i].name;
+    candidates[i] = {a, b};
+    all_a.assignments.push_back(a);
+    almost_b.assignments.push_back(i == 0 ? a : b);
+  }
+  AllOrNothingEvaluator ev(b_layout.mesh);
+  SearchOptions so;
+  so.max_steps = 4000;
+  so.restart_every = 50;
+  so.time_budget_s = 60;
+  so.offload = false;
+  const auto r = mcmc_search(g, candidates, ev, {all_a, almost_b}, so);
+  EXPECT_DOUBLE_EQ(r.score.time_s, 5.0);
+  // From the best start alone there is no way out.
+  EXPECT_DOUBLE_EQ(mcmc_search(g, candidates, ev, {all_a}, so).score.time_s, 10.0);
+}
+
 TEST(Mcmc, FindsAFittingPlanUnderTightMemory) {
   const auto g = grpo_graph();
   const Cluster c = testing::h100(1);
