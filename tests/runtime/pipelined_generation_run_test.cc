@@ -13,9 +13,7 @@ namespace realign {
 namespace {
 using io::testing::TempDir;
 
-const std::string kCommon =
-    " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
-    " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+const std::string& kCommon = testing::kShortRun;
 
 std::string config() { return std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml"; }
 

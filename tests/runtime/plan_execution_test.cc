@@ -103,9 +103,7 @@ TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
-  const std::string common =
-      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
-      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  const std::string& common = testing::kShortRun;
   std::string out;
   io::testing::write_file(tmp.file("colocated.json"), R"({"name": "colocated", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
@@ -150,9 +148,7 @@ TEST(PlanExecution, ZeroOneFromThePlanGivesTheUnshardedCurve) {
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "zero1": true},
  {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "zero1": true}]})");
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
-  const std::string common =
-      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
-      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  const std::string& common = testing::kShortRun;
   std::string out;
   for (const char* name : {"plain", "zero1"})
     ASSERT_EQ(run("train " + config + " plan.mode=file plan.file=" + tmp.file(std::string(name) + ".json") +
@@ -175,9 +171,7 @@ TEST(PlanExecution, ZeroOneFromThePlanGivesTheUnshardedCurve) {
 TEST(PlanExecution, SearchedPlanGivesTheCoLocatedPresetCurve) {
   TempDir tmp;
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
-  const std::string common =
-      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
-      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  const std::string& common = testing::kShortRun;
   std::string out;
   ASSERT_EQ(run("train " + config + " plan.mode=co-located" + common + tmp.file("a"), &out), 0) << out;
   ASSERT_EQ(run("train " + config + " plan.mode=search" + common + tmp.file("b"), &out), 0) << out;
@@ -199,9 +193,7 @@ TEST(PlanExecution, SearchedPlanGivesTheCoLocatedPresetCurve) {
 TEST(PlanExecution, BehaviourLogprobsFromTheSamplingGiveTheRecomputedCurve) {
   TempDir tmp;
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
-  const std::string common =
-      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
-      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  const std::string& common = testing::kShortRun;
   io::testing::write_file(tmp.file("sampled.json"), R"({"name": "sampled", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 1, "tp": 2, "pp": 2, "micro_batches": 2},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
@@ -233,9 +225,7 @@ TEST(PlanExecution, BehaviourLogprobsFromTheSamplingGiveTheRecomputedCurve) {
 TEST(PlanExecution, RemaxGenerationsApartGiveTheCoLocatedCurve) {
   TempDir tmp;
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_remax.yaml";
-  const std::string common =
-      " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
-      " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+  const std::string& common = testing::kShortRun;
   auto plan = [&](const std::string& name, const std::string& gen, const std::string& greedy) {
     io::testing::write_file(tmp.file(name), R"({"name": ")" + name + R"(", "mfcs": [
  {"name": "actor_gen", "mesh": ")" + gen + R"(", "dp": 2, "tp": 1, "pp": 1},

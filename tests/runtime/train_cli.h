@@ -17,6 +17,12 @@
 
 namespace realign::testing {
 
+// The flags after the config of a short run on 4 local workers (16 prompts, 3 SFT and 3 RL steps, one thread
+// per worker, no checkpoints), ending with --out: append the run directory.
+inline const std::string kShortRun =
+    " cluster.devices_per_node=4 batch.prompts=16 train.steps=3 train.sft_stage.steps=3"
+    " train.eval_prompts=8 train.threads=1 train.checkpoint_every=0 --no-progress --out ";
+
 // `realign ARGS`, its stdout and stderr in *output; returns the exit status.
 inline int run_realign(const std::string& args, std::string* output) {
   const std::string cmd = std::string(REALIGN_BINARY) + " " + args + " 2>&1";
