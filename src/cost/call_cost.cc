@@ -29,9 +29,11 @@ struct Context {
   const ShardSizes& shards;
   Link tp_link, pp_link, dp_link;
   MfcKind kind;
-  // Achieved FLOP/s of the matmuls of `rows` tokens (small GEMMs are far from peak) and of attention over
-  // sequences of `seq_len` tokens.
-  double gemm_rate(double rows) const { return p.peak_flops.value * p.gemm_efficiency.at(rows); }
+  // Achieved FLOP/s of a matmul over `rows` tokens (small GEMMs are far from peak) multiplying over `depth`
+  // inputs (short inner loops too), and of attention over sequences of `seq_len` tokens.
+  double gemm_rate(double rows, double depth) const {
+    return p.peak_flops.value * p.gemm_efficiency.at(rows) * p.gemm_depth_efficiency.at(depth);
+  }
   double attn_rate(double seq_len) const { return p.peak_flops.value * p.attention_efficiency.at(seq_len); }
   // Achieved bytes/s of a memory-bound pass reading `bytes`.
   double mem_rate(double bytes) const {
@@ -39,12 +41,25 @@ struct Context {
   }
 };
 
-// FLOPs of one transformer layer for `tokens` tokens (matmuls; attention over `context` tokens), and of the
-// head.
-double layer_matmul_flops(const ModelSpec& m, double tokens) {
-  const double head = 2.0 * tokens * double(m.vocab) * double(m.hidden);
-  return (m.forward_flops(tokens, 0) - head) / double(m.n_layers);
+// Time of one transformer layer's matmuls over `tokens` tokens on one of its tp ranks, each at the rate of
+// its shape. Megatron's column-parallel matmuls (QKV, the MLP's input: gate and up, or GPT-2's c_fc) split
+// their outputs and keep the full depth (hidden); the row-parallel ones (attention output, MLP output)
+// multiply over a 1/tp slice of their inputs, so tensor parallelism shortens their inner loops. The FLOPs
+// add up to ModelSpec::forward_flops's matmuls.
+double layer_matmul_s(const Context& c, double tokens) {
+  const ModelSpec& m = c.model.spec;
+  const double h = double(m.hidden), q = double(m.n_heads * m.head_dim), kv = double(m.n_kv_heads * m.head_dim);
+  const double inter = double(m.intermediate), tp = double(c.s.tp);
+  const double mlp_inputs = m.family == ModelFamily::kGpt2 ? 1.0 : 2.0;
+  struct Gemm {
+    double outputs, depth;  // per rank
+  };
+  const Gemm gemms[] = {{(q + 2.0 * kv) / tp, h}, {h, q / tp}, {mlp_inputs * inter / tp, h}, {h, inter / tp}};
+  double s = 0;
+  for (const Gemm& g : gemms) s += 2.0 * tokens * g.outputs * g.depth / c.gemm_rate(tokens, g.depth);
+  return s;
 }
+// FLOPs of attention over `context` tokens in one layer for `tokens` tokens, and of the head.
 double layer_attention_flops(const ModelSpec& m, double tokens, double context) {
   return (m.forward_flops(tokens, context) - m.forward_flops(tokens, 0)) / double(m.n_layers);
 }
@@ -81,14 +96,12 @@ StageCost stage_forward(const Context& c, int stage, double tokens, double conte
   const ModelSpec& m = c.model.spec;
   const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
   StageCost out;
-  // A GEMM's rows are the micro-batch's tokens (tp splits the columns); causal attention over `context`
-  // tokens on average spans sequences of 2 x context.
-  out.compute = layers *
-                (layer_matmul_flops(m, tokens) / c.gemm_rate(tokens) +
-                 layer_attention_flops(m, tokens, context) / c.attn_rate(2.0 * context)) /
-                c.s.tp;
-  if (stage == c.s.pp - 1)
-    out.compute += head_flops(c.model, head_tokens) / c.gemm_rate(head_tokens) / c.s.tp;
+  // A GEMM's rows are the micro-batch's tokens; causal attention over `context` tokens on average spans
+  // sequences of 2 x context.
+  out.compute = layers * (layer_matmul_s(c, tokens) +
+                          layer_attention_flops(m, tokens, context) / c.attn_rate(2.0 * context) / c.s.tp);
+  if (stage == c.s.pp - 1)  // vocabulary-parallel: the head splits its outputs
+    out.compute += head_flops(c.model, head_tokens) / c.gemm_rate(head_tokens, double(m.hidden)) / c.s.tp;
   if (!decoding) out.compute /= c.p.pass_efficiency.value;
   // Megatron's f/g: one all-reduce after attention, one after the MLP.
   out.comm =

@@ -14,6 +14,7 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"memory_bandwidth", "bytes/s"},
       {"memory_bytes", "bytes"},
       {"gemm_efficiency", "fraction of peak_flops"},
+      {"gemm_depth_efficiency", "fraction of gemm_efficiency, by a GEMM's depth K after the tp split"},
       {"attention_efficiency", "fraction of peak_flops"},
       {"decode_bandwidth_efficiency", "fraction of memory_bandwidth (decode, optimizer step)"},
       {"usable_memory_fraction", "fraction of memory_bytes"},

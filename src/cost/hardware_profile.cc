@@ -31,6 +31,7 @@ namespace {
 // one) that grows with the size of the work and saturates, so its curve must not fall.
 const char* curve_variable(const std::string& coefficient) {
   if (coefficient == "gemm_efficiency") return "gemm_rows";
+  if (coefficient == "gemm_depth_efficiency") return "gemm_depth";
   if (coefficient == "attention_efficiency") return "sequence_length";
   if (coefficient == "decode_bandwidth_efficiency") return "bytes_read";
   if (coefficient == "intra_node_bandwidth" || coefficient == "inter_node_bandwidth") return "message_bytes";
@@ -72,6 +73,7 @@ std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coeffic
           {"memory_bandwidth", &memory_bandwidth},
           {"memory_bytes", &memory_bytes},
           {"gemm_efficiency", &gemm_efficiency},
+          {"gemm_depth_efficiency", &gemm_depth_efficiency},
           {"attention_efficiency", &attention_efficiency},
           {"decode_bandwidth_efficiency", &decode_bandwidth_efficiency},
           {"usable_memory_fraction", &usable_memory_fraction},
@@ -120,6 +122,9 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.gemm_efficiency = {0.6,
                        "default: large bf16 GEMMs reach ~60% of dense peak (Megatron-LM reports 40-55% MFU "
                        "end to end, GEMMs alone higher); calibrate with `realign profile`"};
+  p.gemm_depth_efficiency = {1.0,
+                             "default: a GEMM's rate taken as independent of its depth (not measured by "
+                             "`realign profile`)"};
   p.attention_efficiency = {0.4,
                             "default: FlashAttention-2 reaches ~35-50% of peak in the forward pass on "
                             "A100/H100 (Dao 2023); calibrate with `realign profile`"};
@@ -205,8 +210,8 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
       throw Error(cr.path_of("value"), may_be_zero ? "must be a number >= 0" : "must be a positive number");
   }
   r.finish();
-  for (const char* fraction : {"gemm_efficiency", "attention_efficiency", "decode_bandwidth_efficiency",
-                               "usable_memory_fraction", "pass_efficiency"})
+  for (const char* fraction : {"gemm_efficiency", "gemm_depth_efficiency", "attention_efficiency",
+                               "decode_bandwidth_efficiency", "usable_memory_fraction", "pass_efficiency"})
     for (const auto& [name, c] : p.coefficients())
       if (std::string(name) == fraction && c->value > 1.0)
         throw Error(join_path(join_path(path, name), "value"), "a fraction must be at most 1");

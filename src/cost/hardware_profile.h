@@ -29,8 +29,9 @@ struct Coefficient {
 };
 
 struct HardwareProfile {
-  static constexpr int kVersion = 4;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node;
-                                      // 3: iteration_overhead_s; 4: decode_step_overhead_s, curves
+  static constexpr int kVersion = 5;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node;
+                                      // 3: iteration_overhead_s; 4: decode_step_overhead_s, curves;
+                                      // 5: gemm_depth_efficiency
   std::string device;                 // the DeviceSpec name it describes
 
   // Device peaks (copied from the DeviceSpec so a profile stands alone).
@@ -40,6 +41,10 @@ struct HardwareProfile {
 
   // Achieved fractions.
   Coefficient gemm_efficiency;              // of peak_flops, dense matmuls
+  // A GEMM's rate relative to gemm_efficiency's by its depth K (the reduction over which it multiplies, after
+  // the tensor-parallel split): a row-parallel matmul over hidden / tp inputs has a short inner loop per
+  // output tile and runs further from peak. 1 at the depth gemm_efficiency was measured at.
+  Coefficient gemm_depth_efficiency;
   Coefficient attention_efficiency;         // of peak_flops, attention scores and values
   Coefficient decode_bandwidth_efficiency;  // of memory_bandwidth, memory-bound kernels (decode, optimizer)
   Coefficient usable_memory_fraction;       // of memory_bytes (allocator fragmentation, CUDA context)

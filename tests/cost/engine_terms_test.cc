@@ -117,6 +117,34 @@ TEST(EngineTerms, SmallGemmsRunAtTheirMeasuredShareOfPeak) {
   EXPECT_GT(p.gemm_efficiency.at(1024) / p.gemm_efficiency.at(8), 10.0);
 }
 
+// Tensor parallelism shortens the depth of the row-parallel matmuls (attention output over hidden / tp, MLP
+// output over intermediate / tp); a GEMM runs at its depth's share of the rate. With a depth curve of 0.5 at
+// K = 1024 and 1 at 4096, llama2-7b at tp = 2 multiplies its attention output over K = 2048 (0.75, half-way
+// in log K) and its MLP output over K = 5504 (past the last point: 1); QKV and the MLP's input keep K = 4096.
+TEST(EngineTerms, RowParallelMatmulsRunAtTheRateOfTheirDepth) {
+  const DataflowGraph g = make_graph("ppo", "llama2-7b", 16, 128, 64, 4);
+  const Cluster c = make_cluster(1, 8);
+  HardwareProfile flat = h100();
+  flat.gemm_depth_efficiency = {1.0, "test"};
+  HardwareProfile deep = flat;
+  deep.gemm_depth_efficiency.of = "gemm_depth";
+  deep.gemm_depth_efficiency.points = {{1024, 0.5}, {4096, 1.0}};
+  EXPECT_NEAR(deep.gemm_depth_efficiency.at(2048), 0.75, 1e-12);
+  const int inf = g.mfc_index("ref_inf");
+  const MfcAssignment a = assign("ref_inf", 0, 4, 2, 1, 1);
+  const double tokens = 16.0 / 4 * (128 + 64);  // one dp rank's micro-batch
+  const double h = 4096, layers = 32;
+  const double rate = flat.peak_flops.value * flat.gemm_efficiency.at(tokens);
+  // The attention output on one of 2 ranks: 2 x tokens x h outputs x h / 2 depth, 1/0.75 - 1 slower.
+  const double o_proj = 2.0 * tokens * h * (h / 2) / rate;
+  const double expected = layers * o_proj * (1 / 0.75 - 1) / flat.pass_efficiency.value;
+  const double slower = estimate_call(g, c, deep, inf, a).compute_s - estimate_call(g, c, flat, inf, a).compute_s;
+  EXPECT_NEAR(slower, expected, 1e-9 * expected);
+  // At tp = 1 every depth is 4096 or more: nothing changes.
+  const MfcAssignment whole = assign("ref_inf", 0, 8, 1, 1, 1);
+  EXPECT_DOUBLE_EQ(estimate_call(g, c, deep, inf, whole).compute_s, estimate_call(g, c, flat, inf, whole).compute_s);
+}
+
 TEST(EngineTerms, SmallMessagesReachLessOfTheLinkBandwidth) {
   const HardwareProfile p = h100();
   const Link link = intra_node_link(p);

@@ -93,6 +93,9 @@ TEST(HardwareProfile, RefusesCurvesThatFallOrLackASource) {
   EXPECT_NE(error_of(j).find("profile.gemm_efficiency.points[3]"), std::string::npos) << error_of(j);
   EXPECT_NE(error_of(j).find("must not fall"), std::string::npos) << error_of(j);
   j = good;
+  j["gemm_depth_efficiency"]["points"][1][1] = 0.5;  // a deeper GEMM would run slower
+  EXPECT_NE(error_of(j).find("profile.gemm_depth_efficiency.points[1]"), std::string::npos) << error_of(j);
+  j = good;
   j["gemm_efficiency"]["points"][2][0] = 8;  // x goes back
   EXPECT_NE(error_of(j).find("profile.gemm_efficiency.points[2]"), std::string::npos) << error_of(j);
   j = good;
