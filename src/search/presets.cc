@@ -119,18 +119,34 @@ Options whole_cluster_options(const DataflowGraph& g, const Cluster& c, bool run
   return every;
 }
 
+// A fixed-layout engine trains with activation recomputation whatever the memory: ReaLHF's default
+// (gradient_checkpointing = True, realhf/api/quickstart/model.py), which its throughput figures count as 4
+// forwards per train step. The one-layout baselines run their train calls so (where the runtime could: a
+// training run keeps activations), which is what the search, deciding per call, can save.
+Options recomputing_training(const DataflowGraph& g, Options options, bool runtime_limits) {
+  if (runtime_limits) return options;
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    if (g.mfcs[i].kind != MfcKind::kTrain) continue;
+    std::vector<Strategy> recomputing;
+    for (const Strategy& s : options[i])
+      if (s.recompute) recomputing.push_back(s);
+    if (!recomputing.empty()) options[i] = recomputing;
+  }
+  return options;
+}
+
 // Megatron-LM's rule for one layout (Narayanan et al. 2021, takeaways 1 and 2): the smallest model-parallel
 // size t * p with which everything fits, tensor parallelism first up to a node's devices, then pipeline
 // stages across nodes; data parallelism takes the remaining devices. Every call shares the layout and
-// chooses its micro-batches, ZeRO-1 and recomputation (coordinate descent). The search's other presets and
-// the search itself cover the fastest layouts; this one is the baseline that users of Megatron-based systems
-// run.
+// chooses its micro-batches and ZeRO-1 (coordinate descent); train calls recompute activations
+// (recomputing_training). The search's other presets and the search itself cover the fastest layouts; this
+// one is the baseline that users of Megatron-based systems run.
 std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
                                         bool runtime_limits) {
   const DeviceMesh all{0, c.n_devices()};
   if (!mesh_problem(all, c).empty()) return std::nullopt;
   const std::vector<DeviceMesh> meshes(g.mfcs.size(), all);
-  const Options every = whole_cluster_options(g, c, runtime_limits);
+  const Options every = recomputing_training(g, whole_cluster_options(g, c, runtime_limits), runtime_limits);
   std::vector<Layout> layouts;
   for (const Strategy& s : every[0]) {
     const Layout l{0, s.dp, s.tp, s.pp};
@@ -236,7 +252,8 @@ std::optional<ExecutionPlan> one_layout_plan(const DataflowGraph& g, const Clust
                                              const Layout& layout, bool runtime_limits) {
   const DeviceMesh all{0, c.n_devices()};
   if (!mesh_problem(all, c).empty()) return std::nullopt;
-  const Options options = layout_options(g, whole_cluster_options(g, c, runtime_limits), layout);
+  const Options options = layout_options(
+      g, recomputing_training(g, whole_cluster_options(g, c, runtime_limits), runtime_limits), layout);
   auto plan = least_memory_plan(g, ev, std::vector<DeviceMesh>(g.mfcs.size(), all), options);
   if (plan) descend(g, ev, options, *plan);
   return plan;

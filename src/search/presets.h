@@ -1,6 +1,7 @@
 // Fixed placements, as plans and as baselines for the search:
 //  - co-located: every call on the whole cluster with one shared (dp, tp, pp) by Megatron-LM's rule: the
 //    smallest model-parallel size that fits, tensor parallelism first up to a node, then pipeline stages;
+//    train calls recompute activations, as fixed-layout engines run by default (ReaLHF's heuristic did);
 //  - heuristic: every call on the whole cluster, each with its own best strategy (in the spirit of ReaL's
 //    Megatron-based heuristic);
 //  - interleaving (arXiv 2312.11819): calls that do not depend on each other run side by side on their own
@@ -28,9 +29,10 @@ std::optional<ExecutionPlan> make_preset(const std::string& name, const Dataflow
                                          bool runtime_limits = false);
 
 // Every call on the whole cluster in `layout` (its first device is ignored), each call choosing its
-// micro-batches, ZeRO-1 and recomputation by coordinate descent on the whole plan: a fixed plan class such
-// as ReaLHF's `pipe_model` allocation (tp = a node's devices, pp = the nodes, dp = 1). Empty when some call
-// has no strategy in that layout. The plan may not fit in memory: check its score.
+// micro-batches and ZeRO-1 by coordinate descent on the whole plan, train calls recomputing activations as
+// in the co-located preset: a fixed plan class such as ReaLHF's `pipe_model` allocation (tp = a node's
+// devices, pp = the nodes, dp = 1). Empty when some call has no strategy in that layout. The plan may not
+// fit in memory: check its score.
 std::optional<ExecutionPlan> one_layout_plan(const DataflowGraph& graph, const Cluster& cluster,
                                              PlanEvaluator& evaluator, const Layout& layout,
                                              bool runtime_limits = false);

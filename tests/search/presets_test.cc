@@ -110,9 +110,31 @@ TEST(Presets, RuntimeLimitsAllowPipelinedGeneration) {
   EXPECT_GT(limited->assignments[size_t(g.mfc_index("actor_gen"))].strategy.pp, 1);
 }
 
+// The one-layout baselines train as fixed-layout engines do by default, recomputing activations, even where
+// memory would not need it (everything fits the fake evaluator, which prices recomputation like keeping
+// activations); a plan for a training run keeps activations, as realign's runtime does.
+TEST(Presets, OneLayoutBaselinesRecomputeInTrainCallsExceptForTheRuntime) {
+  const auto g = testing::ppo_7b();
+  const Cluster c = testing::h100(1);
+  auto ev = ppo_evaluator(g, 8);
+  for (const bool runtime : {false, true}) {
+    const auto colocated = make_preset("co-located", g, c, ev, runtime);
+    const auto one_layout = one_layout_plan(g, c, ev, Layout{0, 2, 4, 1}, runtime);
+    ASSERT_TRUE(colocated.has_value() && one_layout.has_value());
+    for (const ExecutionPlan* plan : {&*colocated, &*one_layout})
+      for (size_t i = 0; i < g.mfcs.size(); ++i)
+        EXPECT_EQ(plan->assignments[i].strategy.recompute, !runtime && g.mfcs[i].kind == MfcKind::kTrain)
+            << g.mfcs[i].name << (runtime ? " (runtime)" : "");
+  }
+  // The heuristic preset, like the search, decides per call: with nothing to gain it keeps activations.
+  const auto heuristic = make_preset("heuristic", g, c, ev);
+  ASSERT_TRUE(heuristic.has_value());
+  for (const auto& a : heuristic->assignments) EXPECT_FALSE(a.strategy.recompute) << a.mfc;
+}
+
 // One layout for every call on the whole cluster, as ReaLHF's pipe_model allocation: each call keeps the
 // layout even where the evaluator would pick another (here less tensor parallelism), and chooses only its
-// micro-batches, ZeRO-1 and recomputation. A layout no strategy of a call can take gives no plan.
+// micro-batches and ZeRO-1. A layout no strategy of a call can take gives no plan.
 TEST(Presets, OneLayoutPlanKeepsTheLayoutForEveryCall) {
   const auto g = testing::ppo_7b();
   const Cluster c = testing::h100(2);
