@@ -135,6 +135,17 @@ TEST(Cli, ValidateRescoreWithoutEarlierRunsNamesTheFlag) {
 
 #endif  // REALIGN_WITH_TORCH
 
+// The co-located preset recomputes in train calls when planning (as fixed-layout engines run), which
+// realign's runtime does not: the table says so, and a training run's preset keeps activations.
+TEST(Cli, PlanTableSaysWhichPresetRecomputes) {
+  const CliRun r = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " plan.max_steps=500");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const size_t colocated = r.out.find("  co-located");
+  ASSERT_NE(colocated, std::string::npos) << r.out;
+  const std::string line = r.out.substr(colocated, r.out.find('\n', colocated) - colocated);
+  EXPECT_NE(line.find("recomputing activations in train calls"), std::string::npos) << line;
+}
+
 TEST(Cli, PlanThatCannotFitExitsWithTwoAndSaysWhere) {
   // Four 70B models on one 8-GPU node cannot fit.
   const CliRun r =
