@@ -187,13 +187,20 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
     throw Error(r.path_of("version"),
                 "missing; this build reads profile version " + std::to_string(HardwareProfile::kVersion));
   const int64_t version = r.get_int("version");
-  if (version != HardwareProfile::kVersion)
+  // Version 4 differs only by lacking gemm_depth_efficiency: a measured or calibrated profile stays usable,
+  // with a GEMM's rate independent of its depth, as it was priced then.
+  const bool before_depth = version == 4;
+  if (version != HardwareProfile::kVersion && !before_depth)
     throw Error(r.path_of("version"), "profile version " + std::to_string(version) + " is not the version " +
                                           std::to_string(HardwareProfile::kVersion) +
-                                          " this build reads; re-run `realign profile`");
+                                          " this build reads (nor 4); re-run `realign profile`");
   HardwareProfile p;
   p.device = r.get_string("device");
   for (auto& [name, c] : p.coefficients()) {
+    if (before_depth && std::string(name) == "gemm_depth_efficiency" && !r.has(name)) {
+      *c = {1.0, "absent from this version-4 profile: a GEMM's rate independent of its depth"};
+      continue;
+    }
     if (!r.has(name)) throw Error(r.path_of(name), "missing coefficient");
     ObjectReader cr(r.at(name), r.path_of(name));
     c->value = cr.get_double("value");

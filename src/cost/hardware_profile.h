@@ -97,7 +97,8 @@ bool has_shipped_profile(const DeviceSpec& device);
 // {"version": 4, "device": "...", "<coefficient>": {"value": x, "source": "..."}, ...}; a curve adds
 // "of": "<variable>", "points": [[x, y], ...] (value: y at the last point).
 Json to_json(const HardwareProfile& profile);
-// Throws Error naming the field: a different version, a missing or unknown coefficient, a bad value, a
+// Reads version 4 too (gemm_depth_efficiency then 1). Throws Error naming the field: another version, a
+// missing or unknown coefficient, a bad value, a
 // missing source, a curve whose x does not increase or that is not monotone where it must be
 // (efficiencies and bandwidths do not fall as sizes grow).
 HardwareProfile hardware_profile_from_json(const Json& j, const std::string& path);

@@ -45,6 +45,22 @@ std::string error_of(const Json& j) {
   return "no error";
 }
 
+// A version-4 profile (a measured or calibrated one from before the depth curve) still loads, its GEMMs
+// independent of their depth; everything else as written.
+TEST(HardwareProfile, ReadsAVersionFourProfileWithoutTheDepthCurve) {
+  Json j = to_json(h100());
+  j["version"] = 4;
+  j.erase("gemm_depth_efficiency");
+  const HardwareProfile p = hardware_profile_from_json(j, "profile");
+  EXPECT_FALSE(p.gemm_depth_efficiency.is_curve());
+  EXPECT_EQ(p.gemm_depth_efficiency.at(512), 1.0);
+  EXPECT_NE(p.gemm_depth_efficiency.source.find("version-4"), std::string::npos);
+  EXPECT_EQ(p.gemm_efficiency, h100().gemm_efficiency);
+  EXPECT_EQ(p.pass_efficiency, h100().pass_efficiency);
+  j["version"] = 3;
+  EXPECT_NE(error_of(j).find("profile.version"), std::string::npos) << error_of(j);
+}
+
 TEST(HardwareProfile, RejectsOtherVersionsAndMissingFields) {
   Json j = to_json(h100());
   j["version"] = 1;  // version 1 lacked call_overhead_s and step_overhead_s
