@@ -99,10 +99,11 @@ std::string format_plan_table(const PlanReport& r) {
       // so, since realign's runtime does not, and `realign train` estimates the same preset without it.
       const bool recomputes = std::any_of(p.plan->assignments.begin(), p.plan->assignments.end(),
                                           [](const MfcAssignment& a) { return a.strategy.recompute; });
-      out += line("  %-14s %10s   (this plan is %.2fx %s)%s", p.name.c_str(),
-                  format_seconds(s.iteration_time_s).c_str(), s.iteration_time_s / r.simulation.iteration_time_s,
-                  s.iteration_time_s >= r.simulation.iteration_time_s ? "faster" : "slower",
-                  recomputes ? ", recomputing activations in train calls" : "");
+      out +=
+          line("  %-14s %10s   (this plan is %.2fx %s)%s", p.name.c_str(),
+               format_seconds(s.iteration_time_s).c_str(), s.iteration_time_s / r.simulation.iteration_time_s,
+               s.iteration_time_s >= r.simulation.iteration_time_s ? "faster" : "slower",
+               recomputes ? ", recomputing activations in train calls" : "");
     }
   }
   return out;

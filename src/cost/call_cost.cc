@@ -48,7 +48,8 @@ struct Context {
 // add up to ModelSpec::forward_flops's matmuls.
 double layer_matmul_s(const Context& c, double tokens) {
   const ModelSpec& m = c.model.spec;
-  const double h = double(m.hidden), q = double(m.n_heads * m.head_dim), kv = double(m.n_kv_heads * m.head_dim);
+  const double h = double(m.hidden), q = double(m.n_heads * m.head_dim),
+               kv = double(m.n_kv_heads * m.head_dim);
   const double inter = double(m.intermediate), tp = double(c.s.tp);
   const double mlp_inputs = m.family == ModelFamily::kGpt2 ? 1.0 : 2.0;
   struct Gemm {

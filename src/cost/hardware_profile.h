@@ -40,7 +40,7 @@ struct HardwareProfile {
   Coefficient memory_bytes;      // bytes per device
 
   // Achieved fractions.
-  Coefficient gemm_efficiency;              // of peak_flops, dense matmuls
+  Coefficient gemm_efficiency;  // of peak_flops, dense matmuls
   // A GEMM's rate relative to gemm_efficiency's by its depth K (the reduction over which it multiplies, after
   // the tensor-parallel split): a row-parallel matmul over hidden / tp inputs has a short inner loop per
   // output tile and runs further from peak. 1 at the depth gemm_efficiency was measured at.

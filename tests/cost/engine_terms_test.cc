@@ -138,11 +138,13 @@ TEST(EngineTerms, RowParallelMatmulsRunAtTheRateOfTheirDepth) {
   // The attention output on one of 2 ranks: 2 x tokens x h outputs x h / 2 depth, 1/0.75 - 1 slower.
   const double o_proj = 2.0 * tokens * h * (h / 2) / rate;
   const double expected = layers * o_proj * (1 / 0.75 - 1) / flat.pass_efficiency.value;
-  const double slower = estimate_call(g, c, deep, inf, a).compute_s - estimate_call(g, c, flat, inf, a).compute_s;
+  const double slower =
+      estimate_call(g, c, deep, inf, a).compute_s - estimate_call(g, c, flat, inf, a).compute_s;
   EXPECT_NEAR(slower, expected, 1e-9 * expected);
   // At tp = 1 every depth is 4096 or more: nothing changes.
   const MfcAssignment whole = assign("ref_inf", 0, 8, 1, 1, 1);
-  EXPECT_DOUBLE_EQ(estimate_call(g, c, deep, inf, whole).compute_s, estimate_call(g, c, flat, inf, whole).compute_s);
+  EXPECT_DOUBLE_EQ(estimate_call(g, c, deep, inf, whole).compute_s,
+                   estimate_call(g, c, flat, inf, whole).compute_s);
 }
 
 TEST(EngineTerms, SmallMessagesReachLessOfTheLinkBandwidth) {
