@@ -125,9 +125,11 @@ void add_profile_command(CLI::App& app) {
         std::snprintf(rate, sizeof rate, "%.2f %s", m.rate / 1e9, m.unit == "FLOP/s" ? "GFLOP/s" : "GB/s");
       std::printf("%-40s %12s %16s\n", m.name.c_str(), format_seconds(m.seconds).c_str(), rate);
     }
-    std::printf("\ngemm_efficiency %.3f, attention_efficiency %.3f, memory_bandwidth %.1f GB/s, "
-                "decode_bandwidth_efficiency %.3f, layer_launch_overhead %s (peak %sFLOP/s from %s)\n",
-                p.gemm_efficiency.value, p.attention_efficiency.value, p.memory_bandwidth.value / 1e9,
+    const auto& shallowest = p.gemm_depth_efficiency.points.front();
+    std::printf("\ngemm_efficiency %.3f (x%.3f at depth %.0f), attention_efficiency %.3f, memory_bandwidth "
+                "%.1f GB/s, decode_bandwidth_efficiency %.3f, layer_launch_overhead %s (peak %sFLOP/s from %s)\n",
+                p.gemm_efficiency.value, shallowest.second, shallowest.first, p.attention_efficiency.value,
+                p.memory_bandwidth.value / 1e9,
                 p.decode_bandwidth_efficiency.value, format_seconds(p.layer_launch_overhead_s.value).c_str(),
                 std::to_string(int64_t(p.peak_flops.value / 1e9)).append("G").c_str(), spec.name.c_str());
     std::ofstream out(args->out);

@@ -50,24 +50,32 @@ MachineProfile measure_machine(const DeviceSpec& device_spec, const ProfileOptio
                                                  : std::vector<Shape4>{{2, 8, 512, 64}, {4, 16, 1024, 64}};  // b h s d
   const std::vector<Shape2> decodes = o.quick ? std::vector<Shape2>{{1, 128}, {4, 256}, {8, 512}}
                                               : std::vector<Shape2>{{1, 256}, {8, 512}, {32, 1024}};  // batch, context
-  const int total = int(gemms.size() + attentions.size() + decodes.size()) + 2;
+  // The depth sweep: one GEMM with its reduction K shortened, as tensor parallelism shortens a row-parallel
+  // matmul's. Relative to the deepest, about the depth of the shapes above.
+  const int64_t sweep_rows = o.quick ? 256 : 2048, sweep_cols = o.quick ? 512 : 2048;
+  const std::vector<int64_t> depths =
+      o.quick ? std::vector<int64_t>{64, 128, 256, 512} : std::vector<int64_t>{128, 256, 512, 1024, 2048};
+  const int total = int(gemms.size() + depths.size() + attentions.size() + decodes.size()) + 2;
   int step = 0;
   auto tick = [&](const std::string& what) {
     if (progress) progress(step, total, what);
     ++step;
   };
 
-  std::vector<double> gemm_rates;
-  for (const auto& g : gemms) {
+  auto gemm_rate = [&](const Gemm& g) {
     const std::string name = "gemm " + std::to_string(g.m) + "x" + std::to_string(g.k) + "x" + std::to_string(g.n);
     tick(name);
     const at::Tensor a = at::randn({g.m, g.k}, opts), b = at::randn({g.k, g.n}, opts);
     at::Tensor c = at::empty({g.m, g.n}, opts);
     const double t = timer(name, [&] { at::mm_out(c, a, b); });
     const double rate = 2.0 * double(g.m * g.k * g.n) / t;
-    gemm_rates.push_back(rate);
     out.measurements.push_back({name, t, rate, "FLOP/s"});
-  }
+    return rate;
+  };
+  std::vector<double> gemm_rates;
+  for (const auto& g : gemms) gemm_rates.push_back(gemm_rate(g));
+  std::vector<double> depth_rates;
+  for (const int64_t k : depths) depth_rates.push_back(gemm_rate(Gemm{sweep_rows, k, sweep_cols}));
 
   std::vector<double> attention_rates;
   for (const auto& [b, h, len, d] : attentions) {
@@ -142,6 +150,17 @@ MachineProfile measure_machine(const DeviceSpec& device_spec, const ProfileOptio
   HardwareProfile& p = out.profile;
   const double peak = p.peak_flops.value;
   p.gemm_efficiency = {std::min(1.0, median(gemm_rates) / peak), where + ": median of transformer-shaped GEMMs"};
+  p.gemm_depth_efficiency = {1.0, where + ": " + std::to_string(sweep_rows) + " x K x " +
+                                      std::to_string(sweep_cols) +
+                                      " GEMMs relative to the deepest (a shallower one taken no faster than a "
+                                      "deeper, against measurement noise)"};
+  p.gemm_depth_efficiency.of = "gemm_depth";
+  double deeper = depth_rates.back();
+  for (size_t i = depths.size(); i-- > 0;) {
+    deeper = std::min(deeper, depth_rates[i]);
+    p.gemm_depth_efficiency.points.insert(p.gemm_depth_efficiency.points.begin(),
+                                          {double(depths[i]), deeper / depth_rates.back()});
+  }
   p.attention_efficiency = {std::min(1.0, median(attention_rates) / peak), where + ": causal attention, unfused"};
   p.memory_bandwidth = {bandwidth, where + ": large tensor copy, read + write"};
   p.decode_bandwidth_efficiency = {std::min(1.0, median(decode_fractions)),

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 
 #include "../plan/test_graphs.h"
@@ -44,6 +46,41 @@ OpTimer fake_table(double gemm_scale, double decode_scale) {
     if (name.rfind("memory", 0) == 0) return 1e-5;  // 32 MiB moved: ~3.4 TB/s
     return 1e-5;
   };
+}
+
+// GEMMs of the depth sweep (256 x K x 512 in a quick run) at `rate_of_depth(K)` of half the peak; other ops
+// as fake_table.
+OpTimer fake_depths(const std::function<double(double)>& rate_of_depth) {
+  const OpTimer rest = fake_table(1.0, 1.0);
+  return [=](const std::string& name, const std::function<void()>& op) {
+    long long m = 0, k = 0, n = 0;
+    if (std::sscanf(name.c_str(), "gemm %lldx%lldx%lld", &m, &k, &n) == 3 && m == 256 && n == 512)
+      return 2.0 * double(m * k * n) / (0.5 * 989e12 * rate_of_depth(double(k)));
+    return rest(name, op);
+  };
+}
+
+// The depth sweep becomes gemm_depth_efficiency: each depth's rate relative to the deepest; a shallower GEMM
+// measured faster than a deeper one (noise) is taken at the deeper one's rate, so the curve loads.
+TEST(MachineProfile, DepthSweepGivesTheDepthCurve) {
+  ProfileOptions o;
+  o.quick = true;
+  o.timer = fake_depths([](double k) { return std::min(1.0, k / 512); });
+  const HardwareProfile p = measure_machine(builtin_device("h100-sxm", "spec"), o).profile;
+  ASSERT_TRUE(p.gemm_depth_efficiency.is_curve());
+  const std::vector<std::pair<double, double>> expected = {{64, 0.125}, {128, 0.25}, {256, 0.5}, {512, 1.0}};
+  ASSERT_EQ(p.gemm_depth_efficiency.points.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(p.gemm_depth_efficiency.points[i].first, expected[i].first);
+    EXPECT_NEAR(p.gemm_depth_efficiency.points[i].second, expected[i].second, 1e-12);
+  }
+  EXPECT_NEAR(p.gemm_depth_efficiency.at(256), 0.5, 1e-12);
+  o.timer = fake_depths([](double k) { return k == 128 ? 0.9 : std::min(1.0, k / 512); });  // a noisy 128
+  const HardwareProfile noisy = measure_machine(builtin_device("h100-sxm", "spec"), o).profile;
+  EXPECT_NEAR(noisy.gemm_depth_efficiency.points[1].second, 0.5, 1e-12);
+  HardwareProfile loadable = noisy;
+  loadable.layer_launch_overhead_s.value = 1e-6;  // the fake table times no launch overhead
+  EXPECT_EQ(hardware_profile_from_json(to_json(loadable), "p.json"), loadable);
 }
 
 double estimate(const HardwareProfile& profile, const std::string& mfc) {
