@@ -123,8 +123,8 @@ HardwareProfile default_profile(const DeviceSpec& d) {
                        "default: large bf16 GEMMs reach ~60% of dense peak (Megatron-LM reports 40-55% MFU "
                        "end to end, GEMMs alone higher); calibrate with `realign profile`"};
   p.gemm_depth_efficiency = {1.0,
-                             "default: a GEMM's rate taken as independent of its depth (not measured by "
-                             "`realign profile`)"};
+                             "default: a GEMM's rate taken as independent of its depth; `realign profile` "
+                             "measures it"};
   p.attention_efficiency = {0.4,
                             "default: FlashAttention-2 reaches ~35-50% of peak in the forward pass on "
                             "A100/H100 (Dao 2023); calibrate with `realign profile`"};

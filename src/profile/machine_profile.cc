@@ -155,12 +155,9 @@ MachineProfile measure_machine(const DeviceSpec& device_spec, const ProfileOptio
                                       " GEMMs relative to the deepest (a shallower one taken no faster than a "
                                       "deeper, against measurement noise)"};
   p.gemm_depth_efficiency.of = "gemm_depth";
-  double deeper = depth_rates.back();
-  for (size_t i = depths.size(); i-- > 0;) {
-    deeper = std::min(deeper, depth_rates[i]);
-    p.gemm_depth_efficiency.points.insert(p.gemm_depth_efficiency.points.begin(),
-                                          {double(depths[i]), deeper / depth_rates.back()});
-  }
+  for (size_t i = depths.size() - 1; i-- > 0;) depth_rates[i] = std::min(depth_rates[i], depth_rates[i + 1]);
+  for (size_t i = 0; i < depths.size(); ++i)
+    p.gemm_depth_efficiency.points.emplace_back(double(depths[i]), depth_rates[i] / depth_rates.back());
   p.attention_efficiency = {std::min(1.0, median(attention_rates) / peak), where + ": causal attention, unfused"};
   p.memory_bandwidth = {bandwidth, where + ": large tensor copy, read + write"};
   p.decode_bandwidth_efficiency = {std::min(1.0, median(decode_fractions)),

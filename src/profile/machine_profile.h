@@ -41,8 +41,9 @@ struct MachineProfile {
 using ProgressFn = std::function<void(int, int, const std::string&)>;
 
 // Starts from default_profile(device_spec) and replaces the coefficients it measures: gemm_efficiency,
-// gemm_depth_efficiency (a curve), attention_efficiency, memory_bandwidth, decode_bandwidth_efficiency, layer_launch_overhead_s (peak_flops
-// stays the device spec's, so efficiencies are fractions of it). Link figures stay as they were.
+// gemm_depth_efficiency (a curve), attention_efficiency, memory_bandwidth, decode_bandwidth_efficiency,
+// layer_launch_overhead_s (peak_flops stays the device spec's, so efficiencies are fractions of it). Link
+// figures stay as they were.
 MachineProfile measure_machine(const DeviceSpec& device_spec, const ProfileOptions& options,
                                const ProgressFn& progress = nullptr);
 

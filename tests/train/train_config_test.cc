@@ -80,6 +80,9 @@ TEST(TrainConfig, BehaviourLogprobsFromGenerationNeedTemperatureOne) {
       error_of("train: {ppo: {behaviour_logprobs: generation}, sampling: {temperature: 0.7}}");
   EXPECT_NE(e.find("train.ppo.behaviour_logprobs"), std::string::npos) << e;
   EXPECT_NE(e.find("train.sampling.temperature"), std::string::npos) << e;
+  const std::string bad = error_of("train: {ppo: {behaviour_logprobs: sampled}}");
+  EXPECT_NE(bad.find("train.ppo.behaviour_logprobs"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("recompute"), std::string::npos) << bad;  // names what is valid
 }
 
 }  // namespace
