@@ -120,6 +120,7 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
 DataflowGraph build_graph(const AlgorithmConfig& c) {
   DataflowGraph g;
   g.algorithm = c.algorithm;
+  g.staleness = c.staleness;
   const auto& b = c.batch;
   const int64_t P = b.prompt_len, G = b.gen_len, S = P + G;
   const int64_t n = b.prompts * b.samples_per_prompt;
@@ -131,8 +132,9 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
 
   if (c.algorithm == "ppo" || c.algorithm == "grpo" || c.algorithm == "remax") {
     const bool ppo = c.algorithm == "ppo";
+    const bool stale = c.staleness > 0;
     std::vector<std::string> generated = {"seq"};
-    if (!c.recompute_logprobs) generated.push_back("logprobs");
+    if (!c.recompute_logprobs || stale) generated.push_back("logprobs");
     role("actor", HeadKind::kLanguageModel, true);
     if (ppo) role("critic", HeadKind::kValue, true);
     role("ref", HeadKind::kLanguageModel, false);
@@ -159,11 +161,18 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     }
     // By default the behaviour policy's log-probs are recomputed by a forward pass (as veRL does) rather than
     // taken from sampling: they then match the train call's forward exactly, whatever the generation layout.
-    if (c.recompute_logprobs)
+    // Asynchronously, actor_inf gives the proximal policy's log-probs (the weights the update starts from),
+    // the behaviour policy's come from the (older) sampling.
+    if (stale) {
+      data("prox_logprobs", S * f32);
+      g.mfcs.push_back(call("actor_inf", "actor", MfcKind::kInference, n, P, G, {"seq"}, {"prox_logprobs"}));
+    } else if (c.recompute_logprobs) {
       g.mfcs.push_back(call("actor_inf", "actor", MfcKind::kInference, n, P, G, {"seq"}, {"logprobs"}));
+    }
     // Rule rewards are scored on the generation's ranks and travel with its responses (one float per
     // sequence, beside the tokens "seq" prices), not as data of their own.
     std::vector<std::string> actor_in = {"seq", "logprobs", "ref_logprobs"};
+    if (stale) actor_in.push_back("prox_logprobs");
     if (c.reward_model) actor_in.push_back("rewards");
     if (ppo) {
       data("values", S * f32);

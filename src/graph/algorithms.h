@@ -31,6 +31,10 @@ struct AlgorithmConfig {
   // actor over the generated sequences (actor_inf, as veRL and OpenRLHF do), or, when false, from the
   // sampling itself (ReaL's PPO): one call fewer, the generation's outputs carry them.
   bool recompute_logprobs = true;
+  // train.staleness: iteration i generates with the actor's weights after update i-1-staleness. With
+  // staleness > 0 the generation gives the behaviour log-probs ("logprobs") and actor_inf the proximal
+  // policy's ("prox_logprobs", the current weights) for the decoupled objective.
+  int64_t staleness = 0;
 };
 
 std::vector<std::string> algorithm_names();

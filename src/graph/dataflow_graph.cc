@@ -83,7 +83,8 @@ int DataflowGraph::home_call(const std::string& model) const {
 }
 
 bool DataflowGraph::operator==(const DataflowGraph& o) const {
-  return algorithm == o.algorithm && models == o.models && mfcs == o.mfcs && data == o.data;
+  return algorithm == o.algorithm && staleness == o.staleness && models == o.models && mfcs == o.mfcs &&
+         data == o.data;
 }
 
 void validate_graph(const DataflowGraph& g) {
@@ -105,6 +106,7 @@ void validate_graph(const DataflowGraph& g) {
 Json to_json(const DataflowGraph& g) {
   Json j;
   j["algorithm"] = g.algorithm;
+  j["staleness"] = g.staleness;
   for (const auto& m : g.models)
     j["models"].push_back({{"name", m.name},
                            {"spec", m.spec.name},

@@ -56,6 +56,8 @@ struct Mfc {
 
 struct DataflowGraph {
   std::string algorithm;  // "ppo", "grpo", "remax", "dpo", "sft", "rm"
+  // Iteration i's generation uses the actor's weights after update i-1-staleness (0: synchronous).
+  int64_t staleness = 0;
   std::vector<ModelRole> models;
   std::vector<Mfc> mfcs;  // in a topological order
   std::vector<DataSpec> data;

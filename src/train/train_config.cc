@@ -80,6 +80,7 @@ void read_ppo(ObjectReader& r, PpoConfig& p) {
   p.value_loss_coef = non_negative(r, "value_loss_coef", p.value_loss_coef);
   p.grpo_scale_std = r.get_bool("grpo_scale_std", p.grpo_scale_std);
   p.behaviour_logprobs = one_of(r, "behaviour_logprobs", p.behaviour_logprobs, {"recompute", "generation"});
+  p.behaviour_weight_cap = r.get_double("behaviour_weight_cap", p.behaviour_weight_cap);
 }
 
 }  // namespace
@@ -90,6 +91,10 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
   with_section(root, "train", [&](ObjectReader& r) {
     t.steps = r.get_int("steps", t.steps);
     if (t.steps < 0) throw Error(r.path_of("steps"), "must be >= 0");
+    t.staleness = r.get_int("staleness", t.staleness);
+    if (t.staleness < 0)
+      throw Error(r.path_of("staleness"),
+                  "must be >= 0 (0: synchronous; N: generate with the weights N updates old)");
     t.seed = uint64_t(r.get_int("seed", int64_t(t.seed)));
     t.threads = r.get_int("threads", t.threads);
     if (t.threads < 0) throw Error(r.path_of("threads"), "must be >= 0");
@@ -128,6 +133,11 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
                 "generation needs train.sampling.temperature = 1 (it is " +
                     std::to_string(t.sampling.temperature) +
                     "): the sampling's log-probs are the policy's only at temperature 1; use recompute");
+  if (t.staleness > 0 && t.sampling.temperature != 1.0)
+    throw Error("train.staleness",
+                "asynchronous training weighs each token by the sampling's own log-probs, which are the "
+                "policy's only at temperature 1: set train.sampling.temperature to 1 (it is " +
+                    std::to_string(t.sampling.temperature) + ") or train.staleness to 0");
   if (!root.has("train")) {
     t.critic_optim = t.optim;
     t.sft_stage.optim = t.optim;

@@ -34,6 +34,9 @@ struct PpoConfig {
   // "generation" (the sampling's own, as ReaL does: one call fewer; needs temperature 1, where the sampling
   // distribution is the policy's).
   std::string behaviour_logprobs = "recompute";
+  // Staleness > 0 (decoupled PPO): the cap on the behaviour -> proximal importance weight that scales each
+  // token's advantage, as AReaL's behav_imp_weight_cap; <= 0 leaves it uncapped.
+  double behaviour_weight_cap = 5.0;
 };
 
 struct SamplingConfig {
@@ -51,6 +54,9 @@ struct StageConfig {
 
 struct TrainConfig {
   int64_t steps = 50;  // RL iterations (or SFT / RM / DPO steps when that is the algorithm)
+  // Iteration i generates with the actor's weights after update i-1-staleness (0: synchronous). Exact: always
+  // that version, so results do not depend on timing. PPO, GRPO and ReMax only.
+  int64_t staleness = 0;
   uint64_t seed = 1;
   int64_t threads = 0;           // intra-op threads per rank; 0 = the node's cores / its workers
   int64_t checkpoint_every = 0;  // 0 = only at the end
