@@ -4,8 +4,9 @@
 
 namespace realign::algo {
 
-PolicyLoss ppo_policy_loss(const at::Tensor& logprobs, const at::Tensor& old_logprobs, const at::Tensor& advantages,
-                           const at::Tensor& mask, double eps_low, double eps_high, double dual_clip) {
+PolicyLoss ppo_policy_loss(const at::Tensor& logprobs, const at::Tensor& old_logprobs,
+                           const at::Tensor& advantages, const at::Tensor& mask, double eps_low,
+                           double eps_high, double dual_clip) {
   const at::Tensor adv = advantages.detach();
   const at::Tensor log_ratio = logprobs - old_logprobs.detach();
   const at::Tensor ratio = at::exp(log_ratio);
@@ -19,6 +20,22 @@ PolicyLoss ppo_policy_loss(const at::Tensor& logprobs, const at::Tensor& old_log
     at::NoGradGuard no_grad;
     out.clip_fraction = masked_mean((clipped > unclipped).to(mask.dtype()), mask).item<double>();
     out.approx_kl = masked_mean(-log_ratio, mask).item<double>();
+  }
+  return out;
+}
+
+BehaviourWeights behaviour_weights(const at::Tensor& proximal_logprobs, const at::Tensor& behaviour_logprobs,
+                                   const at::Tensor& mask, double cap) {
+  at::NoGradGuard no_grad;
+  const at::Tensor w = at::exp(proximal_logprobs - behaviour_logprobs) * mask;
+  BehaviourWeights out;
+  out.mean = masked_mean(w, mask).item<double>();
+  if (cap > 0) {
+    const at::Tensor kept = (w <= cap).to(mask.dtype()) * mask;
+    out.dropped = 1.0 - masked_mean(kept, mask).item<double>();
+    out.weights = w * kept;
+  } else {
+    out.weights = w;
   }
   return out;
 }

@@ -20,7 +20,8 @@ at::Tensor t2(std::vector<float> v, int64_t rows) { return t(v).view({rows, -1})
 void expect_near(const at::Tensor& got, std::vector<float> want, double tol = 1e-5) {
   auto flat = got.reshape({-1});
   ASSERT_EQ(flat.numel(), int64_t(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(flat[int64_t(i)].item<double>(), want[i], tol) << "at " << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(flat[int64_t(i)].item<double>(), want[i], tol) << "at " << i;
 }
 
 TEST(Gae, HandComputedGammaOneLambda095) {
@@ -63,8 +64,31 @@ TEST(PolicyLoss, ClippedSurrogateByHand) {
 
 TEST(PolicyLoss, DualClipBoundsNegativeAdvantages) {
   // ratio 5, A = -1: max(5, 0.8) = 5, bounded by the dual clip at 3 * 1 = 3.
-  auto out = ppo_policy_loss(t2({std::log(5.0f)}, 1), at::zeros({1, 1}), t2({-1}, 1), at::ones({1, 1}), 0.2, 0.2, 3.0);
+  auto out = ppo_policy_loss(t2({std::log(5.0f)}, 1), at::zeros({1, 1}), t2({-1}, 1), at::ones({1, 1}), 0.2,
+                             0.2, 3.0);
   EXPECT_NEAR(out.loss.item<double>(), 3.0, 1e-5);
+}
+
+TEST(PolicyLoss, BehaviourWeightsDropTokensAboveTheCap) {
+  // log(prox) - log(behav) = log 2, log 0.5, log 8, and a token outside the mask: w = 2, 0.5, 8 (dropped at
+  // cap 5), 0. Mean before the cap (2 + 0.5 + 8) / 3 = 3.5; one of three masked tokens dropped.
+  const at::Tensor prox = t2({std::log(2.0f), std::log(0.5f), std::log(8.0f), 1.0f}, 1);
+  const at::Tensor mask = t2({1, 1, 1, 0}, 1);
+  const BehaviourWeights w = behaviour_weights(prox, at::zeros({1, 4}), mask, 5.0);
+  expect_near(w.weights, {2, 0.5f, 0, 0});
+  EXPECT_NEAR(w.mean, 3.5, 1e-5);
+  EXPECT_NEAR(w.dropped, 1.0 / 3.0, 1e-6);
+  expect_near(behaviour_weights(prox, at::zeros({1, 4}), mask, 0).weights, {2, 0.5f, 8, 0});
+}
+
+TEST(PolicyLoss, DecoupledLossIsTheWeightedSurrogateAgainstTheProximalPolicy) {
+  // The per-token loss w * max(-A r, -A clip(r)) equals ppo_policy_loss with advantages A * w (w >= 0):
+  // ratios to the proximal policy 1.5 and 0.5, A = 1 and -1, w = 2 and 0.5:
+  // 2 * max(-1.5, -1.2) = -2.4; 0.5 * max(0.5, 0.8) = 0.4; mean -1.0.
+  const at::Tensor logp = t2({std::log(1.5f), std::log(0.5f)}, 1);
+  const at::Tensor w = t2({2, 0.5f}, 1);
+  auto out = ppo_policy_loss(logp, at::zeros({1, 2}), t2({1, -1}, 1) * w, at::ones({1, 2}), 0.2, 0.2);
+  EXPECT_NEAR(out.loss.item<double>(), -1.0, 1e-5);
 }
 
 TEST(ValueLoss, ClippedByHand) {
@@ -72,8 +96,9 @@ TEST(ValueLoss, ClippedByHand) {
   auto out = ppo_value_loss(t2({1.0f}, 1), t2({.5f}, 1), t2({2.0f}, 1), at::ones({1, 1}), 0.2);
   EXPECT_NEAR(out.loss.item<double>(), 0.845, 1e-5);
   EXPECT_NEAR(out.clip_fraction, 1.0, 1e-6);
-  EXPECT_NEAR(ppo_value_loss(t2({1.0f}, 1), t2({.5f}, 1), t2({2.0f}, 1), at::ones({1, 1}), 0).loss.item<double>(),
-              0.5, 1e-6);
+  EXPECT_NEAR(
+      ppo_value_loss(t2({1.0f}, 1), t2({.5f}, 1), t2({2.0f}, 1), at::ones({1, 1}), 0).loss.item<double>(),
+      0.5, 1e-6);
 }
 
 TEST(Kl, EstimatorsByHand) {
@@ -95,8 +120,8 @@ TEST(Kl, AdaptiveControllerByHand) {
 
 TEST(Advantages, GroupNormalisedByHand) {
   // Group [1,0,0,1]: mean .5, unbiased std sqrt(1/3) = .57735 -> +-.866025; group [2,2,2,2]: all 0.
-  expect_near(group_advantages(t({1, 0, 0, 1, 2, 2, 2, 2}), 4), {.866025f, -.866025f, -.866025f, .866025f, 0, 0, 0, 0},
-              1e-4);
+  expect_near(group_advantages(t({1, 0, 0, 1, 2, 2, 2, 2}), 4),
+              {.866025f, -.866025f, -.866025f, .866025f, 0, 0, 0, 0}, 1e-4);
   expect_near(group_advantages(t({1, 0, 0, 1}), 2, false), {.5f, -.5f, -.5f, .5f});
   expect_near(remax_advantages(t({1, .5f}), t({.25f, 1})), {.75f, -.5f});
   expect_near(broadcast_to_tokens(t({2, 3}), t2({0, 1, 1, 1, 0, 0}, 2)), {0, 2, 2, 3, 0, 0});
