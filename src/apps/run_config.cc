@@ -13,14 +13,7 @@ RunConfig run_config_from_json(Json raw) {
   ObjectReader root(rc.raw, "");
   rc.algorithm = algorithm_config_from_json(root);
   rc.training = runtime::training_sections_from_json(root);
-  // The graph holds a reward model's call only when the runtime will run one.
-  rc.algorithm.reward_model = rc.training.reward.kind == "model";
-  rc.algorithm.recompute_logprobs = rc.training.train.ppo.behaviour_logprobs == "recompute";
-  rc.algorithm.staleness = rc.training.train.staleness;
-  const std::string& algo = rc.algorithm.algorithm;
-  if (rc.algorithm.staleness > 0 && algo != "ppo" && algo != "grpo" && algo != "remax")
-    throw Error("train.staleness", "asynchronous training needs generation: " + algo +
-                                       " takes only 0 (staleness applies to ppo, grpo and remax)");
+  rc.algorithm = with_training_sections(rc.algorithm, rc.training);
   const bool names_reward_model = rc.raw.contains("models") && rc.raw["models"].contains("reward");
   const auto roles = algorithm_roles(rc.algorithm.algorithm);
   if (names_reward_model && !rc.algorithm.reward_model && std::count(roles.begin(), roles.end(), "reward"))

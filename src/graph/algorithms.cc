@@ -179,7 +179,9 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
       g.mfcs.push_back(call("critic_inf", "critic", MfcKind::kInference, n, P, G, {"seq"}, {"values"}));
       actor_in.push_back("values");
     }
-    if (c.algorithm == "remax" && c.reward_model) actor_in.push_back("greedy_rewards");
+    // ReMax's baseline: the reward model's score of the greedy response, or its rule score, which travels
+    // with the greedy response from its generation's ranks.
+    if (c.algorithm == "remax") actor_in.push_back(c.reward_model ? "greedy_rewards" : "greedy_seq");
     Mfc actor_train = call("actor_train", "actor", MfcKind::kTrain, n, P, G, actor_in, {});
     actor_train.mini_batches = b.mini_batches;
     actor_train.epochs = b.epochs;

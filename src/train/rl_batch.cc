@@ -10,6 +10,7 @@
 
 #include "algo/advantages.h"
 #include "algo/gae.h"
+#include "algo/ppo_loss.h"
 #include "train/detail/step_helpers.h"
 #include "train/detail/trainer_impl.h"
 
@@ -66,6 +67,17 @@ PpoBatch Trainer::rl_batch(const CallContext& ctx, const RlRows& rows, const Row
     }
     batch.advantages = algo::broadcast_to_tokens(adv.index_select(0, at::tensor(index, at::kLong)), mask);
   }
+  // Trained on a batch an older policy sampled (train.staleness > 0): the decoupled objective, its ratio
+  // against the proximal policy (actor_inf: the weights this update starts from) and each token's advantage
+  // weighted by pi_prox / pi_behaviour (algo/ppo_loss.h behaviour_weights). The KL to the reference stays
+  // the behaviour policy's, as without staleness.
+  const at::Tensor prox = field("prox_logprobs");
+  algo::BehaviourWeights behaviour;
+  if (prox.defined()) {
+    behaviour = algo::behaviour_weights(prox, batch.old_logprobs, mask, ppo.behaviour_weight_cap);
+    batch.advantages = batch.advantages * behaviour.weights;
+    batch.old_logprobs = prox;
+  }
   if (!stats) return batch;
 
   // Batch statistics over every row (sums, then ratios), so they do not depend on how many ranks split the
@@ -86,6 +98,14 @@ PpoBatch Trainer::rl_batch(const CallContext& ctx, const RlRows& rows, const Row
                 {"kl/coef", kl_coef},
                 {"response/length", total(4) / count}};
   if (values.defined()) (*stats)["value/mean"] = total(5) / tokens;
+  if (prox.defined()) {
+    // Over every rank's tokens, as the other statistics.
+    at::Tensor w = at::stack(
+        {behaviour.mean * mask.sum().to(at::kDouble), behaviour.dropped * mask.sum().to(at::kDouble)});
+    dp.all_reduce_sum(w);
+    (*stats)["behaviour_weight/mean"] = w[0].item<double>() / tokens;
+    (*stats)["behaviour_weight/dropped"] = w[1].item<double>() / tokens;
+  }
   return batch;
 }
 

@@ -1,126 +1,79 @@
-// One RL step, shared by PPO, GRPO and ReMax: generate, score, reference and behaviour log-probs (and
-// values), then the actor and critic updates, each computing the advantages over the whole batch on its own
-// ranks from the rows its producers sent (rl_batch.cc). No layout holds the batch in between: rows go from
-// the ranks that produced them straight to the ranks that consume them (rl_rows.cc).
+// One RL step, shared by PPO, GRPO and ReMax, as the dataflow graph schedules it (graph/call_schedule.h):
+// the step's calls in order, each call's inputs moved straight from the ranks of the calls of its iteration
+// that produced them. With train.staleness N > 0 the step also generates iteration s+N (with the weights the
+// step starts with), which stays in flight on its calls' ranks until its own step trains on it.
 #include <ATen/ATen.h>
 
 #include <algorithm>
 
+#include "core/check.h"
+#include "graph/call_schedule.h"
 #include "train/detail/step_helpers.h"
 #include "train/detail/trainer_impl.h"
-#include "train/inference_calls.h"
 
 namespace realign::runtime {
 
 Json Trainer::rl_step(int64_t step) {
+  const Stage& stage = stages_[size_t(current_stage_)];
   const BatchShape& bs = in_.algorithm.batch;
-  const PpoConfig& ppo = t_.ppo;
   const int64_t group = algorithm_ == "grpo" ? std::max<int64_t>(1, bs.samples_per_prompt) : 1;
-  const std::vector<int64_t> idx = prompt_sampler_->next(bs.prompts);
-  const RlRows rows{idx, group, bs.prompts * group};
-  const int64_t n = rows.n;
-  const bool remax = algorithm_ == "remax";
+  const int64_t n = bs.prompts * group;
+  const int64_t iteration = step - stage.first + 1;
+  const int64_t version = iteration - 1;  // updates done: the weights this step's calls read before its own
+  const std::vector<CallInstance> calls = step_calls(graph_, iteration, stage.steps);
+  // An iteration starts with its first generation: its prompts are drawn then, in iteration order, so the
+  // draws do not depend on the staleness.
+  for (const CallInstance& c : calls)
+    if (!iterations_.count(c.iteration))
+      iterations_[c.iteration] = RlIteration{{prompt_sampler_->next(bs.prompts), group, n}, version, {}};
 
-  SamplingOptions so;
-  so.max_new_tokens = bs.gen_len;
-  so.temperature = t_.sampling.temperature;
-  so.top_p = t_.sampling.top_p;
-  so.top_k = t_.sampling.top_k;
-  so.stop_tokens = codec_.stop_tokens();
-  so.pad_id = codec_.pad_id();
-  so.seed = mix_seed(t_.seed, uint64_t(step), 0);
-  // Without a reward model the generation scores its own rows (rule rewards); ReMax's greedy responses are
-  // its baseline.
-  // The behaviour log-probs come from the sampling itself, or from actor_inf below.
-  const bool from_sampling = ppo.behaviour_logprobs == "generation";
-  std::vector<Generation> generations{
-      {"actor_gen", so, reward_ ? "" : "score", from_sampling ? "old_logprobs" : ""}};
-  if (remax) {
-    SamplingOptions greedy = so;
-    greedy.greedy = true;
-    generations.push_back({"actor_greedy_gen", greedy, reward_ ? "" : "base_score", ""});
+  // The inputs whose producers ran in earlier steps move first, in one exchange: the ranks that produced them
+  // (the generation's, with train.staleness > 0) are then free for this step's own calls, which run beside
+  // the calls on other devices. Each call then gets what this step produced for it, and runs; a rank takes
+  // part only in the calls and moves it has a share in, so calls on disjoint devices overlap.
+  std::vector<Consumer> early;
+  for (const CallInstance& c : calls)
+    early.push_back(rl_consumer(c, [&](const CallInstance& producer) {
+      return std::find(calls.begin(), calls.end(), producer) == calls.end();
+    }));
+  std::vector<Rows> inputs = bring_inputs(n, early);
+  std::vector<Json> update_stats(calls.size(), Json::object());
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const CallInstance& c = calls[k];
+    const Mfc& m = graph_.mfcs[size_t(c.call)];
+    RlIteration& it = iterations_.at(c.iteration);
+    const Consumer produced_here = rl_consumer(c, [&](const CallInstance& producer) {
+      return std::find(calls.begin(), calls.end(), producer) != calls.end();
+    });
+    if (!produced_here.inputs.empty())
+      for (auto& [field, tensor] : bring_inputs(n, {produced_here})[0]) inputs[k][field] = tensor;
+    if (m.kind != MfcKind::kTrain)
+      it.produced[m.name] = Produced{m.name, place_->layout_of(m.name, m.model), {}};
+    switch (m.kind) {
+      case MfcKind::kGenerate:
+        run_together({generation_call(m, it, stage.first + c.iteration - 1)});
+        if (!reward_) score_rule_rewards(m, it);
+        break;
+      case MfcKind::kInference:
+        run_together({inference_call(m, it, inputs[k])});
+        break;
+      case MfcKind::kTrain:
+        run_together({update_call(m, it, inputs[k], &update_stats[k])});
+        break;
+    }
   }
-  const std::vector<Produced> generated = generate(rows, generations);
-
-  const InferFn reward_scores = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
-    return scores_call(ctx, m, b);
-  };
-  const InferFn logprobs = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
-    return logprobs_call(ctx, m, b);
-  };
-  const InferFn critic_values = [](const CallContext& ctx, model::Transformer& m, const SequenceBatch& b) {
-    return values_call(ctx, m, b);
-  };
-  std::vector<Inference> inferences;
-  if (reward_) inferences.push_back({"reward_inf", "reward", reward_scores, &generated[0], "score", true});
-  if (reward_ && remax)
-    inferences.push_back({"reward_greedy_inf", "reward", reward_scores, &generated[1], "base_score", true});
-  inferences.push_back({"ref_inf", "ref", logprobs, &generated[0], "ref_logprobs", false});
-  if (!from_sampling)
-    inferences.push_back({"actor_inf", "actor", logprobs, &generated[0], "old_logprobs", false});
-  if (critic_) inferences.push_back({"critic_inf", "critic", critic_values, &generated[0], "values", false});
-  const std::vector<Produced> inferred = infer(rows, inferences);
-
-  // What the train calls read, straight from its producers: the responses (and rule scores), every
-  // inference's output, ReMax's baseline scores.
-  std::vector<Input> inputs{{&generated[0], {"response", "response_len", "score"}}};
-  if (from_sampling) inputs[0].fields.push_back("old_logprobs");
-  if (remax) inputs.push_back({&generated[1], {"base_score"}});
-  for (const Produced& p : inferred) inputs.push_back({&p, {}});
-  for (Input& in : inputs)
-    if (in.fields.empty())
-      for (const auto& f : in.from->rows) in.fields.push_back(f.first);
-  const int64_t segments = mini_batch_count(n, bs.mini_batches);
-  std::vector<Consumer> consumers{{"actor_train", "actor", inputs, segments}};
-  if (critic_) consumers.push_back({"critic_train", "critic", inputs, segments});
-  const std::vector<Rows> train_rows = bring_inputs(n, consumers);
-
-  const algo::KlEstimator est = algo::kl_estimator_from_string(ppo.kl_estimator, "train.ppo.kl_estimator");
-  const double kl_coef = kl_ctl_->coef();
-  const bool kl_in_reward = ppo.kl_mode == "reward";
-  ActorOptions ao;
-  ao.clip_eps = ppo.clip_eps;
-  ao.kl_loss_coef = kl_in_reward ? 0.0 : kl_coef;
-  ao.kl_estimator = est;
-  ao.entropy_coef = ppo.entropy_coef;
-  ao.early_stop_kl = ppo.early_stop_kl;
-  ao.epochs = bs.epochs;
-  ao.mini_batches = bs.mini_batches;
-
-  // The actor and critic updates run together (on disjoint devices they overlap); their statistics come from
-  // each call's first rank (a call may run on a subset of the ranks), the batch statistics from the actor's.
-  Json actor_stats, critic_stats = Json::object();
-  std::vector<Call> updates{{"actor_train", "actor", [&](const CallContext& ctx, model::Transformer&) {
-                               Json batch_stats;
-                               const PpoBatch batch = rl_batch(ctx, rows, train_rows[0],
-                                                               rows_of("actor_train", "actor", n, segments),
-                                                               kl_coef, &batch_stats);
-                               const ActorStats as = actor_train_call(ctx, *actor_, batch, ao);
-                               actor_stats = Json{{"loss/policy", as.policy_loss},
-                                                  {"entropy", as.entropy},
-                                                  {"clip_fraction", as.clip_fraction},
-                                                  {"approx_kl", as.approx_kl},
-                                                  {"grad_norm/actor", as.grad_norm},
-                                                  {"lr", as.lr},
-                                                  {"updates", as.updates}};
-                               if (ao.kl_loss_coef > 0) actor_stats["loss/kl"] = as.kl_loss;
-                               if (as.early_stopped) actor_stats["early_stopped"] = true;
-                               actor_stats.update(batch_stats);
-                             }}};
-  if (critic_)
-    updates.push_back(
-        {"critic_train", "critic", [&](const CallContext& ctx, model::Transformer&) {
-           const PpoBatch batch = rl_batch(ctx, rows, train_rows[1],
-                                           rows_of("critic_train", "critic", n, segments), kl_coef, nullptr);
-           const CriticStats cs =
-               critic_train_call(ctx, *critic_, batch, ppo.value_clip, bs.epochs, bs.mini_batches);
-           critic_stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
-         }});
-  run_together(updates);
-  Json j = from_call("actor_train", "actor", actor_stats);
-  if (critic_) j.update(from_call("critic_train", "critic", critic_stats));
-  if (ppo.adaptive_kl) kl_ctl_->update(j["kl/sequence"].get<double>(), bs.prompts * group);
-  return j;
+  // The updates' statistics, from each call's first rank: the one point where every rank meets.
+  Json stats = Json::object();
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const Mfc& m = graph_.mfcs[size_t(calls[k].call)];
+    if (m.kind == MfcKind::kTrain) stats.update(from_call(m.name, m.model, update_stats[k]));
+  }
+  const RlIteration& done = iterations_.at(iteration);
+  stats["weights/version"] = done.weight_version;
+  stats["weights/lag"] = version - done.weight_version;
+  iterations_.erase(iteration);
+  if (t_.ppo.adaptive_kl) kl_ctl_->update(stats["kl/sequence"].get<double>(), n);
+  return stats;
 }
 
 }  // namespace realign::runtime

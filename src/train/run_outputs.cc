@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "train/detail/trainer_impl.h"
+#include "train/device_idle.h"
 #include "train/metrics_log.h"
 
 namespace realign::runtime {
@@ -35,6 +36,10 @@ Json Trainer::step_record(int64_t step, const std::string& stage, const Json& st
   rec["time/step_s"] = step_s;
   rec["realloc/bytes"] = realloc_bytes;
   rec["data/bytes"] = data_bytes;
+  // How much of the step the generation's and the actor update's devices idled (RL steps).
+  if (stage == "rl")
+    for (const char* call : {"actor_gen", "actor_train"})
+      rec[std::string("time/idle_share/") + call] = idle_share(timeline, place_->layout_of(call, "actor"), step_s);
   return rec;
 }
 

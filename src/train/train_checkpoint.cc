@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <filesystem>
+
 #include "core/error.h"
 #include "io/tensor_file.h"
 #include "model/checkpoint.h"
@@ -9,6 +11,8 @@
 
 namespace realign::runtime {
 namespace {
+
+const char* const kInFlightFile = "in_flight.safetensors";
 
 const char* head_name(HeadKind h) { return h == HeadKind::kValue ? "value" : "language_model"; }
 
@@ -21,8 +25,9 @@ void require_full(const ModelSlot& s) {
 }  // namespace
 
 void save_train_checkpoint(const std::string& root, int64_t step, const std::vector<ModelSlot>& slots,
-                           const Json& loop_state) {
+                           const Json& loop_state, const std::map<std::string, at::Tensor>& in_flight) {
   CheckpointWriter writer(root, step);
+  if (!in_flight.empty()) io::save_tensors(writer.dir() + "/" + kInFlightFile, in_flight, io::DType::kF32);
   Json models = Json::object();
   for (const ModelSlot& s : slots) {
     require_full(s);
@@ -41,7 +46,8 @@ void save_train_checkpoint(const std::string& root, int64_t step, const std::vec
   writer.commit(Json{{"models", models}, {"loop", loop_state}});
 }
 
-Json load_train_checkpoint(const std::string& root, int64_t step, const std::vector<ModelSlot>& slots) {
+Json load_train_checkpoint(const std::string& root, int64_t step, const std::vector<ModelSlot>& slots,
+                           std::map<std::string, at::Tensor>* in_flight) {
   CheckpointInfo info = open_checkpoint(root, step);
   const Json& models = info.metadata.value("models", Json::object());
   const std::string where = info.dir;
@@ -70,6 +76,9 @@ Json load_train_checkpoint(const std::string& root, int64_t step, const std::vec
       s.optim->load_state(state, models[s.role]["optim_steps"].get<int64_t>());
     }
   }
+  in_flight->clear();
+  if (std::filesystem::exists(info.dir + "/" + kInFlightFile))
+    *in_flight = io::load_tensors(info.dir + "/" + kInFlightFile);
   return info.metadata.value("loop", Json::object());
 }
 

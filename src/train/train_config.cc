@@ -168,4 +168,14 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
   return s;
 }
 
+AlgorithmConfig with_training_sections(AlgorithmConfig a, const TrainingSections& s) {
+  a.reward_model = s.reward.kind == "model";
+  a.recompute_logprobs = s.train.ppo.behaviour_logprobs == "recompute";
+  a.staleness = s.train.staleness;
+  if (a.staleness > 0 && a.algorithm != "ppo" && a.algorithm != "grpo" && a.algorithm != "remax")
+    throw Error("train.staleness", "asynchronous training needs generation: " + a.algorithm +
+                                       " takes only 0 (staleness applies to ppo, grpo and remax)");
+  return a;
+}
+
 }  // namespace realign::runtime

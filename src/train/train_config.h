@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/json.h"
+#include "graph/algorithms.h"
 #include "runtime/optim_config.h"
 
 namespace realign::runtime {
@@ -95,5 +96,10 @@ struct TrainingSections {
 
 // Reads `train`, `data` and `reward` from the root (each optional). Errors name the field.
 TrainingSections training_sections_from_json(ObjectReader& root);
+
+// The algorithm as the training sections run it, which decides the graph's calls: a reward model's call only
+// when reward.kind is model, actor_inf for the behaviour log-probs unless the sampling gives them, and the
+// staleness (refused, naming train.staleness, for algorithms without generation).
+AlgorithmConfig with_training_sections(AlgorithmConfig algorithm, const TrainingSections& sections);
 
 }  // namespace realign::runtime

@@ -24,6 +24,7 @@ using Clock = std::chrono::steady_clock;
 TrainResult Trainer::run() {
   auto wall0 = Clock::now();
   algorithm_ = in_.algorithm.algorithm;
+  graph_ = build_graph(with_training_sections(in_.algorithm, in_.sections));
   const ThreadBudget threads = thread_budget(t_.threads, int(std::thread::hardware_concurrency()),
                                              local_workers_from_env(world_->size()));
   if (!threads.warning.empty() && world_->rank() == 0) {

@@ -4,14 +4,16 @@
 // the layout its plan gives it (runtime/call_placement.h): parameters are reallocated from the model's home
 // layout and batch rows moved from the ranks of the calls that produced them straight to the call's ranks.
 //
-// Structure (for the plan executor): Trainer::rl_step() runs, in order, actor_gen (generate_call), reward_inf
-// (rule_rewards, scored on the generation's ranks, or scores_call on the reward model), ref_inf, actor_inf
-// (the behaviour log-probs) and critic_inf (logprobs_call, values_call), for ReMax also actor_greedy_gen and
-// reward_greedy_inf, then actor_train (actor_train_call) and critic_train (critic_train_call), each computing
-// the advantages (algo/) on its own ranks from the rows its producers sent. The call names are the dataflow
-// graph's. Each call runs through CallPlacement::run_call in its plan layout. A model lives only on the ranks
-// of its home layout (any mesh); its train call's statistics are broadcast from the call's first rank, so
-// every rank (rank 0 writes metrics.jsonl) reports the same numbers.
+// Structure (for the plan executor): Trainer::rl_step() runs the calls of the algorithm's dataflow graph
+// (graph/algorithms.h) in the order graph/call_schedule.h gives a step (with train.staleness N, the
+// generation, reference and reward inference of iteration s+N, then the actor and critic inference and
+// updates of iteration s), each call kind with one body (rl_calls.cc: generate_call, scores_call,
+// logprobs_call, values_call, actor_train_call, critic_train_call), each reading the rows of the graph data it
+// consumes straight from the ranks of the calls that produced them, the advantages (algo/) computed on the
+// update's own ranks. Each call runs through CallPlacement in its plan layout. A model lives only on the
+// ranks of its home layout (any mesh); its train call's statistics are broadcast from the call's first rank,
+// so every rank (rank 0 writes metrics.jsonl) reports the same numbers. SFT, reward-model and DPO steps
+// (sft_step.cc, reward_model_step.cc, dpo_step.cc) still list their calls themselves.
 #pragma once
 
 #include <map>

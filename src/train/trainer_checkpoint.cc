@@ -27,9 +27,13 @@ int64_t Trainer::resume_from(const RunDir& dir, int64_t total) {
   enter_stage(stage_of(done), false);
   const std::vector<PlacedSlot> placed = placed_slots();
   const FullCheckpointSlots full = FullCheckpointSlots::for_loading(rank(), placed);
-  const Json loop = lead() ? load_train_checkpoint(dir.checkpoints(), done, full.slots()) : Json();
-  restore_loop_state(broadcast_json(*world_, loop, 0));
+  std::map<std::string, at::Tensor> in_flight;
+  const Json loop =
+      lead() ? load_train_checkpoint(dir.checkpoints(), done, full.slots(), &in_flight) : Json();
+  const Json state = broadcast_json(*world_, loop, 0);
+  restore_loop_state(state);
   full.scatter(*world_, placed);
+  restore_in_flight(state.value("in_flight", Json::array()), in_flight);
   if (done < total && stage_of(done + 1) != current_stage_) enter_stage(stage_of(done + 1), true);
   return done;
 }
@@ -40,7 +44,9 @@ void Trainer::save_checkpoint(const RunDir& dir, int64_t step) {
        {std::pair{"actor", actor_.get()}, {"critic", critic_.get()}, {"reward", reward_.get()}})
     if (m && m->optim) gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
   const FullCheckpointSlots full = FullCheckpointSlots::gather(*world_, placed_slots());
-  if (lead()) save_train_checkpoint(dir.checkpoints(), step, full.slots(), loop_state());
+  Json loop = loop_state();
+  const std::map<std::string, at::Tensor> in_flight = gather_in_flight(&loop["in_flight"]);
+  if (lead()) save_train_checkpoint(dir.checkpoints(), step, full.slots(), loop, in_flight);
   world_->barrier();
 }
 
@@ -63,6 +69,68 @@ void Trainer::restore_loop_state(const Json& s) {
   restore(*sft_sampler_, "sft");
   restore(*pref_sampler_, "preferences");
   kl_ctl_->set_coef(s.value("kl_coef", t_.ppo.kl_coef));
+}
+
+namespace {
+
+std::string in_flight_key(int64_t iteration, const std::string& call, const std::string& field) {
+  return std::to_string(iteration) + "/" + call + "/" + field;
+}
+
+const Layout kLead{0, 1, 1, 1};  // every row on rank 0
+
+}  // namespace
+
+std::map<std::string, at::Tensor> Trainer::gather_in_flight(Json* meta) {
+  // Each call's rows, still on its ranks, come whole to rank 0 as one exchange would bring them to a call
+  // there; the tensors go to in_flight.safetensors, what they belong to into the loop state.
+  *meta = Json::array();
+  std::map<std::string, at::Tensor> out;
+  for (const auto& [number, it] : iterations_) {
+    Json calls = Json::object();
+    for (const auto& [call, produced] : it.produced) {
+      const Rows all = place_->move_rows({{call, produced.layout, kLead, it.rows.n, produced.rows, 1}}).at(0);
+      calls[call] = Json::array();
+      for (const auto& [field, tensor] : all) {
+        out[in_flight_key(number, call, field)] = tensor;
+        calls[call].push_back(field);
+      }
+    }
+    meta->push_back(Json{{"iteration", number},
+                         {"prompts", it.rows.idx},
+                         {"group", it.rows.group},
+                         {"weight_version", it.weight_version},
+                         {"calls", calls}});
+  }
+  return out;
+}
+
+void Trainer::restore_in_flight(const Json& meta, const std::map<std::string, at::Tensor>& rows) {
+  iterations_.clear();
+  for (const Json& entry : meta) {
+    const int64_t number = entry.at("iteration").get<int64_t>();
+    RlIteration it;
+    it.rows.idx = entry.at("prompts").get<std::vector<int64_t>>();
+    it.rows.group = entry.at("group").get<int64_t>();
+    it.rows.n = int64_t(it.rows.idx.size()) * it.rows.group;
+    it.weight_version = entry.at("weight_version").get<int64_t>();
+    for (const auto& [call, fields] : entry.at("calls").items()) {
+      const Mfc& m = graph_.mfcs.at(size_t(graph_.mfc_index(call)));
+      Rows lead_rows;
+      if (lead())
+        for (const Json& f : fields) {
+          auto found = rows.find(in_flight_key(number, call, f.get<std::string>()));
+          if (found == rows.end())
+            throw Error(in_.run_dir, "checkpoint lacks the in-flight rows " +
+                                         in_flight_key(number, call, f.get<std::string>()));
+          lead_rows[f.get<std::string>()] = found->second;
+        }
+      const Layout layout = place_->layout_of(call, m.model);
+      it.produced[call] =
+          Produced{call, layout, place_->move_rows({{call, kLead, layout, it.rows.n, lead_rows, 1}}).at(0)};
+    }
+    iterations_[number] = std::move(it);
+  }
 }
 
 }  // namespace realign::runtime

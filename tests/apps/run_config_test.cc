@@ -52,5 +52,20 @@ TEST(RunConfig, UnknownKeysAndBadValuesNameTheField) {
   EXPECT_EQ(error_path("", {"models.reward=llama-tiny"}), "reward.kind");
 }
 
+// Staleness is an edge of the graphs that generate: negative, without generation (DPO, SFT, reward-model
+// training) or at a temperature where the sampling's log-probs are not the policy's, it is refused naming
+// train.staleness.
+TEST(RunConfig, StalenessIsRefusedWhereItCannotApply) {
+  EXPECT_EQ(error_path("", {"train.staleness=-1"}), "train.staleness");
+  EXPECT_EQ(error_path("", {"algorithm=dpo", "train.staleness=1"}), "train.staleness");
+  EXPECT_EQ(error_path("", {"algorithm=sft", "train.staleness=2"}), "train.staleness");
+  EXPECT_EQ(error_path("", {"train.staleness=1", "train.sampling.temperature=0.7"}), "train.staleness");
+  EXPECT_EQ(error_path("", {"algorithm=dpo", "train.staleness=0"}), "<no error>");
+  Json j = parse_yaml(std::string(kBase) + "train: {staleness: 2}\n", "run.yaml");
+  const RunConfig c = run_config_from_json(j);
+  EXPECT_EQ(c.graph.staleness, 2);
+  EXPECT_GE(c.graph.mfc_index("actor_inf"), 0);  // the proximal policy's log-probs
+}
+
 }  // namespace
 }  // namespace realign::apps

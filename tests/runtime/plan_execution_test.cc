@@ -256,5 +256,40 @@ TEST(PlanExecution, RemaxGenerationsApartGiveTheCoLocatedCurve) {
             3 * 2 + 3 * 5);
 }
 
+// Asynchronous PPO (train.staleness=1) with the generation and the reference on devices 2-3 and the actor's
+// and critic's calls on 0-1: the next iteration's generation runs beside this iteration's inference and
+// updates, the actor's new weights reach the generation by reallocation, and the run follows the curve of
+// the same staleness on the co-located preset (the version each batch is generated with is exact, whatever
+// the timing).
+TEST(PlanExecution, AsynchronousGenerationApartGivesTheCoLocatedCurve) {
+  TempDir tmp;
+  const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
+  const std::string common = " train.staleness=1" + testing::kShortRun;
+  io::testing::write_file(tmp.file("apart.json"), R"({"name": "apart", "mfcs": [
+ {"name": "actor_gen", "mesh": "2-3", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "ref_inf", "mesh": "2-3", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "actor_inf", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "critic_inf", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "actor_train", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},
+ {"name": "critic_train", "mesh": "0-1", "dp": 1, "tp": 2, "pp": 1}]})");
+  std::string out;
+  ASSERT_EQ(run("train " + config + " plan.mode=co-located" + common + tmp.file("a"), &out), 0) << out;
+  ASSERT_EQ(
+      run("train " + config + " plan.mode=file plan.file=" + tmp.file("apart.json") + common + tmp.file("b"),
+          &out),
+      0)
+      << out;
+  const auto a = metrics(tmp.file("a")), b = metrics(tmp.file("b"));
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_TRUE(b.count(6)) << out;
+  EXPECT_EQ(b.at(6)["weights/lag"], 1);
+  EXPECT_GT(b.at(5)["realloc/bytes"].get<double>(), 0);  // the actor's new weights to the generation
+  EXPECT_TRUE(b.at(6).contains("time/idle_share/actor_gen"));
+  EXPECT_GE(testing::expect_same_curve(a, b,
+                                       {"reward/mean", "kl/mean", "loss/policy", "loss/value", "entropy",
+                                        "behaviour_weight/mean", "grad_norm/actor", "grad_norm/critic"}),
+            3 * 8);
+}
+
 }  // namespace
 }  // namespace realign

@@ -71,32 +71,68 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// With staleness 1 the step-6 checkpoint holds iteration 4's generated rows, in flight.
 TEST(Trainer, ResumeReproducesTheUninterruptedMetricsExactly) {
   TempDir tmp;
-  for (const char* algorithm : {"ppo", "grpo"}) {
-    std::vector<std::string> ov = {std::string("algorithm=") + algorithm, "batch.samples_per_prompt=2",
-                                   "train.ppo.adaptive_kl=true"};
-    std::string a = tmp.file(std::string(algorithm) + "-a"), b = tmp.file(std::string(algorithm) + "-b");
-    run_training(input_from(kBase, ov, a), comm::single_rank_group());
-    // Interrupted at the end of the SFT stage (a stage boundary), then mid-RL, resumed each time.
-    TrainerInput first = input_from(kBase, ov, b);
-    first.stop_after = 3;
-    EXPECT_EQ(run_training(first, comm::single_rank_group()).last_step, 3);
-    TrainerInput second = input_from(kBase, ov, b);
-    second.resume = true;
-    second.stop_after = 6;
-    EXPECT_EQ(run_training(second, comm::single_rank_group()).first_step, 4);
-    TrainerInput third = input_from(kBase, ov, b);
-    third.resume = true;
-    TrainResult r = run_training(third, comm::single_rank_group());
-    EXPECT_EQ(r.first_step, 7);
-    EXPECT_EQ(r.last_step, 7);
-    std::vector<Json> ma = deterministic_metrics(a), mb = deterministic_metrics(b);
-    ASSERT_EQ(ma.size(), 8u);  // step 0 (evaluation) and steps 1..7
-    ASSERT_EQ(ma.size(), mb.size());
-    for (size_t i = 0; i < ma.size(); ++i) EXPECT_EQ(ma[i], mb[i]) << algorithm << " record " << i;
-    EXPECT_TRUE(ma.back().contains("reward/mean"));
+  for (const char* algorithm : {"ppo", "grpo"})
+    for (const char* staleness : {"0", "1"}) {
+      std::vector<std::string> ov = {std::string("algorithm=") + algorithm, "batch.samples_per_prompt=2",
+                                     "train.ppo.adaptive_kl=true",
+                                     std::string("train.staleness=") + staleness};
+      const std::string name = std::string(algorithm) + "-" + staleness;
+      std::string a = tmp.file(name + "-a"), b = tmp.file(name + "-b");
+      run_training(input_from(kBase, ov, a), comm::single_rank_group());
+      // Interrupted at the end of the SFT stage (a stage boundary), then mid-RL, resumed each time.
+      TrainerInput first = input_from(kBase, ov, b);
+      first.stop_after = 3;
+      EXPECT_EQ(run_training(first, comm::single_rank_group()).last_step, 3);
+      TrainerInput second = input_from(kBase, ov, b);
+      second.resume = true;
+      second.stop_after = 6;
+      EXPECT_EQ(run_training(second, comm::single_rank_group()).first_step, 4);
+      TrainerInput third = input_from(kBase, ov, b);
+      third.resume = true;
+      TrainResult r = run_training(third, comm::single_rank_group());
+      EXPECT_EQ(r.first_step, 7);
+      EXPECT_EQ(r.last_step, 7);
+      std::vector<Json> ma = deterministic_metrics(a), mb = deterministic_metrics(b);
+      ASSERT_EQ(ma.size(), 8u);  // step 0 (evaluation) and steps 1..7
+      ASSERT_EQ(ma.size(), mb.size());
+      for (size_t i = 0; i < ma.size(); ++i) EXPECT_EQ(ma[i], mb[i]) << name << " record " << i;
+      EXPECT_TRUE(ma.back().contains("reward/mean"));
+    }
+}
+
+// Staleness is exact: 0 is the synchronous run, a staleness-1 run repeats bit for bit, generates each
+// iteration after the first with the weights one update older than a synchronous run would, and trains
+// with the decoupled objective.
+TEST(Trainer, StalenessIsAnExactVersionNotATiming) {
+  TempDir tmp;
+  auto run = [&](const std::vector<std::string>& ov, const std::string& name) {
+    std::vector<std::string> all = ov;
+    all.push_back("train.checkpoint_every=0");
+    run_training(input_from(kBase, all, tmp.file(name)), comm::single_rank_group());
+    return deterministic_metrics(tmp.file(name));
+  };
+  const std::vector<Json> sync = run({}, "sync"), zero = run({"train.staleness=0"}, "zero");
+  EXPECT_EQ(sync, zero);
+  const std::vector<Json> one = run({"train.staleness=1"}, "one"),
+                          again = run({"train.staleness=1"}, "again");
+  EXPECT_EQ(one, again);
+  ASSERT_EQ(one.size(), sync.size());
+  // Steps 4-7 are RL iterations 1-4: the first generates with the starting weights either way; the others
+  // with the weights of two iterations back.
+  for (size_t i = 4; i < one.size(); ++i) {
+    const int64_t iteration = int64_t(i) - 3;
+    EXPECT_EQ(sync[i]["weights/lag"], 0);
+    EXPECT_EQ(one[i]["weights/lag"], iteration == 1 ? 0 : 1) << "iteration " << iteration;
+    EXPECT_EQ(one[i]["weights/version"], std::max<int64_t>(0, iteration - 2));
+    EXPECT_TRUE(one[i].contains("behaviour_weight/mean"));
+    EXPECT_FALSE(sync[i].contains("behaviour_weight/mean"));
   }
+  // The first iteration's batch is the same; training on older samples changes what follows.
+  EXPECT_EQ(one[4]["reward/mean"], sync[4]["reward/mean"]);
+  EXPECT_NE(one[6]["loss/policy"], sync[6]["loss/policy"]);
 }
 
 // PPO on the README's main example (examples/addition_ppo.yaml: 60 SFT steps, then 150 PPO steps of 64

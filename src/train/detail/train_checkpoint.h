@@ -4,6 +4,7 @@
 // checks that each model's architecture matches the config before touching any weights.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,14 +20,18 @@ struct ModelSlot {
   AdamW* optim = nullptr;  // null for models that are not trained
 };
 
-// Writes checkpoints/step-N (one rank calls it; tp = pp = 1: the shards are the full parameters).
+// Writes checkpoints/step-N (one rank calls it; tp = pp = 1: the shards are the full parameters), with
+// `in_flight`, the rows of the RL iterations generated and not yet trained on (train.staleness > 0), as
+// in_flight.safetensors when there are any.
 void save_train_checkpoint(const std::string& checkpoints_root, int64_t step,
-                           const std::vector<ModelSlot>& slots, const Json& loop_state);
+                           const std::vector<ModelSlot>& slots, const Json& loop_state,
+                           const std::map<std::string, at::Tensor>& in_flight);
 
 // Verifies checkpoints/step-N (checksums, then every slot's architecture and head against the checkpoint's),
 // loads the weights and optimizer states into the slots and returns the loop state. Throws Error naming the
 // checkpoint and the model on any mismatch (a checkpoint from another model).
+// `in_flight` receives the rows saved in flight (empty when none were).
 Json load_train_checkpoint(const std::string& checkpoints_root, int64_t step,
-                           const std::vector<ModelSlot>& slots);
+                           const std::vector<ModelSlot>& slots, std::map<std::string, at::Tensor>* in_flight);
 
 }  // namespace realign::runtime

@@ -17,6 +17,7 @@
 #include "cost/simulation_result.h"
 #include "data/epoch_sampler.h"
 #include "data/jsonl.h"
+#include "graph/call_schedule.h"
 #include "runtime/call_placement.h"
 #include "runtime/json_broadcast.h"
 #include "runtime/trained_model.h"
@@ -99,6 +100,11 @@ class Trainer {
   void save_checkpoint(const RunDir& dir, int64_t step);
   Json loop_state() const;
   void restore_loop_state(const Json& s);
+  // The RL iterations in flight (train.staleness > 0): their rows brought whole to rank 0 (collective;
+  // the tensors on rank 0, keyed iteration/call/field) and what they belong to in `meta`; and back from a
+  // checkpoint to the ranks of the calls that produced them in this run's plan.
+  std::map<std::string, at::Tensor> gather_in_flight(Json* meta);
+  void restore_in_flight(const Json& meta, const std::map<std::string, at::Tensor>& rows);
 
   // Run outputs (run_outputs.cc): the files a run starts with (rank 0), one step's metrics record, and
   // its metrics line, progress file and progress bar (rank 0).
@@ -145,29 +151,26 @@ class Trainer {
   // per consumer, its rows with the fields of all its inputs (empty outside its layout).
   std::vector<Rows> bring_inputs(int64_t n, const std::vector<Consumer>& consumers);
 
-  // Generation calls run together (ReMax's sampled and greedy generations overlap on disjoint devices): each
-  // call's responses ("response", "response_len") on its ranks; with a `score_field`, the rule rewards of
-  // its rows there too (stop penalty included), scored once per row.
-  struct Generation {
-    std::string call;
-    SamplingOptions options;
-    std::string score_field;     // empty: not scored here
-    std::string logprobs_field;  // the sampling's log-probs as this row field (generate_call); empty: none
+  // One RL iteration from its generation to its updates: its rows (prompts), the actor weight version its
+  // generation read, and the rows each of its calls produced so far (on that call's ranks). With
+  // train.staleness N, up to N + 1 are in flight at once.
+  struct RlIteration {
+    RlRows rows;
+    int64_t weight_version = 0;
+    std::map<std::string, Produced> produced;  // by call name
   };
-  std::vector<Produced> generate(const RlRows& rows, const std::vector<Generation>& calls);
-  // An inference call over the responses of `input`: its (rows) or (rows, T) output as `field` on its ranks
-  // (`score`: a reward model's score, stop penalty included).
-  using InferFn = std::function<at::Tensor(const CallContext&, model::Transformer&, const SequenceBatch&)>;
-  struct Inference {
-    std::string call, role;
-    InferFn fn;
-    const Produced* input;
-    std::string field;
-    bool score = false;
-  };
-  // Inference calls run together (they depend only on the responses, so calls on disjoint devices overlap),
-  // their inputs moved in one exchange.
-  std::vector<Produced> infer(const RlRows& rows, const std::vector<Inference>& calls);
+  // What call instance `c` reads from the producers `from` accepts: the row fields of the graph data it
+  // consumes, from the calls of its iteration that produced them (rl_calls.cc).
+  Consumer rl_consumer(const CallInstance& c, const std::function<bool(const CallInstance&)>& from) const;
+  // Each kind of RL call's body (rl_calls.cc). A generation samples with the seed of global step `step`;
+  // an inference call writes its output field on its ranks; an update computes its batch (rl_batch) and
+  // writes its statistics into `stats` on its ranks.
+  Call generation_call(const Mfc& m, RlIteration& it, int64_t step);
+  Call inference_call(const Mfc& m, RlIteration& it, const Rows& in);
+  Call update_call(const Mfc& m, RlIteration& it, const Rows& in, Json* stats);
+  // Without a reward model the generation scores its own rows (rule rewards; stop penalty included):
+  // "score", or "base_score" for ReMax's greedy baseline.
+  void score_rule_rewards(const Mfc& m, RlIteration& it);
   // A train call's PpoBatch from the rows it received (`index`: their sample indices): advantages and the
   // like computed on the call's ranks over the whole batch (rl_batch.cc); `stats` (when given): the step's
   // batch statistics.
@@ -200,6 +203,8 @@ class Trainer {
   std::unique_ptr<model::Transformer> ref_;  // null outside the reference's home
   std::unique_ptr<data::EpochSampler> prompt_sampler_, sft_sampler_, pref_sampler_;
   std::unique_ptr<algo::AdaptiveKlController> kl_ctl_;
+  DataflowGraph graph_;                        // the algorithm's calls and edges, as the planner priced them
+  std::map<int64_t, RlIteration> iterations_;  // RL iterations generated and not yet trained on, by number
 
   Timeline last_timeline_;
 };
