@@ -5,7 +5,6 @@
 
 #include "core/check.h"
 #include "core/units.h"
-#include "graph/call_schedule.h"
 
 namespace realign {
 
@@ -62,6 +61,14 @@ Simulator::Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profi
   for (const IterationEdge& e : iteration_edges(graph_))
     weight_edges_[size_t(e.to)].emplace_back(e.from, e.lag);
   fixed_time_.assign(graph_.mfcs.size(), -1.0);
+  // The steps of a long run, computed once (the search simulates a plan many times): from step 2 on, a step
+  // is the previous one an iteration later, which the check below confirms on step 3.
+  const int64_t long_run = int64_t(1) << 40;
+  first_step_ = step_calls(graph_, 1, long_run);
+  second_step_ = step_calls(graph_, 2, long_run);
+  std::vector<CallInstance> third = second_step_;
+  for (CallInstance& c : third) ++c.iteration;
+  REALIGN_CHECK(third == step_calls(graph_, 3, long_run)) << "steps after the first do not repeat";
 }
 
 void Simulator::set_call_time(int mfc, double time_s) {
@@ -268,9 +275,11 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     }
   }
 
-  // Staleness N > 0: while the train calls update the actor's home weights, a generation elsewhere reads an
-  // older version, so its devices keep their copy between calls (one per layout), and hold the outputs of
-  // the N iterations generated ahead until training takes them.
+  // Staleness N > 0: while the train calls update the actor's home weights, a generation on other devices
+  // runs beside them reading an older version, so its devices keep their copy between calls (one per
+  // layout); a generation sharing a device with the home serializes with training there and drops its copy
+  // after the call, as synchronously. Generation devices also hold the outputs of the N iterations generated
+  // ahead until training takes them.
   st.held.assign(mfcs.size(), false);
   if (staleness > 0)
     for (size_t i = 0; i < mfcs.size(); ++i) {
@@ -278,8 +287,9 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
       const int m = call_model_[i];
       const MfcAssignment& a = plan.assignments[i];
       const Layout dst = a.layout();
-      bool held = !st.offloaded[size_t(m)] && dst != st.home[size_t(m)] &&
-                  realloc(m, st.home[size_t(m)], dst).bytes > 0;
+      const Layout& home = st.home[size_t(m)];
+      bool held = !st.offloaded[size_t(m)] && !a.mesh.overlaps(DeviceMesh{home.first_device, home.size()}) &&
+                  realloc(m, home, dst).bytes > 0;
       for (size_t j = 0; j < i && held; ++j)
         held = !(st.held[j] && call_model_[j] == m && plan.assignments[j].layout() == dst);
       st.held[i] = held;
@@ -296,14 +306,13 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   st.copy.assign(mfcs.size(), false);
   st.end.assign(mfcs.size(), {});
   std::vector<double> busy_before(size_t(nd), 0.0);  // per device, at the last step's start
-  // A huge iteration count: every step generates ahead (the window is the middle of a long run).
-  const int64_t kIterations = int64_t(1) << 40;
   double first_end = 0, previous_len = -1;
   for (int64_t step = 1;; ++step) {
     busy_before = st.tl.busy;
     r.realloc_bytes = r.offload_bytes = 0;
-    for (const CallInstance& c : step_calls(graph_, step, kIterations))
-      place(c.call, c.iteration, plan, busy, st, r);
+    // Every step generates ahead (the window is the middle of a long run).
+    for (const CallInstance& c : step == 1 ? first_step_ : second_step_)
+      place(c.call, c.iteration + (step == 1 ? 0 : step - 2), plan, busy, st, r);
     double calls_end = 0;
     for (double f : st.tl.free) calls_end = std::max(calls_end, f);
     // The step's own work outside the calls (rewards, advantages) holds every device: the next step's

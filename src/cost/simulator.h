@@ -32,6 +32,7 @@
 #include "cost/hardware_profile.h"
 #include "cost/simulation_result.h"
 #include "cost/transfer_cost.h"
+#include "graph/call_schedule.h"
 
 namespace realign {
 
@@ -102,6 +103,8 @@ class Simulator {
   // Per call: the train calls whose weights it reads, (train call, lag) (iteration_edges).
   std::vector<std::vector<std::pair<int, int64_t>>> weight_edges_;
   std::vector<double> fixed_time_;  // per call: set_call_time's value, or < 0
+  // step_calls of steps 1 and 2 of a long run; step s > 2 is step 2 with every iteration s - 2 later.
+  std::vector<CallInstance> first_step_, second_step_;
 
   std::unordered_map<Key, CallEstimate, KeyHash> calls_;
   std::unordered_map<Key, TransferCost, KeyHash> reallocs_;
