@@ -52,5 +52,13 @@ TEST(RunConfig, UnknownKeysAndBadValuesNameTheField) {
   EXPECT_EQ(error_path("", {"models.reward=llama-tiny"}), "reward.kind");
 }
 
+TEST(RunConfig, StalenessReachesTheGraphAndBadValuesNameTheField) {
+  Json j = parse_yaml(std::string(kBase) + "train: {staleness: 2}\n", "run.yaml");
+  EXPECT_EQ(run_config_from_json(j).graph.staleness, 2);
+  EXPECT_EQ(error_path("", {"train.staleness=-1"}), "train.staleness");
+  EXPECT_EQ(error_path("", {"algorithm=dpo", "train.staleness=1"}), "train.staleness");
+  EXPECT_EQ(error_path("", {"algorithm=sft", "train.staleness=1"}), "train.staleness");
+}
+
 }  // namespace
 }  // namespace realign::apps
