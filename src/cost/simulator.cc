@@ -204,21 +204,28 @@ std::vector<double> Simulator::busy_ranks(const SimulationResult& r) const {
 
 struct Simulator::RunState {
   Timelines tl;
-  std::vector<bool> offloaded;           // per model
-  std::vector<Layout> home;              // per model
-  std::vector<double> persistent;        // per device
-  std::vector<double> transient;         // per device: the largest transient need of a call instance
-  std::vector<int> transient_call;       // per device: that call
-  std::vector<bool> copy;                // per call: takes a reallocated or loaded weight copy
-  std::vector<bool> held;                // per call: its copy stays on its devices between calls (staleness)
-  std::vector<std::vector<double>> end;  // per call, per iteration (1-based; [0] unused): the instance's end
+  std::vector<bool> offloaded;      // per model
+  std::vector<Layout> home;         // per model
+  std::vector<double> persistent;   // per device
+  std::vector<double> transient;    // per device: the largest transient need of a call instance
+  std::vector<int> transient_call;  // per device: that call
+  std::vector<bool> copy;           // per call: takes a reallocated or loaded weight copy
+  std::vector<bool> held;           // per call: its copy stays on its devices between calls (staleness)
+  // The instances' ends, [iteration * calls + call] (iterations 1-based, < 0: not placed); one flat array
+  // allocated once per simulation, which the search runs many times.
+  std::vector<double> end;
+  size_t calls = 0;
 
-  double end_of(int call, int64_t iteration) const {
+  double& end_at(int call, int64_t iteration) {
+    const size_t k = size_t(iteration) * calls + size_t(call);
+    REALIGN_CHECK(iteration >= 1 && k < end.size()) << "call " << call << " of iteration " << iteration;
+    return end[k];
+  }
+  double end_of(int call, int64_t iteration) {
     if (iteration < 1) return 0;  // before the first iteration: the initial weights, the dataset
-    const auto& e = end[size_t(call)];
-    REALIGN_CHECK(size_t(iteration) < e.size() && e[size_t(iteration)] >= 0)
-        << "call " << call << " of iteration " << iteration << " is not placed yet";
-    return e[size_t(iteration)];
+    const double e = end_at(call, iteration);
+    REALIGN_CHECK(e >= 0) << "call " << call << " of iteration " << iteration << " is not placed yet";
+    return e;
   }
 };
 
@@ -304,11 +311,12 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   st.transient.assign(size_t(nd), 0.0);
   st.transient_call.assign(size_t(nd), -1);
   st.copy.assign(mfcs.size(), false);
-  st.end.assign(mfcs.size(), {});
+  st.calls = mfcs.size();
+  st.end.assign(size_t(Simulator::kMaxSteps + staleness + 1) * st.calls, -1.0);
   std::vector<double> busy_before(size_t(nd), 0.0);  // per device, at the last step's start
   double first_end = 0, previous_len = -1;
   for (int64_t step = 1;; ++step) {
-    busy_before = st.tl.busy;
+    if (step > 1) busy_before = st.tl.busy;
     r.realloc_bytes = r.offload_bytes = 0;
     // Every step generates ahead (the window is the middle of a long run).
     for (const CallInstance& c : step == 1 ? first_step_ : second_step_)
@@ -445,9 +453,7 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
   cr.start_s = t;
   cr.end_s = t + est.time_s;
   tl.occupy(cr.name, "call", dst.first_device, dst.size(), cr.start_s, cr.end_s, 0.0);
-  auto& ends = st.end[size_t(i)];
-  if (ends.size() <= size_t(iteration)) ends.resize(size_t(iteration) + 1, -1.0);
-  ends[size_t(iteration)] = cr.end_s;
+  st.end_at(i, iteration) = cr.end_s;
 
   // Per device: its stage's activations, KV cache and logits, plus its weight copy when reallocated (a held
   // copy is persistent already).
