@@ -8,8 +8,7 @@
 namespace realign::apps {
 
 void add_plan_command(CLI::App& app) {
-  auto* sub =
-      app.add_subcommand("plan", "Search an execution plan for a config and compare it with the presets");
+  auto* sub = app.add_subcommand("plan", "Search an execution plan for a config and compare it with the presets");
   struct Args {
     std::string config;
     std::vector<std::string> overrides;
@@ -17,18 +16,14 @@ void add_plan_command(CLI::App& app) {
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  sub->add_option("config", args->config,
-                  "Config file (YAML or JSON), e.g. examples/ppo_llama2_7b_16xh100.yaml")
+  sub->add_option("config", args->config, "Config file (YAML or JSON), e.g. examples/ppo_llama2_7b_16xh100.yaml")
       ->required();
   sub->add_option("overrides", args->overrides, "key=value overrides, e.g. plan.seed=3 cluster.nodes=4");
-  sub->add_option("--out", args->out,
-                  "Save the chosen plan as JSON (load it with `simulate --plan` or plan.mode=file)");
+  sub->add_option("--out", args->out, "Save the chosen plan as JSON (load it with `simulate --plan` or plan.mode=file)");
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
   sub->footer(
-      "The config's plan section: mode (search | co-located | heuristic | interleaving | disaggregated | "
-      "file),\n"
-      "file, seed, time_budget_s, max_steps, strategies_per_mesh_size, disjoint (lists of calls kept "
-      "apart).");
+      "The config's plan section: mode (search | co-located | heuristic | interleaving | disaggregated | file),\n"
+      "file, seed, time_budget_s, max_steps, strategies_per_mesh_size, disjoint (lists of calls kept apart).");
   on_run(sub, [args] {
     const RunConfig config = load_run_config(args->config, args->overrides);
     const PlanReport report = make_plan_report(config, "", /*compare_staleness=*/true);
