@@ -26,7 +26,7 @@ void add_plan_command(CLI::App& app) {
       "file, seed, time_budget_s, max_steps, strategies_per_mesh_size, disjoint (lists of calls kept apart).");
   on_run(sub, [args] {
     const RunConfig config = load_run_config(args->config, args->overrides);
-    const PlanReport report = make_plan_report(config, "");
+    const PlanReport report = make_plan_report(config, "", /*compare_staleness=*/true);
     if (!args->out.empty()) save_plan_file(report.planner.plan, args->out);
     if (args->json) {
       std::printf("%s\n", plan_report_json(report).dump().c_str());

@@ -11,7 +11,7 @@
 
 namespace realign::apps {
 
-PlanReport make_plan_report(const RunConfig& config, const std::string& plan_file) {
+PlanReport make_plan_report(const RunConfig& config, const std::string& plan_file, bool compare) {
   PlanReport report;
   report.config = &config;
   const HardwareProfile profile = run_profile(config);
@@ -23,10 +23,19 @@ PlanReport make_plan_report(const RunConfig& config, const std::string& plan_fil
     options.mode = "file";
     options.file = plan_file;
   }
+  compare = compare && takes_staleness(config);
+  const double budget = options.search.time_budget_s;
+  if (compare) options.search.time_budget_s = budget * kChosenBudgetShare;
   report.planner = plan_iteration(config.graph, config.cluster, evaluator, options);
   report.simulation = simulator.run(report.planner.plan);
   for (const auto& p : report.planner.presets)
     report.preset_simulations.push_back(p.plan ? simulator.run(*p.plan) : SimulationResult{});
+  if (compare) {
+    const double others = double(std::size(kComparedStaleness) - 1);
+    options.search.time_budget_s = budget * (1 - kChosenBudgetShare) / others;
+    report.staleness_estimates = compare_staleness(
+        config, options, report.planner.plan, report.simulation.iteration_time_s, report.simulation.fits);
+  }
   return report;
 }
 
@@ -80,6 +89,34 @@ std::string format_plan_table(const PlanReport& r) {
               r.simulation.fits ? " (fits in memory)" : " (DOES NOT FIT)",
               format_bytes(r.simulation.realloc_bytes).c_str());
   if (!r.simulation.fits) out += line("  %s", r.simulation.oom_report.c_str());
+  if (g.staleness > 0)
+    out += line(
+        "staleness %lld: the steady state of overlapping iterations (%lld steps simulated; start and "
+        "end are in the last step)",
+        (long long)g.staleness, (long long)r.simulation.steps);
+  if (!r.staleness_estimates.empty()) {
+    double sync = 0;
+    for (const StalenessEstimate& e : r.staleness_estimates)
+      if (e.staleness == 0 && e.fits) sync = e.iteration_time_s;
+    out +=
+        "\ntrain.staleness (iteration i generates with the actor after update i-1-N), each one's best "
+        "plan:\n";
+    for (const StalenessEstimate& e : r.staleness_estimates) {
+      const char* mark = e.chosen ? "   <- this plan" : "";
+      if (!e.fits)
+        out += line("  staleness %lld: does not fit%s", (long long)e.staleness, mark);
+      else if (e.staleness == 0)
+        out += line("  staleness 0: %s per iteration (synchronous)%s",
+                    format_seconds(e.iteration_time_s).c_str(), mark);
+      else if (sync > 0)
+        out += line("  staleness %lld: %.2fx as fast as synchronous (%s per iteration)%s",
+                    (long long)e.staleness, sync / e.iteration_time_s,
+                    format_seconds(e.iteration_time_s).c_str(), mark);
+      else
+        out += line("  staleness %lld: %s per iteration%s", (long long)e.staleness,
+                    format_seconds(e.iteration_time_s).c_str(), mark);
+    }
+  }
   if (!r.planner.plan.offload.empty()) {
     std::string names;
     for (const auto& m : r.planner.plan.offload) names += (names.empty() ? "" : ", ") + m;
@@ -115,6 +152,13 @@ Json plan_report_json(const PlanReport& r) {
   j["algorithm"] = g.algorithm;
   j["devices"] = r.config->cluster.n_devices();
   j["iteration_time_s"] = r.simulation.iteration_time_s;
+  j["staleness"] = g.staleness;
+  if (!r.staleness_estimates.empty()) {
+    Json estimates = Json::object();
+    for (const StalenessEstimate& e : r.staleness_estimates)
+      estimates[std::to_string(e.staleness)] = e.fits ? Json(e.iteration_time_s) : Json(nullptr);
+    j["staleness_estimates"] = estimates;
+  }
   j["search_time_s"] = r.planner.planning_seconds;
   j["fits"] = r.simulation.fits;
   if (!r.simulation.fits) j["oom_report"] = r.simulation.oom_report;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "apps/run_config.h"
+#include "apps/staleness_comparison.h"
 #include "cost/simulation_result.h"
 #include "search/planner.h"
 
@@ -14,12 +15,18 @@ struct PlanReport {
   const RunConfig* config = nullptr;
   std::string profile_name;
   PlannerOutput planner;
-  SimulationResult simulation;  // of the chosen plan
+  SimulationResult simulation;                       // of the chosen plan
   std::vector<SimulationResult> preset_simulations;  // parallel to planner.presets (empty result when absent)
+  // The best plan's estimate at staleness 0, 1 and 2 (empty: not asked for, or an algorithm without it).
+  std::vector<StalenessEstimate> staleness_estimates;
 };
 
-// Plans (or, with `plan_file`, evaluates a given plan) and simulates the outcome and every preset.
-PlanReport make_plan_report(const RunConfig& config, const std::string& plan_file);
+// Plans (or, with `plan_file`, evaluates a given plan) and simulates the outcome and every preset. With
+// `compare_staleness` (and an algorithm that takes train.staleness) also plans the config at the other
+// compared staleness values: in search mode the config's own gets kChosenBudgetShare of the time budget
+// and the others the rest, so the whole still keeps to plan.time_budget_s.
+PlanReport make_plan_report(const RunConfig& config, const std::string& plan_file,
+                            bool compare_staleness = false);
 
 std::string format_plan_table(const PlanReport& report);
 Json plan_report_json(const PlanReport& report);

@@ -4,7 +4,7 @@ namespace realign {
 
 bool TimelineEvent::operator==(const TimelineEvent& o) const {
   return name == o.name && kind == o.kind && first_device == o.first_device && n_devices == o.n_devices &&
-         start_s == o.start_s && end_s == o.end_s && bytes == o.bytes;
+         start_s == o.start_s && end_s == o.end_s && bytes == o.bytes && iteration == o.iteration;
 }
 
 bool CallResult::operator==(const CallResult& o) const {
@@ -13,7 +13,8 @@ bool CallResult::operator==(const CallResult& o) const {
 }
 
 bool SimulationResult::operator==(const SimulationResult& o) const {
-  return iteration_time_s == o.iteration_time_s && calls == o.calls && timeline == o.timeline &&
+  return iteration_time_s == o.iteration_time_s && staleness == o.staleness && steps == o.steps &&
+         steady_start_s == o.steady_start_s && calls == o.calls && timeline == o.timeline &&
          device_peak_mem_bytes == o.device_peak_mem_bytes && device_idle_fraction == o.device_idle_fraction &&
          realloc_bytes == o.realloc_bytes && offload_bytes == o.offload_bytes && fits == o.fits &&
          oom_report == o.oom_report;
@@ -28,7 +29,8 @@ Json to_json(const Timeline& t) {
                           {"n_devices", e.n_devices},
                           {"start_s", e.start_s},
                           {"end_s", e.end_s},
-                          {"bytes", e.bytes}});
+                          {"bytes", e.bytes},
+                          {"iteration", e.iteration}});
   return Json{{"version", Timeline::kVersion}, {"n_devices", t.n_devices}, {"events", events}};
 }
 
@@ -60,6 +62,7 @@ Timeline timeline_from_json(const Json& j, const std::string& path) {
     e.end_s = er.get_double("end_s");
     if (e.end_s < e.start_s) throw Error(er.path_of("end_s"), "ends before it starts");
     e.bytes = er.get_double("bytes", 0.0);
+    e.iteration = er.get_positive("iteration", 1);
     er.finish();
     t.events.push_back(std::move(e));
   }
@@ -78,6 +81,9 @@ Json to_json(const SimulationResult& r) {
                          {"peak_mem_bytes", c.peak_mem_bytes},
                          {"busy_ranks", c.busy_ranks}});
   return Json{{"iteration_time_s", r.iteration_time_s},
+              {"staleness", r.staleness},
+              {"steps", r.steps},
+              {"steady_start_s", r.steady_start_s},
               {"fits", r.fits},
               {"oom_report", r.oom_report},
               {"realloc_bytes", r.realloc_bytes},
@@ -92,6 +98,10 @@ SimulationResult simulation_result_from_json(const Json& j, const std::string& p
   ObjectReader r(j, path);
   SimulationResult s;
   s.iteration_time_s = r.get_double("iteration_time_s");
+  s.staleness = r.get_int("staleness", 0);
+  if (s.staleness < 0) throw Error(r.path_of("staleness"), "must not be negative");
+  s.steps = r.get_positive("steps", 1);
+  s.steady_start_s = r.get_double("steady_start_s", 0.0);
   s.fits = r.get_bool("fits");
   s.oom_report = r.get_string("oom_report");
   s.realloc_bytes = r.get_double("realloc_bytes");

@@ -19,6 +19,9 @@ struct TimelineEvent {
   double start_s = 0;
   double end_s = 0;
   double bytes = 0;  // realloc/data: bytes moved (received by this block); call: 0
+  // The iteration (1-based) the event belongs to; "host": the iteration whose step it ends. A synchronous
+  // iteration is 1; the steady state of overlapping iterations (staleness > 0) holds several.
+  int64_t iteration = 1;
   bool operator==(const TimelineEvent& o) const;
 };
 
@@ -43,20 +46,26 @@ struct CallResult {
 };
 
 struct SimulationResult {
+  // Staleness 0: one iteration's time. Staleness N > 0: the steady state of overlapping iterations, the time
+  // between the ends of two consecutive steps once it no longer changes (Simulator).
   double iteration_time_s = 0;
-  std::vector<CallResult> calls;  // in the graph's call order
+  int64_t staleness = 0;
+  int64_t steps = 1;          // steps simulated (call_schedule.h's step_calls), the timeline's window
+  double steady_start_s = 0;  // where the last step starts in the timeline; `calls` are relative to it
+  std::vector<CallResult>
+      calls;  // in the graph's call order (staleness > 0: their instances of the last step)
   Timeline timeline;
   std::vector<double> device_peak_mem_bytes;
-  std::vector<double> device_idle_fraction;  // of the iteration time
-  double realloc_bytes = 0;                  // all reallocations of the iteration
-  double offload_bytes = 0;                  // host-to-device loads of offloaded models
+  std::vector<double> device_idle_fraction;  // of the iteration time (staleness > 0: of the last step)
+  double realloc_bytes = 0;                  // all reallocations of an iteration (of the last step)
+  double offload_bytes = 0;                  // host-to-device loads of offloaded models (of the last step)
   bool fits = true;
   std::string oom_report;  // empty when fits: "device 3 needs 91.2 GiB during actor_train (limit ...): ..."
   bool operator==(const SimulationResult& o) const;
 };
 
 // {"version": 1, "n_devices": N, "events": [{"name", "kind", "first_device", "n_devices", "start_s", "end_s",
-// "bytes"}, ...]}
+// "bytes", "iteration"}, ...]} ("iteration" optional: 1 when absent, as timelines before staleness had it)
 Json to_json(const Timeline& t);
 Timeline timeline_from_json(const Json& j, const std::string& path);
 

@@ -1,6 +1,7 @@
 #include "cost/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/check.h"
 #include "core/units.h"
@@ -56,6 +57,24 @@ Simulator::Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profi
     inputs_.push_back(std::move(ins));
   }
   for (size_t m = 0; m < nm; ++m) home_call_[m] = graph_.home_call(graph_.models[m].name);
+  weight_edges_.resize(graph_.mfcs.size());
+  for (const IterationEdge& e : iteration_edges(graph_))
+    weight_edges_[size_t(e.to)].emplace_back(e.from, e.lag);
+  fixed_time_.assign(graph_.mfcs.size(), -1.0);
+  // The steps of a long run, computed once (the search simulates a plan many times): from step 2 on, a step
+  // is the previous one an iteration later, which the check below confirms on step 3.
+  const int64_t long_run = int64_t(1) << 40;
+  first_step_ = step_calls(graph_, 1, long_run);
+  second_step_ = step_calls(graph_, 2, long_run);
+  std::vector<CallInstance> third = second_step_;
+  for (CallInstance& c : third) ++c.iteration;
+  REALIGN_CHECK(third == step_calls(graph_, 3, long_run)) << "steps after the first do not repeat";
+}
+
+void Simulator::set_call_time(int mfc, double time_s) {
+  REALIGN_CHECK(mfc >= 0 && size_t(mfc) < fixed_time_.size() && time_s >= 0) << mfc << " " << time_s;
+  fixed_time_[size_t(mfc)] = time_s;
+  calls_.clear();
 }
 
 const ShardSizes& Simulator::shards(int model, int tp, int pp) {
@@ -81,9 +100,14 @@ const CallEstimate& Simulator::call_estimate(int i, const MfcAssignment& a) {
 CallEstimate Simulator::estimate(int i, const MfcAssignment& a, double busy_ranks) {
   const int m = call_model_[size_t(i)];
   const Strategy& s = a.strategy;
-  return estimate_call(graph_.models[size_t(m)], graph_.mfcs[size_t(i)], s,
-                       mesh_spans_nodes(a.mesh, cluster_), cluster_.devices_per_node, profile_,
-                       shards(m, s.tp, s.pp), busy_ranks);
+  CallEstimate e =
+      estimate_call(graph_.models[size_t(m)], graph_.mfcs[size_t(i)], s, mesh_spans_nodes(a.mesh, cluster_),
+                    cluster_.devices_per_node, profile_, shards(m, s.tp, s.pp), busy_ranks);
+  if (const double fixed = fixed_time_[size_t(i)]; fixed >= 0) {
+    e.time_s = e.compute_s = fixed;
+    e.comm_s = e.overhead_s = 0;
+  }
+  return e;
 }
 
 const TransferCost& Simulator::realloc(int model, const Layout& src, const Layout& dst) {
@@ -118,6 +142,7 @@ int64_t consumer_segments(const Mfc& mfc) {
 struct Timelines {
   std::vector<double> free, busy;
   std::vector<TimelineEvent>* events;
+  int64_t iteration = 1;  // of the events being placed
   double start_on(int first, int n) const {
     double t = 0;
     for (int d = first; d < first + n; ++d) t = std::max(t, free[size_t(d)]);
@@ -129,7 +154,7 @@ struct Timelines {
       free[size_t(d)] = end;
       busy[size_t(d)] += end - start;
     }
-    events->push_back(TimelineEvent{name, kind, first, n, start, end, bytes});
+    events->push_back(TimelineEvent{name, kind, first, n, start, end, bytes, iteration});
   }
 };
 
@@ -155,19 +180,20 @@ std::vector<double> Simulator::busy_ranks(const SimulationResult& r) const {
   };
   std::vector<double> busy(r.calls.size(), 0.0);
   for (size_t i = 0; i < r.calls.size(); ++i) {
-    const CallResult& c = r.calls[i];
-    const double span = c.end_s - c.start_s;
+    // The call's last instance (staleness > 0: of the last step, the one r.calls describes).
     const TimelineEvent* me = nullptr;
     for (const TimelineEvent& e : calls)
-      if (e.name == c.name) me = &e;
-    if (me == nullptr || span <= 0) continue;
+      if (e.name == r.calls[i].name) me = &e;
+    if (me == nullptr) continue;
+    const double span = me->end_s - me->start_s;
+    if (span <= 0) continue;
     // On each node the call spans: its ranks there, plus every other call's ranks there weighted by the
     // share of this call's time they overlap it; the busiest node paces the call.
     for (int node = me->first_device / per_node; node * per_node < me->first_device + me->n_devices; ++node) {
       double b = ranks_on(*me, node);
       for (const TimelineEvent& e : calls) {
         if (&e == me) continue;
-        const double overlap = std::min(e.end_s, c.end_s) - std::max(e.start_s, c.start_s);
+        const double overlap = std::min(e.end_s, me->end_s) - std::max(e.start_s, me->start_s);
         if (overlap > 0) b += ranks_on(e, node) * overlap / span;
       }
       busy[i] = std::max(busy[i], b);
@@ -176,30 +202,74 @@ std::vector<double> Simulator::busy_ranks(const SimulationResult& r) const {
   return busy;
 }
 
+struct Simulator::RunState {
+  Timelines tl;
+  std::vector<bool> offloaded;      // per model
+  std::vector<Layout> home;         // per model
+  std::vector<double> persistent;   // per device
+  std::vector<double> transient;    // per device: the largest transient need of a call instance
+  std::vector<int> transient_call;  // per device: that call
+  std::vector<bool> copy;           // per call: takes a reallocated or loaded weight copy
+  std::vector<bool> held;           // per call: its copy stays on its devices between calls (staleness)
+  // The instances' ends, [iteration * calls + call] (iterations 1-based, < 0: not placed); one flat array
+  // allocated once per simulation, which the search runs many times.
+  std::vector<double> end;
+  size_t calls = 0;
+
+  double& end_at(int call, int64_t iteration) {
+    const size_t k = size_t(iteration) * calls + size_t(call);
+    REALIGN_CHECK(iteration >= 1 && k < end.size()) << "call " << call << " of iteration " << iteration;
+    return end[k];
+  }
+  double end_of(int call, int64_t iteration) {
+    if (iteration < 1) return 0;  // before the first iteration: the initial weights, the dataset
+    const double e = end_at(call, iteration);
+    REALIGN_CHECK(e >= 0) << "call " << call << " of iteration " << iteration << " is not placed yet";
+    return e;
+  }
+};
+
+double Simulator::in_flight_bytes(int call, const MfcAssignment& a) const {
+  const Mfc& m = graph_.mfcs[size_t(call)];
+  double per_seq = 0;
+  for (const std::string& out : m.outputs) per_seq += graph_.data_spec(out).bytes_per_seq;
+  return double(graph_.staleness) * double(seqs_per_dp_rank(m, a.strategy.dp)) * per_seq;
+}
+
 SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vector<double>& busy) {
   const auto& mfcs = graph_.mfcs;
   REALIGN_CHECK(plan.assignments.size() == mfcs.size()) << plan.assignments.size() << " assignments";
   const int nd = cluster_.n_devices();
   const size_t nm = graph_.models.size();
+  const int64_t staleness = graph_.staleness;
   SimulationResult r;
+  r.staleness = staleness;
   r.timeline.n_devices = nd;
-  r.timeline.events.reserve(mfcs.size() * 3);
+  r.timeline.events.reserve(mfcs.size() * 3 * (staleness > 0 ? 4 : 1));
   r.calls.resize(mfcs.size());
-  Timelines tl{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0),
-               &r.timeline.events};
+  RunState st{Timelines{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0),
+                        &r.timeline.events},
+              {},
+              {},
+              {},
+              {},
+              {},
+              {},
+              {},
+              {}};
 
   // Persistent state, per device. An offloaded model has none: it lives in host memory between its calls.
-  std::vector<bool> offloaded(nm, false);
+  st.offloaded.assign(nm, false);
   for (const std::string& name : plan.offload)
-    for (size_t m = 0; m < nm; ++m) offloaded[m] = offloaded[m] || graph_.models[m].name == name;
-  std::vector<Layout> home(nm);
-  std::vector<double>& persistent = r.device_peak_mem_bytes;
+    for (size_t m = 0; m < nm; ++m) st.offloaded[m] = st.offloaded[m] || graph_.models[m].name == name;
+  st.home.resize(nm);
+  std::vector<double>& persistent = st.persistent;
   persistent.assign(size_t(nd), 0.0);
   for (size_t m = 0; m < nm; ++m) {
     if (home_call_[m] < 0) continue;
-    home[m] = plan.assignments[size_t(home_call_[m])].layout();
-    if (offloaded[m]) continue;
-    const Layout& l = home[m];
+    st.home[m] = plan.assignments[size_t(home_call_[m])].layout();
+    if (st.offloaded[m]) continue;
+    const Layout& l = st.home[m];
     const ShardSizes& sh = shards(int(m), l.tp, l.pp);
     const double per_param =
         graph_.models[m].trained
@@ -212,136 +282,205 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     }
   }
 
-  std::vector<double> transient(size_t(nd), 0.0);
-  std::vector<int> transient_call(size_t(nd), -1);
-  std::vector<double> call_end(mfcs.size(), 0.0), params_ready(nm, 0.0);
-  std::vector<bool> copy(mfcs.size(), false);
-  for (size_t i = 0; i < mfcs.size(); ++i) {
-    const MfcAssignment& a = plan.assignments[i];
-    REALIGN_CHECK(a.mfc == mfcs[i].name)
-        << "assignment " << i << " is " << a.mfc << ", expected " << mfcs[i].name;
-    const int m = call_model_[i];
-    const Layout dst = a.layout();
-    CallEstimate contended;
-    if (!busy.empty()) contended = estimate(int(i), a, busy[i]);
-    const CallEstimate& est = busy.empty() ? call_estimate(int(i), a) : contended;
-    CallResult& cr = r.calls[i];
-    cr.name = mfcs[i].name;
-    if (!busy.empty()) cr.busy_ranks = busy[i];
-    double t = tl.start_on(dst.first_device, dst.size());
-
-    if (offloaded[size_t(m)]) {
-      // Loaded from host memory before the call: every device reads its shard over its own host link.
-      const ShardSizes& sh = shards(m, dst.tp, dst.pp);
-      double bytes = 0, slowest = 0;
-      for (int rank = 0; rank < dst.size(); ++rank) {
-        const double b = double(sh.at(rank / (dst.dp * dst.tp), rank % dst.tp)) * kWeightBytesPerParam;
-        bytes += b;
-        slowest = std::max(slowest, b);
-      }
-      const double load_s = slowest / profile_.host_device_bandwidth.value;
-      copy[i] = true;
-      tl.occupy(cr.name, "load", dst.first_device, dst.size(), t, t + load_s, bytes);
-      r.offload_bytes += bytes;
-      cr.realloc_s = load_s;
-      t += load_s;
-    } else if (dst != home[size_t(m)]) {
-      // When every destination device already holds what it needs (e.g. fewer dp replicas on the same
-      // devices) the call uses the resident weights in place: no transfer, no copy.
-      const Layout& src = home[size_t(m)];
-      const TransferCost& rc = realloc(m, src, dst);
-      copy[i] = rc.bytes > 0;
-      if (copy[i]) {
-        // Senders take part too: the event covers the destination block and the source devices outside it.
-        const double start =
-            std::max({t, tl.start_on(src.first_device, src.size()), params_ready[size_t(m)]});
-        const double end = start + rc.time_s;
-        tl.occupy(cr.name, "realloc", dst.first_device, dst.size(), start, end, rc.bytes);
-        const int s0 = src.first_device, s1 = src.first_device + src.size();
-        const int d0 = dst.first_device, d1 = dst.first_device + dst.size();
-        if (s0 < d0) tl.occupy(cr.name, "realloc", s0, std::min(s1, d0) - s0, start, end, 0.0);
-        if (s1 > d1) tl.occupy(cr.name, "realloc", std::max(s0, d1), s1 - std::max(s0, d1), start, end, 0.0);
-        r.realloc_bytes += rc.bytes;
-        cr.realloc_s = rc.time_s;
-        t = end;
-      }
+  // Staleness N > 0: while the train calls update the actor's home weights, a generation on other devices
+  // runs beside them reading an older version, so its devices keep their copy between calls (one per
+  // layout); a generation sharing a device with the home serializes with training there and drops its copy
+  // after the call, as synchronously. Generation devices also hold the outputs of the N iterations generated
+  // ahead until training takes them.
+  st.held.assign(mfcs.size(), false);
+  if (staleness > 0)
+    for (size_t i = 0; i < mfcs.size(); ++i) {
+      if (mfcs[i].kind != MfcKind::kGenerate) continue;
+      const int m = call_model_[i];
+      const MfcAssignment& a = plan.assignments[i];
+      const Layout dst = a.layout();
+      const Layout& home = st.home[size_t(m)];
+      bool held = !st.offloaded[size_t(m)] && !a.mesh.overlaps(DeviceMesh{home.first_device, home.size()}) &&
+                  realloc(m, home, dst).bytes > 0;
+      for (size_t j = 0; j < i && held; ++j)
+        held = !(st.held[j] && call_model_[j] == m && plan.assignments[j].layout() == dst);
+      st.held[i] = held;
+      const CallEstimate& est = call_estimate(int(i), a);
+      const double batches = in_flight_bytes(int(i), a);
+      const int stage_size = dst.dp * dst.tp;
+      for (int d = dst.first_device; d < dst.first_device + dst.size(); ++d)
+        persistent[size_t(d)] +=
+            batches + (held ? est.stages[size_t((d - dst.first_device) / stage_size)].weights : 0.0);
     }
 
-    // A call's inputs move in one exchange from all their producers (the runtime's move_rows): each input's
-    // bytes at its link's bandwidth, one latency for the exchange.
-    double ready = 0, data_s = 0, data_bytes = 0, latency_s = 0;
-    for (const auto& [data, producer] : inputs_[i]) {
-      if (producer < 0) continue;  // read from the dataset by the call itself
-      ready = std::max(ready, call_end[size_t(producer)]);
-      const TransferCost& dc = data_move(data, mfcs[i].n_seqs, plan.assignments[size_t(producer)].layout(),
-                                         dst, consumer_segments(mfcs[i]));
-      data_s += dc.time_s - dc.latency_s;
-      latency_s = std::max(latency_s, dc.latency_s);
-      data_bytes += dc.bytes;
+  st.transient.assign(size_t(nd), 0.0);
+  st.transient_call.assign(size_t(nd), -1);
+  st.copy.assign(mfcs.size(), false);
+  st.calls = mfcs.size();
+  st.end.assign(size_t(Simulator::kMaxSteps + staleness + 1) * st.calls, -1.0);
+  std::vector<double> busy_before(size_t(nd), 0.0);  // per device, at the last step's start
+  double first_end = 0, previous_len = -1;
+  for (int64_t step = 1;; ++step) {
+    if (step > 1) busy_before = st.tl.busy;
+    r.realloc_bytes = r.offload_bytes = 0;
+    // Every step generates ahead (the window is the middle of a long run).
+    for (const CallInstance& c : step == 1 ? first_step_ : second_step_)
+      place(c.call, c.iteration + (step == 1 ? 0 : step - 2), plan, busy, st, r);
+    double calls_end = 0;
+    for (double f : st.tl.free) calls_end = std::max(calls_end, f);
+    // The step's own work outside the calls (rewards, advantages) holds every device: the next step's
+    // calls wait for it.
+    st.tl.iteration = step;
+    st.tl.occupy("iteration", "host", 0, nd, calls_end, calls_end + profile_.iteration_overhead_s.value, 0.0);
+    const double step_end = calls_end + profile_.iteration_overhead_s.value;
+    const double len = step_end - r.steady_start_s;
+    r.steps = step;
+    r.iteration_time_s = len;
+    if (staleness == 0) break;  // one step is the iteration
+    if (step == 1) first_end = step_end;
+    // Settled: two consecutive steps after the first (which also generates ahead) take the same time.
+    if (step >= 3 && std::abs(len - previous_len) <= 1e-9 * len) break;
+    if (step == kMaxSteps) {
+      // Not settled (no rule today leads here): the mean time of the steps after the first.
+      r.iteration_time_s = (step_end - first_end) / double(step - 1);
+      break;
     }
-    data_s += latency_s;
-    t = std::max(t, ready);
-    if (data_s > 0) {
-      tl.occupy(cr.name, "data", dst.first_device, dst.size(), t, t + data_s, data_bytes);
-      t += data_s;
-    }
-    cr.data_s = data_s;
-
-    cr.start_s = t;
-    cr.end_s = t + est.time_s;
-    tl.occupy(cr.name, "call", dst.first_device, dst.size(), cr.start_s, cr.end_s, 0.0);
-    call_end[i] = cr.end_s;
-    if (mfcs[i].kind == MfcKind::kTrain) params_ready[size_t(m)] = cr.end_s;
-
-    // Per device: its stage's activations, KV cache and logits, plus its weight copy when reallocated.
-    double peak = 0;
-    const int stage_size = dst.dp * dst.tp;
-    for (int d = dst.first_device; d < dst.first_device + dst.size(); ++d) {
-      const MemoryBreakdown& sm = est.stages[size_t((d - dst.first_device) / stage_size)];
-      const double trans = sm.transient() + (copy[i] ? sm.weights : 0.0);
-      peak = std::max(peak, persistent[size_t(d)] + trans);
-      if (trans > transient[size_t(d)]) {
-        transient[size_t(d)] = trans;
-        transient_call[size_t(d)] = int(i);
-      }
-    }
-    cr.peak_mem_bytes = peak;
+    previous_len = len;
+    r.steady_start_s = step_end;
   }
 
-  double calls_end = 0;
-  for (const auto& e : r.timeline.events) calls_end = std::max(calls_end, e.end_s);
-  // The iteration's own work outside the calls (rewards, advantages) holds every device: the next
-  // iteration's generation waits for it.
-  tl.occupy("iteration", "host", 0, nd, calls_end, calls_end + profile_.iteration_overhead_s.value, 0.0);
-  r.iteration_time_s = calls_end + profile_.iteration_overhead_s.value;
+  // `calls` hold the last step's instances (the only ones with staleness 0), relative to its start.
+  if (staleness > 0)
+    for (CallResult& c : r.calls) {
+      c.start_s -= r.steady_start_s;
+      c.end_s -= r.steady_start_s;
+    }
   const double limit = profile_.memory_bytes.value * profile_.usable_memory_fraction.value;
+  r.device_peak_mem_bytes.assign(size_t(nd), 0.0);
   r.device_idle_fraction.assign(size_t(nd), 1.0);
   int worst = -1;
   for (int d = 0; d < nd; ++d) {
-    const double peak = persistent[size_t(d)] + transient[size_t(d)];
+    const double peak = persistent[size_t(d)] + st.transient[size_t(d)];
     r.device_peak_mem_bytes[size_t(d)] = peak;
     if (r.iteration_time_s > 0)
-      r.device_idle_fraction[size_t(d)] = 1.0 - tl.busy[size_t(d)] / r.iteration_time_s;
+      r.device_idle_fraction[size_t(d)] =
+          1.0 - (st.tl.busy[size_t(d)] - busy_before[size_t(d)]) / r.iteration_time_s;
     if (peak > limit && (worst < 0 || peak > r.device_peak_mem_bytes[size_t(worst)])) worst = d;
   }
   if (worst >= 0) {
     r.fits = false;
-    r.oom_report = oom_report(worst, transient_call[size_t(worst)], plan, home, offloaded, copy,
+    r.oom_report = oom_report(worst, st.transient_call[size_t(worst)], plan, st,
                               r.device_peak_mem_bytes[size_t(worst)], limit);
   }
   return r;
 }
 
-std::string Simulator::oom_report(int device, int call, const ExecutionPlan& plan,
-                                  const std::vector<Layout>& home, const std::vector<bool>& offloaded,
-                                  const std::vector<bool>& copy, double peak, double limit) {
+void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const std::vector<double>& busy,
+                      RunState& st, SimulationResult& r) {
+  const auto& mfcs = graph_.mfcs;
+  const MfcAssignment& a = plan.assignments[size_t(i)];
+  REALIGN_CHECK(a.mfc == mfcs[size_t(i)].name)
+      << "assignment " << i << " is " << a.mfc << ", expected " << mfcs[size_t(i)].name;
+  Timelines& tl = st.tl;
+  tl.iteration = iteration;
+  const int m = call_model_[size_t(i)];
+  const Layout dst = a.layout();
+  CallEstimate contended;
+  if (!busy.empty()) contended = estimate(i, a, busy[size_t(i)]);
+  const CallEstimate& est = busy.empty() ? call_estimate(i, a) : contended;
+  CallResult& cr = r.calls[size_t(i)];
+  cr = CallResult{};
+  cr.name = mfcs[size_t(i)].name;
+  if (!busy.empty()) cr.busy_ranks = busy[size_t(i)];
+  // The weights it reads exist once the train calls of earlier iterations that leave them are done.
+  double weights_ready = 0;
+  for (const auto& [train, lag] : weight_edges_[size_t(i)])
+    weights_ready = std::max(weights_ready, st.end_of(train, iteration - lag));
+  double t = std::max(tl.start_on(dst.first_device, dst.size()), weights_ready);
+
+  if (st.offloaded[size_t(m)]) {
+    // Loaded from host memory before the call: every device reads its shard over its own host link.
+    const ShardSizes& sh = shards(m, dst.tp, dst.pp);
+    double bytes = 0, slowest = 0;
+    for (int rank = 0; rank < dst.size(); ++rank) {
+      const double b = double(sh.at(rank / (dst.dp * dst.tp), rank % dst.tp)) * kWeightBytesPerParam;
+      bytes += b;
+      slowest = std::max(slowest, b);
+    }
+    const double load_s = slowest / profile_.host_device_bandwidth.value;
+    st.copy[size_t(i)] = true;
+    tl.occupy(cr.name, "load", dst.first_device, dst.size(), t, t + load_s, bytes);
+    r.offload_bytes += bytes;
+    cr.realloc_s = load_s;
+    t += load_s;
+  } else if (dst != st.home[size_t(m)]) {
+    // When every destination device already holds what it needs (e.g. fewer dp replicas on the same
+    // devices) the call uses the resident weights in place: no transfer, no copy.
+    const Layout& src = st.home[size_t(m)];
+    const TransferCost& rc = realloc(m, src, dst);
+    st.copy[size_t(i)] = rc.bytes > 0;
+    if (st.copy[size_t(i)]) {
+      // Senders take part too: the event covers the destination block and the source devices outside it.
+      const double start = std::max(t, tl.start_on(src.first_device, src.size()));
+      const double end = start + rc.time_s;
+      tl.occupy(cr.name, "realloc", dst.first_device, dst.size(), start, end, rc.bytes);
+      const int s0 = src.first_device, s1 = src.first_device + src.size();
+      const int d0 = dst.first_device, d1 = dst.first_device + dst.size();
+      if (s0 < d0) tl.occupy(cr.name, "realloc", s0, std::min(s1, d0) - s0, start, end, 0.0);
+      if (s1 > d1) tl.occupy(cr.name, "realloc", std::max(s0, d1), s1 - std::max(s0, d1), start, end, 0.0);
+      r.realloc_bytes += rc.bytes;
+      cr.realloc_s = rc.time_s;
+      t = end;
+    }
+  }
+
+  // A call's inputs move in one exchange from all their producers (the runtime's move_rows): each input's
+  // bytes at its link's bandwidth, one latency for the exchange.
+  double ready = 0, data_s = 0, data_bytes = 0, latency_s = 0;
+  for (const auto& [data, producer] : inputs_[size_t(i)]) {
+    if (producer < 0) continue;  // read from the dataset by the call itself
+    ready = std::max(ready, st.end_of(producer, iteration));
+    const TransferCost& dc =
+        data_move(data, mfcs[size_t(i)].n_seqs, plan.assignments[size_t(producer)].layout(), dst,
+                  consumer_segments(mfcs[size_t(i)]));
+    data_s += dc.time_s - dc.latency_s;
+    latency_s = std::max(latency_s, dc.latency_s);
+    data_bytes += dc.bytes;
+  }
+  data_s += latency_s;
+  t = std::max(t, ready);
+  if (data_s > 0) {
+    tl.occupy(cr.name, "data", dst.first_device, dst.size(), t, t + data_s, data_bytes);
+    t += data_s;
+  }
+  cr.data_s = data_s;
+
+  cr.start_s = t;
+  cr.end_s = t + est.time_s;
+  tl.occupy(cr.name, "call", dst.first_device, dst.size(), cr.start_s, cr.end_s, 0.0);
+  st.end_at(i, iteration) = cr.end_s;
+
+  // Per device: its stage's activations, KV cache and logits, plus its weight copy when reallocated (a held
+  // copy is persistent already).
+  double peak = 0;
+  const int stage_size = dst.dp * dst.tp;
+  const bool transient_copy = st.copy[size_t(i)] && !st.held[size_t(i)];
+  for (int d = dst.first_device; d < dst.first_device + dst.size(); ++d) {
+    const MemoryBreakdown& sm = est.stages[size_t((d - dst.first_device) / stage_size)];
+    const double trans = sm.transient() + (transient_copy ? sm.weights : 0.0);
+    peak = std::max(peak, st.persistent[size_t(d)] + trans);
+    if (trans > st.transient[size_t(d)]) {
+      st.transient[size_t(d)] = trans;
+      st.transient_call[size_t(d)] = i;
+    }
+  }
+  cr.peak_mem_bytes = peak;
+}
+
+std::string Simulator::oom_report(int device, int call, const ExecutionPlan& plan, const RunState& st,
+                                  double peak, double limit) {
   std::string parts;
   auto add = [&](const std::string& what, double bytes) {
     if (bytes > 0) parts += (parts.empty() ? "" : ", ") + what + " " + format_bytes(bytes);
   };
   for (size_t m = 0; m < graph_.models.size(); ++m) {
-    if (home_call_[m] < 0 || offloaded[m] || !home[m].contains(device)) continue;
-    const Layout& l = home[m];
+    if (home_call_[m] < 0 || st.offloaded[m] || !st.home[m].contains(device)) continue;
+    const Layout& l = st.home[m];
     const Layout::Coord c = l.coord_of(device);
     const double n = double(shards(int(m), l.tp, l.pp).at(c.pp, c.tp));
     const std::string& name = graph_.models[m].name;
@@ -352,6 +491,17 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
           n * optimizer_bytes_per_param(plan.assignments[size_t(home_call_[m])].strategy));
     }
   }
+  if (graph_.staleness > 0)
+    for (size_t i = 0; i < graph_.mfcs.size(); ++i) {
+      const MfcAssignment& a = plan.assignments[i];
+      const Layout l = a.layout();
+      if (graph_.mfcs[i].kind != MfcKind::kGenerate || !l.contains(device)) continue;
+      const std::string& name = graph_.mfcs[i].name;
+      if (st.held[i])
+        add(name + " weight version kept for staleness " + std::to_string(graph_.staleness),
+            call_estimate(int(i), a).stages[size_t((device - l.first_device) / (l.dp * l.tp))].weights);
+      add(name + " batches in flight", in_flight_bytes(int(i), a));
+    }
   std::string during = "its persistent state";
   if (call >= 0) {
     const MfcAssignment& a = plan.assignments[size_t(call)];
@@ -359,7 +509,8 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     const MemoryBreakdown& mem =
         call_estimate(call, a).stages[size_t((device - l.first_device) / (l.dp * l.tp))];
     during = graph_.mfcs[size_t(call)].name;
-    if (copy[size_t(call)]) add(during + " reallocated or loaded weights", mem.weights);
+    if (st.copy[size_t(call)] && !st.held[size_t(call)])
+      add(during + " reallocated or loaded weights", mem.weights);
     add(during + " activations", mem.activations);
     add(during + " KV cache", mem.kv_cache);
     add(during + " logits", mem.logits);

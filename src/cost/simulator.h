@@ -1,16 +1,27 @@
 // Simulator: the discrete-event simulation of one iteration of the augmented dataflow graph (calls plus their
-// parameter reallocations and data moves) on per-device timelines, with per-device memory.
-// Rules: calls run in the graph's order; a call's reallocation starts when the source and destination devices
-// are free (both take part); its data move starts when the producers are done and its devices are free; the
-// call starts after both. Calls on disjoint meshes overlap. The iteration ends with its own work outside the
-// calls on every device (HardwareProfile::iteration_overhead_s). Where a node has fewer compute slots than
-// devices (CPU workers sharing cores), a second pass estimates each call with the ranks busy beside it in the
-// first pass (estimate_call's busy_ranks).
-// Memory: a trained model keeps weights + gradients + Adam state on its train call's devices all iteration; a
-// model never trained keeps its weights on its first call's devices (its home layout,
-// DataflowGraph::home_call, which the runtime uses too: devices outside a model's home hold nothing of it); a
-// call on another layout adds a reallocated weight copy that lives only during the call (none when its
-// devices already hold every slice they need, which the call then uses in place).
+// parameter reallocations and data moves) on per-device timelines, with per-device memory; with staleness
+// N > 0 (DataflowGraph::staleness), of consecutive overlapping iterations until their time per iteration
+// settles (the steady state).
+// Rules: calls run in the graph's order (N > 0: graph/call_schedule.h's steps, the order the runtime runs); a
+// call's reallocation starts when the source and destination devices are free (both take part); its data move
+// starts when the producers are done and its devices are free; the call starts after both. Calls on disjoint
+// meshes overlap. The iteration ends with its own work outside the calls on every device
+// (HardwareProfile::iteration_overhead_s). Where a node has fewer compute slots than devices (CPU workers
+// sharing cores), a second pass estimates each call with the ranks busy beside it in the first pass
+// (estimate_call's busy_ranks). Memory: a trained model keeps weights + gradients + Adam state on its train
+// call's devices all iteration; a model never trained keeps its weights on its first call's devices (its home
+// layout, DataflowGraph::home_call, which the runtime uses too: devices outside a model's home hold nothing
+// of it); a call on another layout adds a reallocated weight copy that lives only during the call (none when
+// its devices already hold every slice they need, which the call then uses in place). Staleness N > 0: the
+// simulator places the call instances of steps 1, 2, ... (step_calls) one by one by the rules above, in step
+// order on each device; an instance also waits for the train calls of earlier iterations whose weights it
+// reads (iteration_edges): the generation of iteration i for the actor's train call of iteration i-1-N, which
+// is when the reallocation of that weight version to the generation layout can start. Every step ends with
+// the host's work (iteration_overhead_s) on every device, as an iteration does when synchronous, so steps
+// after the first (which also generates ahead for iterations 1..N) repeat: the simulation stops, adaptively,
+// once two consecutive steps take the same time (at step 3 under this rule; at most kMaxSteps), and that time
+// is the time per iteration. Generation devices whose layout is not the actor's home keep the generation's
+// weight copy between calls (the version training does not overwrite) and the N batches in flight.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +32,7 @@
 #include "cost/hardware_profile.h"
 #include "cost/simulation_result.h"
 #include "cost/transfer_cost.h"
+#include "graph/call_schedule.h"
 
 namespace realign {
 
@@ -29,8 +41,16 @@ class Simulator {
  public:
   Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profile);
 
+  // Steps simulated at most for staleness > 0 (a bound; under today's rules two steps after the first
+  // already repeat).
+  static constexpr int64_t kMaxSteps = 16;
+
   // The plan's assignments must be in the graph's call order (validate_plan orders them).
   SimulationResult run(const ExecutionPlan& plan);
+
+  // Fixes call `mfc`'s time under every assignment (its memory stays the model's): for hand-computable
+  // tests and what-if questions ("if generation took 3 s"). Clears the call cache.
+  void set_call_time(int mfc, double time_s);
 
   // Cached per-call estimate (the same as estimate_call()).
   const CallEstimate& call_estimate(int mfc_index, const MfcAssignment& a);
@@ -51,6 +71,7 @@ class Simulator {
     size_t operator()(const Key& k) const;
   };
   static int64_t pack(const Layout& l);
+  struct RunState;  // one simulation's timelines, memory and call instance ends (simulator.cc)
 
   const ShardSizes& shards(int model, int tp, int pp);
   // Call i's estimate with `busy_ranks` beside it (estimate_call), uncached; shard sizes come from the cache.
@@ -60,11 +81,16 @@ class Simulator {
                                 int64_t segments);
   // One pass over the plan; `busy` (per call, empty: each call's own ranks) sets its contention.
   SimulationResult simulate(const ExecutionPlan& plan, const std::vector<double>& busy);
+  // Places one call instance (its load or reallocation, data move and the call) on the timelines.
+  void place(int i, int64_t iteration, const ExecutionPlan& plan, const std::vector<double>& busy,
+             RunState& st, SimulationResult& r);
   // Per call of a simulated iteration: the ranks of its busiest node busy during it, its own included.
   std::vector<double> busy_ranks(const SimulationResult& r) const;
-  std::string oom_report(int device, int call, const ExecutionPlan& plan, const std::vector<Layout>& home,
-                         const std::vector<bool>& offloaded, const std::vector<bool>& copy, double peak,
+  std::string oom_report(int device, int call, const ExecutionPlan& plan, const RunState& st, double peak,
                          double limit);
+  // Bytes of the batches in flight a generation call's device holds with staleness N: N batches of its
+  // outputs (its dp rank's share).
+  double in_flight_bytes(int call, const MfcAssignment& a) const;
 
   DataflowGraph graph_;
   Cluster cluster_;
@@ -74,6 +100,11 @@ class Simulator {
   std::vector<std::vector<std::pair<int, int>>> inputs_;
   std::vector<int> home_call_;  // per model: the call whose layout is its home (train call or first call)
   std::vector<std::vector<ParamInfo>> params_;
+  // Per call: the train calls whose weights it reads, (train call, lag) (iteration_edges).
+  std::vector<std::vector<std::pair<int, int64_t>>> weight_edges_;
+  std::vector<double> fixed_time_;  // per call: set_call_time's value, or < 0
+  // step_calls of steps 1 and 2 of a long run; step s > 2 is step 2 with every iteration s - 2 later.
+  std::vector<CallInstance> first_step_, second_step_;
 
   std::unordered_map<Key, CallEstimate, KeyHash> calls_;
   std::unordered_map<Key, TransferCost, KeyHash> reallocs_;

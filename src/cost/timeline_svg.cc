@@ -71,6 +71,13 @@ double span_of(const Timeline& t) {
   return end;
 }
 
+// Whether a timeline holds several iterations (the steady state of overlapping ones, staleness > 0).
+bool several_iterations(const Timeline& t) {
+  for (const auto& e : t.events)
+    if (e.iteration != t.events.front().iteration) return true;
+  return false;
+}
+
 // Draws one timeline's rows starting at y0; returns the height used.
 double draw(std::string& svg, const Timeline& t, double y0, double span, Palette& pal,
             const std::string& label) {
@@ -85,6 +92,7 @@ double draw(std::string& svg, const Timeline& t, double y0, double span, Palette
     svg += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(y + kRow) + "\" x2=\"" + num(kLeft + kWidth) +
            "\" y2=\"" + num(y + kRow) + "\" stroke=\"#eee\"/>\n";
   }
+  const bool iterations = several_iterations(t);
   for (const auto& e : t.events) {
     const std::string& colour = pal.of(e.name);
     const double x = kLeft + e.start_s * scale, w = std::max(0.5, (e.end_s - e.start_s) * scale);
@@ -95,8 +103,13 @@ double draw(std::string& svg, const Timeline& t, double y0, double span, Palette
     if (e.kind == "host") style = "fill=\"#bbbbbb\"";
     svg += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
            "\" " + style + " stroke=\"#333\" stroke-width=\"0.5\"><title>" + escape(e.name) + " " + e.kind +
-           " " + format_seconds(e.start_s) + " - " + format_seconds(e.end_s) +
+           (iterations ? " (iteration " + std::to_string(e.iteration) + ")" : std::string()) + " " +
+           format_seconds(e.start_s) + " - " + format_seconds(e.end_s) +
            (e.bytes > 0 ? ", " + format_bytes(e.bytes) : std::string()) + "</title></rect>\n";
+    // Overlapping iterations: each call bar says which iteration it belongs to.
+    if (iterations && e.kind == "call" && w >= 10)
+      svg += "<text x=\"" + num(x + 2) + "\" y=\"" + num(y + std::min(h, kRow) * 0.5 + 4) +
+             "\" font-size=\"9\" fill=\"white\">" + std::to_string(e.iteration) + "</text>\n";
     if (e.kind == "realloc")
       svg += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
              "\" fill=\"url(#hatch)\"/>\n";
@@ -137,8 +150,11 @@ std::string render(const std::vector<std::pair<const Timeline*, std::string>>& p
             escape(name) + "</text>\n";
     x += 30 + 7.0 * double(name.size());
   }
+  bool iterations = false;
+  for (const auto& p : parts) iterations = iterations || several_iterations(*p.first);
   body += "<text x=\"" + num(x) + "\" y=\"" + num(y + 10) +
-          "\">(solid: call, light: data move, hatched: reallocation)</text>\n";
+          "\">(solid: call, light: data move, hatched: reallocation" +
+          (iterations ? ", number: iteration" : "") + ")</text>\n";
   y += 24;
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(kLeft + kWidth + kRight) +
                     "\" height=\"" + num(y) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";

@@ -66,6 +66,17 @@ PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster,
     }
     out.presets.push_back(p);
   }
+  std::vector<ExecutionPlan> extra = options.starts;
+  if (graph.staleness > 0)
+    if (auto split = asynchronous_split(graph, cluster, evaluator, options.candidates.runtime_limits))
+      extra.push_back(*split);
+  for (const ExecutionPlan& s : extra) {
+    bool same = s.assignments.size() == graph.mfcs.size();
+    for (size_t i = 0; same && i < graph.mfcs.size(); ++i) same = s.assignments[i].mfc == graph.mfcs[i].name;
+    if (same && !breaks_disjoint(graph, s, options.search.disjoint) &&
+        (!options.candidates.runtime_limits || runtime_problem(graph, s).empty()))
+      starts.push_back(s);
+  }
 
   if (options.mode == "search") {
     const auto candidates = build_candidates(graph, cluster, evaluator, options.candidates);

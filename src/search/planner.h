@@ -16,6 +16,9 @@ struct PlanOptions {
   std::string file;             // the plan file, for mode "file"
   SearchOptions search;         // its time budget covers the whole pipeline, presets and candidates included
   CandidateOptions candidates;
+  // More plans the search may start from besides the presets (e.g. the best plan found for another
+  // staleness); one whose calls are not the graph's, in its order, is skipped.
+  std::vector<ExecutionPlan> starts;
 };
 
 // The config's `plan` section: {mode, file, seed, time_budget_s, max_steps, strategies_per_mesh_size,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "graph/call_schedule.h"
 #include "search/candidates.h"
 #include "search/mcmc.h"
 
@@ -213,10 +214,13 @@ std::optional<ExecutionPlan> interleaving(const DataflowGraph& g, const Cluster&
   return per_call_best(g, c, ev, meshes, runtime_limits);
 }
 
-std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
-                                           bool runtime_limits) {
+// Calls for which `apart(i)` holds on one part of the cluster, the others on the rest.
+template <class Apart>
+std::optional<ExecutionPlan> split_plan(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
+                                        bool runtime_limits, Apart apart) {
   std::vector<std::string> gen_calls, other_calls;
-  for (const auto& m : g.mfcs) (m.kind == MfcKind::kGenerate ? gen_calls : other_calls).push_back(m.name);
+  for (int i = 0; i < int(g.mfcs.size()); ++i)
+    (apart(i) ? gen_calls : other_calls).push_back(g.mfcs[size_t(i)].name);
   if (gen_calls.empty() || other_calls.empty()) return std::nullopt;
   // Try generation on 1/2, 1/4 and 3/4 of the cluster (as valid meshes allow); keep the fastest.
   std::optional<ExecutionPlan> best;
@@ -231,7 +235,7 @@ std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster
   }
   for (const auto& [gen_mesh, train_mesh] : splits) {
     std::vector<DeviceMesh> meshes;
-    for (const auto& m : g.mfcs) meshes.push_back(m.kind == MfcKind::kGenerate ? gen_mesh : train_mesh);
+    for (int i = 0; i < int(g.mfcs.size()); ++i) meshes.push_back(apart(i) ? gen_mesh : train_mesh);
     auto plan = per_call_best(g, c, ev, meshes, runtime_limits);
     if (!plan) continue;
     // Generation stays apart from every other call; the others may share devices among themselves.
@@ -246,7 +250,22 @@ std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster
   return best;
 }
 
+std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
+                                           bool runtime_limits) {
+  return split_plan(g, c, ev, runtime_limits,
+                    [&](int i) { return g.mfcs[size_t(i)].kind == MfcKind::kGenerate; });
+}
+
 }  // namespace
+
+std::optional<ExecutionPlan> asynchronous_split(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
+                                                bool runtime_limits) {
+  auto plan = split_plan(g, c, ev, runtime_limits, [&](int i) { return runs_ahead(g, i); });
+  if (!plan) return plan;
+  plan->name = "asynchronous split";
+  plan->disjoint.clear();  // a start for the search, not a constraint
+  return plan;
+}
 
 std::optional<ExecutionPlan> one_layout_plan(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
                                              const Layout& layout, bool runtime_limits) {

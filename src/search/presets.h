@@ -37,6 +37,14 @@ std::optional<ExecutionPlan> one_layout_plan(const DataflowGraph& graph, const C
                                              PlanEvaluator& evaluator, const Layout& layout,
                                              bool runtime_limits = false);
 
+// With staleness (graph/call_schedule.h): generation and the calls that run ahead of training (the
+// reference's and reward model's inference) on one part of the cluster, the other calls on the rest, over the
+// same splits as the disaggregated preset; on shared devices a step runs the calls ahead first, so the
+// training devices would otherwise wait for the next iteration's generation. A start for the search, not a
+// preset.
+std::optional<ExecutionPlan> asynchronous_split(const DataflowGraph& graph, const Cluster& cluster,
+                                                PlanEvaluator& evaluator, bool runtime_limits = false);
+
 // Disjoint valid meshes covering as much of the cluster as possible, largest first, by repeatedly halving the
 // largest piece (runs of whole nodes first, then power-of-two slices of a node).
 std::vector<DeviceMesh> split_cluster(const Cluster& cluster, int parts);

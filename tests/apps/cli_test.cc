@@ -51,6 +51,44 @@ TEST(Cli, PlanJsonHasTheDocumentedFields) {
     }
 }
 
+TEST(Cli, PlanComparesStalenessForAlgorithmsThatTakeIt) {
+  // Fixed step counts (the time budget only caps them), so the searches repeat exactly.
+  const CliRun r = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") +
+                           " train.staleness=1 plan.max_steps=1500 plan.time_budget_s=120 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["staleness"].get<int64_t>(), 1);
+  ASSERT_TRUE(j.contains("staleness_estimates")) << r.out;
+  const Json& e = j["staleness_estimates"];
+  for (const char* n : {"0", "1", "2"})
+    ASSERT_TRUE(e.contains(n) && e[n].is_number()) << n << " " << e.dump();
+  // The chosen plan is the staleness-1 entry.
+  EXPECT_EQ(e["1"].get<double>(), j["iteration_time_s"].get<double>());
+  // Each compared staleness planned at least as well as the plans found for the others (they are starts).
+  EXPECT_GT(e["0"].get<double>(), 0);
+  EXPECT_LE(e["2"].get<double>(), e["1"].get<double>() * (1 + 1e-12));
+  const CliRun table = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") +
+                               " train.staleness=1 plan.max_steps=300 plan.time_budget_s=120");
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_NE(table.out.find("staleness 0: "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("x as fast as synchronous"), std::string::npos) << table.out;
+  // DPO takes no staleness: no comparison.
+  const CliRun dpo = realign("plan " + example("addition_dpo.yaml") + " --json");
+  ASSERT_EQ(dpo.code, 0) << dpo.out;
+  const Json d = Json::parse(dpo.out);
+  EXPECT_EQ(d["staleness"].get<int64_t>(), 0);
+  EXPECT_FALSE(d.contains("staleness_estimates"));
+}
+
+TEST(Cli, BadStalenessIsRefusedNamingTheField) {
+  CliRun r = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " train.staleness=-1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("train.staleness"), std::string::npos) << r.out;
+  r = realign("plan " + example("addition_dpo.yaml") + " train.staleness=1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("train.staleness"), std::string::npos) << r.out;
+}
+
 TEST(Cli, SavedPlanSimulatesToTheSameTimeWithSvg) {
   const std::string plan = ::testing::TempDir() + "plan.json", svg = ::testing::TempDir() + "t.svg";
   const CliRun planned =
