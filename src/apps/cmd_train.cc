@@ -93,7 +93,8 @@ runtime::TrainerInput trainer_input(const Args& args, const RunConfig& config, c
   return input;
 }
 
-// The config to plan with: search only what the runtime executes.
+// The config to plan with: search only what the runtime executes. load_run_config already sets this for a CPU
+// cluster (runtime_runs), so `realign plan` gives the same plans; a training run keeps to it on any device.
 RunConfig for_runtime(RunConfig config) {
   config.plan.candidates.runtime_limits = true;
   return config;

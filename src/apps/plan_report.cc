@@ -132,8 +132,8 @@ std::string format_plan_table(const PlanReport& r) {
     } else if (!s.fits) {
       out += line("  %-14s does not fit: %s", p.name.c_str(), s.oom_report.c_str());
     } else {
-      // The one-layout baselines recompute in train calls as fixed-layout engines do (search/presets.h); say
-      // so, since realign's runtime does not, and `realign train` estimates the same preset without it.
+      // The one-layout baselines recompute in train calls as fixed-layout engines do (search/presets.h),
+      // except for a cluster realign's runtime runs (runtime_runs), which keeps activations: say which.
       const bool recomputes = std::any_of(p.plan->assignments.begin(), p.plan->assignments.end(),
                                           [](const MfcAssignment& a) { return a.strategy.recompute; });
       out +=

@@ -23,6 +23,7 @@ RunConfig run_config_from_json(Json raw) {
   rc.graph = build_graph(rc.algorithm);
   rc.cluster = cluster_from_json(root.at("cluster"), "cluster");
   if (const Json* p = root.find("plan")) rc.plan = plan_options_from_json(*p, "plan");
+  rc.plan.candidates.runtime_limits = runtime_runs(rc.cluster);
   rc.profile_path = root.get_string("profile", "");
   root.finish();
   return rc;

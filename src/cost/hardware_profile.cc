@@ -152,7 +152,7 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.iteration_overhead_s = {1e-3,
                             "default: ~1 ms per iteration for rewards, advantages and statistics outside the "
                             "calls; calibrate with `realign validate --calibrate`"};
-  p.compute_slots_per_node = d.name.rfind("cpu", 0) == 0
+  p.compute_slots_per_node = is_cpu_device(d)
                                  ? Coefficient{2,
                                                "default: the project's 2-core CPU machines "
                                                "(shared/LIBTORCH-NOTES.md); `realign profile` "

@@ -1,5 +1,6 @@
 // Timeline as an SVG Gantt chart: one row per device, one bar per event, a colour per call (reallocation and
-// data moves drawn as lighter, hatched bars of their call's colour), a legend and a time axis.
+// data moves drawn as lighter, hatched bars of their call's colour), a legend wrapped into rows within the
+// picture and a time axis with 1-2-5 ticks in one unit.
 #pragma once
 
 #include <string>

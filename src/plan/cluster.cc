@@ -14,6 +14,8 @@ bool DeviceSpec::operator==(const DeviceSpec& o) const {
          inter_node_latency == o.inter_node_latency && source == o.source;
 }
 
+bool is_cpu_device(const DeviceSpec& d) { return d.name.rfind("cpu", 0) == 0; }
+
 namespace {
 
 const std::map<std::string, DeviceSpec>& devices() {

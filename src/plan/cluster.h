@@ -27,6 +27,10 @@ std::vector<std::string> builtin_device_names();
 DeviceSpec device_spec_from_json(const Json& j, const std::string& path);
 Json to_json(const DeviceSpec& d);
 
+// A CPU device: its name starts with "cpu", as the builtin cpu-gloo. Local workers on a CPU node share its
+// cores, and realign's runtime executes plans for such clusters (it runs on CPU workers over Gloo only).
+bool is_cpu_device(const DeviceSpec& d);
+
 struct Cluster {
   int n_nodes = 1;
   int devices_per_node = 8;

@@ -75,6 +75,8 @@ std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignmen
   return "";
 }
 
+bool runtime_runs(const Cluster& cluster) { return is_cpu_device(cluster.device); }
+
 std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call,
                                       int mesh_size, bool runtime_limits, int max_micro_batches) {
   const Mfc& mfc = graph.mfcs[call];

@@ -29,6 +29,12 @@ struct CandidateOptions {
 // its micro-batches, runtime/pipeline.h).
 std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a);
 
+// Whether plans for `cluster` must keep to the runtime's limits: a cluster realign's runtime executes (CPU
+// devices, is_cpu_device). `realign plan`, `simulate` and `train` all plan such a config the same way, so a
+// plan printed or saved for it runs in `realign train`; GPU clusters, which the runtime does not run yet, are
+// planned with everything their engines do (recomputation included).
+bool runtime_runs(const Cluster& cluster);
+
 // Call `call`'s strategies on a mesh of `mesh_size` devices (enumerate_strategies); with `runtime_limits`,
 // only those the runtime executes.
 std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call,

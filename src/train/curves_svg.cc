@@ -3,100 +3,165 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
+
+#include "core/axis_ticks.h"
+#include "core/svg_text.h"
 
 namespace realign::runtime {
 namespace {
 
+constexpr int kCols = 2;
+constexpr double kPlotW = 400, kPlotH = 200, kFont = 11, kTitleFont = 13, kTop = 40, kMargin = 16;
+constexpr double kAbove = 22;  // panel title above the plot
+constexpr double kBelow = 40;  // x tick labels and the "step" caption below it
+constexpr double kRightGap = 30;
+
 std::string num(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  std::snprintf(buf, sizeof(buf), "%.2f", v);
   return buf;
 }
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
+using Points = std::vector<std::pair<double, double>>;
+
+double step_of(const Json& r, size_t index) {
+  return r.contains("step") && r["step"].is_number() ? r["step"].get<double>() : double(index);
+}
+
+std::string stage_of(const Json& r) {
+  return r.contains("stage") && r["stage"].is_string() ? r["stage"].get<std::string>() : "";
+}
+
+// The (step, value) points of `key`, of the records of `stage` only when it is not empty.
+Points collect(const std::vector<Json>& records, const std::string& key, const std::string& stage) {
+  Points s;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Json& r = records[i];
+    if (!r.is_object() || !r.contains(key) || !r[key].is_number()) continue;
+    if (!stage.empty() && stage_of(r) != stage) continue;
+    const double y = r[key].get<double>();
+    if (std::isfinite(y)) s.emplace_back(step_of(r, i), y);
+  }
+  return s;
+}
+
+// Each stage and its first step, in the order the run went through them.
+std::vector<std::pair<std::string, double>> stage_starts(const std::vector<Json>& records) {
+  std::vector<std::pair<std::string, double>> out;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!records[i].is_object()) continue;
+    const std::string s = stage_of(records[i]);
+    if (!s.empty() && (out.empty() || out.back().first != s)) out.emplace_back(s, step_of(records[i], i));
   }
   return out;
 }
 
-struct Series {
-  std::vector<std::pair<double, double>> points;
+// How a stage ("sft", "rm", "rl", "dpo") is named in a picture.
+std::string stage_title(const std::string& stage) {
+  if (stage == "sft") return "SFT";
+  if (stage == "rl") return "RL";
+  if (stage == "rm") return "reward model";
+  if (stage == "dpo") return "DPO";
+  return stage;
+}
+
+struct Shown {
+  std::string title;
+  Points points;
+  AxisTicks x, y;
+  std::vector<std::string> y_labels;
 };
 
-Series collect(const std::vector<Json>& records, const std::string& key) {
-  Series s;
-  for (size_t i = 0; i < records.size(); ++i) {
-    const Json& r = records[i];
-    if (!r.is_object() || !r.contains(key) || !r[key].is_number()) continue;
-    double y = r[key].get<double>();
-    if (!std::isfinite(y)) continue;
-    double x = r.contains("step") && r["step"].is_number() ? r["step"].get<double>() : double(i);
-    s.points.emplace_back(x, y);
+// One panel at (x0, y0), the plot's top left corner.
+void draw_panel(std::string& svg, const Shown& p, const std::vector<std::pair<std::string, double>>& stages,
+                double x0, double y0) {
+  auto sx = [&](double x) { return x0 + (x - p.x.lo) / (p.x.hi - p.x.lo) * kPlotW; };
+  auto sy = [&](double y) { return y0 + kPlotH - (y - p.y.lo) / (p.y.hi - p.y.lo) * kPlotH; };
+  svg += "<text x=\"" + num(x0) + "\" y=\"" + num(y0 - 8) + "\" font-size=\"" + num(kTitleFont) + "\">" +
+         svg_escape(p.title) + "</text>\n";
+  for (size_t i = 0; i < p.y.values.size(); ++i) {
+    const double y = sy(p.y.values[i]);
+    svg += "<line x1=\"" + num(x0) + "\" y1=\"" + num(y) + "\" x2=\"" + num(x0 + kPlotW) + "\" y2=\"" +
+           num(y) + "\" stroke=\"#e5e5e5\"/>\n<text x=\"" + num(x0 - 5) + "\" y=\"" + num(y + 4) +
+           "\" text-anchor=\"end\">" + p.y_labels[i] + "</text>\n";
   }
-  return s;
+  const std::vector<std::string> x_labels = tick_labels(p.x);
+  for (size_t i = 0; i < p.x.values.size(); ++i) {
+    const double x = sx(p.x.values[i]);
+    svg += "<line x1=\"" + num(x) + "\" y1=\"" + num(y0 + kPlotH) + "\" x2=\"" + num(x) + "\" y2=\"" +
+           num(y0 + kPlotH + 4) + "\" stroke=\"#666\"/>\n<text x=\"" + num(x) + "\" y=\"" +
+           num(y0 + kPlotH + 15) + "\" text-anchor=\"middle\">" + x_labels[i] + "</text>\n";
+  }
+  svg += "<text x=\"" + num(x0 + kPlotW / 2) + "\" y=\"" + num(y0 + kPlotH + 30) +
+         "\" text-anchor=\"middle\" fill=\"#555\">step</text>\n";
+  for (size_t k = 1; k < stages.size(); ++k) {
+    const double at = stages[k].second;
+    if (at <= p.x.lo || at > p.x.hi) continue;
+    svg += "<line x1=\"" + num(sx(at)) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(sx(at)) + "\" y2=\"" +
+           num(y0 + kPlotH) + "\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n";
+    // The stage's name just right of its line, or left of it near the right edge.
+    const std::string name = stage_title(stages[k].first);
+    const bool room = sx(at) + 3 + text_width(name, 10) <= x0 + kPlotW;
+    svg += "<text x=\"" + num(room ? sx(at) + 3 : sx(at) - 3) + "\" y=\"" + num(y0 + 11) +
+           "\" font-size=\"10\" fill=\"#555\"" + (room ? "" : " text-anchor=\"end\"") + ">" +
+           svg_escape(name) + "</text>\n";
+  }
+  svg += "<rect x=\"" + num(x0) + "\" y=\"" + num(y0) + "\" width=\"" + num(kPlotW) + "\" height=\"" +
+         num(kPlotH) + "\" fill=\"none\" stroke=\"#999\"/>\n";
+  std::string path;
+  for (size_t i = 0; i < p.points.size(); ++i)
+    path += (i == 0 ? "M" : " L") + num(sx(p.points[i].first)) + " " + num(sy(p.points[i].second));
+  svg += "<path d=\"" + path + "\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\"/>\n";
+  if (p.points.size() == 1)
+    svg += "<circle cx=\"" + num(sx(p.points[0].first)) + "\" cy=\"" + num(sy(p.points[0].second)) +
+           "\" r=\"3\" fill=\"#1f77b4\"/>\n";
 }
 
 }  // namespace
 
 std::string curves_svg(const std::vector<Json>& records, const std::vector<CurvePanel>& panels,
                        const std::string& title) {
-  std::vector<std::pair<CurvePanel, Series>> shown;
-  for (const CurvePanel& p : panels) {
-    Series s = collect(records, p.key);
-    if (!s.points.empty()) shown.emplace_back(p, std::move(s));
-  }
-  const int cols = 2, pw = 420, ph = 220, pad = 50, top = 40;
-  int rows = std::max<int>(1, int((shown.size() + cols - 1) / cols));
-  int width = cols * (pw + pad) + pad, height = top + rows * (ph + pad) + 10;
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
-                    "\" height=\"" + std::to_string(height) +
-                    "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg += "<text x=\"" + std::to_string(pad) + "\" y=\"24\" font-size=\"16\">" + escape(title) + "</text>\n";
-  if (shown.empty()) svg += "<text x=\"50\" y=\"70\">no metrics recorded</text>\n";
-  for (size_t k = 0; k < shown.size(); ++k) {
-    const auto& [panel, series] = shown[k];
-    int x0 = pad + int(k % cols) * (pw + pad), y0 = top + int(k / cols) * (ph + pad) + 20;
-    double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
-    for (auto [x, y] : series.points) {
+  const auto stages = stage_starts(records);
+  std::vector<Shown> shown;
+  auto add = [&](const std::string& panel_title, Points points) {
+    if (points.empty()) return;
+    Shown s{panel_title, std::move(points), {}, {}, {}};
+    double xmin = s.points.front().first, xmax = xmin, ymin = s.points.front().second, ymax = ymin;
+    for (auto [x, y] : s.points)
       xmin = std::min(xmin, x), xmax = std::max(xmax, x), ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+    s.x = axis_ticks(xmin, xmax, 6, false, 1);
+    s.y = axis_ticks(ymin, ymax, 5, true);
+    s.y_labels = tick_labels(s.y);
+    shown.push_back(std::move(s));
+  };
+  for (const CurvePanel& p : panels) {
+    if (!p.by_stage || stages.empty()) {
+      add(p.title, collect(records, p.key, ""));
+      continue;
     }
-    if (xmax == xmin) xmax = xmin + 1;
-    if (ymax == ymin) ymax = ymin + (ymin == 0 ? 1 : std::fabs(ymin) * 0.1);
-    auto sx = [&](double x) { return x0 + (x - xmin) / (xmax - xmin) * pw; };
-    auto sy = [&](double y) { return y0 + ph - (y - ymin) / (ymax - ymin) * ph; };
-    svg += "<text x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0 - 6) + "\" font-size=\"13\">" +
-           escape(panel.title) + "</text>\n";
-    svg += "<rect x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0) + "\" width=\"" +
-           std::to_string(pw) + "\" height=\"" + std::to_string(ph) + "\" fill=\"none\" stroke=\"#999\"/>\n";
-    svg += "<text x=\"" + std::to_string(x0 - 4) + "\" y=\"" + std::to_string(y0 + 10) +
-           "\" text-anchor=\"end\">" + num(ymax) + "</text>\n";
-    svg += "<text x=\"" + std::to_string(x0 - 4) + "\" y=\"" + std::to_string(y0 + ph) +
-           "\" text-anchor=\"end\">" + num(ymin) + "</text>\n";
-    svg += "<text x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0 + ph + 14) + "\">" + num(xmin) +
-           "</text>\n";
-    svg += "<text x=\"" + std::to_string(x0 + pw) + "\" y=\"" + std::to_string(y0 + ph + 14) +
-           "\" text-anchor=\"end\">step " + num(xmax) + "</text>\n";
-    std::string path;
-    for (size_t i = 0; i < series.points.size(); ++i) {
-      path +=
-          (i == 0 ? "M" : " L") + num(sx(series.points[i].first)) + " " + num(sy(series.points[i].second));
-    }
-    svg += "<path d=\"" + path + "\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\"/>\n";
-    if (series.points.size() == 1)
-      svg += "<circle cx=\"" + num(sx(series.points[0].first)) + "\" cy=\"" +
-             num(sy(series.points[0].second)) + "\" r=\"3\" fill=\"#1f77b4\"/>\n";
+    std::vector<std::string> seen;  // a stage once, even if the run came back to it
+    for (const auto& st : stages)
+      if (std::find(seen.begin(), seen.end(), st.first) == seen.end()) {
+        seen.push_back(st.first);
+        add(p.title + ", " + stage_title(st.first) + " steps", collect(records, p.key, st.first));
+      }
   }
+  // One gutter for every panel, as wide as the widest y label, so the columns line up.
+  double gutter = 30;
+  for (const Shown& s : shown)
+    for (const std::string& l : s.y_labels) gutter = std::max(gutter, text_width(l, kFont) + 10);
+  const double cell_w = gutter + kPlotW + kRightGap, cell_h = kAbove + kPlotH + kBelow;
+  const int rows = std::max(1, int((shown.size() + kCols - 1) / kCols));
+  const double width = kMargin + kCols * cell_w, height = kTop + rows * cell_h + 10;
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" +
+                    num(height) + "\" font-family=\"sans-serif\" font-size=\"" + num(kFont) + "\">\n";
+  svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  svg += "<text x=\"" + num(kMargin + gutter) + "\" y=\"24\" font-size=\"16\">" + svg_escape(title) +
+         "</text>\n";
+  if (shown.empty()) svg += "<text x=\"" + num(kMargin + gutter) + "\" y=\"70\">no metrics recorded</text>\n";
+  for (size_t k = 0; k < shown.size(); ++k)
+    draw_panel(svg, shown[k], stages, kMargin + int(k % kCols) * cell_w + gutter,
+               kTop + int(k / kCols) * cell_h + kAbove);
   svg += "</svg>\n";
   return svg;
 }

@@ -12,7 +12,7 @@
 namespace realign::runtime {
 namespace fs = std::filesystem;
 
-std::vector<std::pair<std::string, std::string>> report_panels() {
+std::vector<CurvePanel> report_panels() {
   return {{"reward/mean", "reward (mean)"},
           {"eval/accuracy", "held-out accuracy (greedy)"},
           {"kl/mean", "KL to the reference (per token)"},
@@ -24,7 +24,8 @@ std::vector<std::pair<std::string, std::string>> report_panels() {
           {"loss/dpo", "DPO loss"},
           {"entropy", "policy entropy (per token)"},
           {"response/length", "response length (tokens)"},
-          {"time/step_s", "seconds per step"}};
+          // SFT steps and RL iterations differ in size: each stage on its own scale.
+          {"time/step_s", "seconds per step", true}};
 }
 
 std::vector<std::string> write_report(const std::string& run_dir, const std::string& out_dir_arg) {
@@ -34,8 +35,7 @@ std::vector<std::string> write_report(const std::string& run_dir, const std::str
   std::string out_dir = out_dir_arg.empty() ? run_dir : out_dir_arg;
   fs::create_directories(out_dir);
   std::vector<std::string> written;
-  std::vector<CurvePanel> panels;
-  for (auto& [key, title] : report_panels()) panels.push_back({key, title});
+  const std::vector<CurvePanel> panels = report_panels();
   std::vector<Json> records = read_metrics(dir.metrics_file());
   std::string curves = out_dir + "/curves.svg";
   write_text_file(curves,

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "train/curves_svg.h"
+
 namespace realign::runtime {
 
 // Writes the SVGs into `out_dir` (the run directory when empty); returns the paths written. Throws Error when
@@ -12,6 +14,6 @@ namespace realign::runtime {
 std::vector<std::string> write_report(const std::string& run_dir, const std::string& out_dir = "");
 
 // The metrics panels drawn, in order (the keys the trainer writes).
-std::vector<std::pair<std::string, std::string>> report_panels();
+std::vector<CurvePanel> report_panels();
 
 }  // namespace realign::runtime

@@ -173,8 +173,8 @@ TEST(Cli, ValidateRescoreWithoutEarlierRunsNamesTheFlag) {
 
 #endif  // REALIGN_WITH_TORCH
 
-// The co-located preset recomputes in train calls when planning (as fixed-layout engines run), which
-// realign's runtime does not: the table says so, and a training run's preset keeps activations.
+// The co-located preset recomputes in train calls when planning for GPUs (as fixed-layout engines run), which
+// realign's runtime does not: the table says so (a CPU config's keep activations: runtime_plans_test.cc).
 TEST(Cli, PlanTableSaysWhichPresetRecomputes) {
   const CliRun r = realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " plan.max_steps=500");
   ASSERT_EQ(r.code, 0) << r.out;

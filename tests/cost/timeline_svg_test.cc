@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/svg_bounds.h"
+
 namespace realign {
 namespace {
 
@@ -34,7 +36,9 @@ TEST(TimelineSvg, RowsBarsLegendAndAxis) {
   EXPECT_EQ(count(svg, "#4e79a7"), 2u);  // actor_gen: bar + legend
   EXPECT_EQ(count(svg, "#f28e2b"), 3u);  // ref_inf: realloc + call + legend
   EXPECT_EQ(count(svg, "#e15759"), 2u);
-  EXPECT_NE(svg.find(">3.00 s<"), std::string::npos);  // an axis tick (0.5 s steps over 3.5 s)
+  for (const char* tick : {">0 s<", ">0.5 s<", ">3 s<", ">3.5 s<"})  // 0.5 s steps over 3.5 s
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(svg.find(">4 s<"), std::string::npos);
 }
 
 TEST(TimelineSvg, ComparisonDrawsBothOnOneScale) {
@@ -45,7 +49,37 @@ TEST(TimelineSvg, ComparisonDrawsBothOnOneScale) {
   EXPECT_NE(svg.find(">measured<"), std::string::npos);
   EXPECT_EQ(count(svg, ">device 0<"), 2u);
   EXPECT_EQ(count(svg, "<title>"), 8u);
-  EXPECT_NE(svg.find(">7.00 s<"), std::string::npos);  // the longer (measured) span sets the axis
+  EXPECT_NE(svg.find(">7 s<"), std::string::npos);  // the longer (measured) span sets the axis
+}
+
+// Issue 28: with PPO's six calls the legend ran off the right edge. It wraps into rows inside the picture,
+// and no label covers another.
+TEST(TimelineSvg, LegendAndLabelsStayInsideThePicture) {
+  Timeline t;
+  t.n_devices = 4;
+  double at = 0;
+  for (const char* call :
+       {"actor_gen", "ref_inf", "actor_inf", "critic_inf", "actor_train", "critic_train"}) {
+    t.events.push_back({call, "realloc", 0, 4, at, at + 0.01, 1e6});
+    t.events.push_back({call, "call", 0, 4, at + 0.01, at + 0.04, 0});
+    at += 0.04;
+  }
+  t.events.push_back({"iteration", "host", 0, 4, at, at + 0.005, 0});
+  const std::string svg = timeline_svg(t, "PPO on 4 CPU workers");
+  EXPECT_EQ(testing::labels_outside(svg), std::vector<std::string>{});
+  EXPECT_EQ(testing::overlapping_labels(svg), std::vector<std::string>{});
+  // The ticks of a 0.245 s iteration read in milliseconds.
+  for (const char* tick : {">0 ms<", ">50 ms<", ">200 ms<"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  // The host's own work is grey, in its bar and its legend entry, and takes no call's colour.
+  EXPECT_EQ(count(svg, "#bbbbbb"), 2u);
+  EXPECT_EQ(count(svg, "#b07aa1"), 0u);  // the seventh colour
+
+  // A device label of a large cluster widens the margin instead of leaving the picture.
+  Timeline wide;
+  wide.n_devices = 128;
+  wide.events = {{"actor_gen", "call", 0, 128, 0.0, 2.0, 0}};
+  EXPECT_EQ(testing::labels_outside(timeline_comparison_svg(wide, wide)), std::vector<std::string>{});
 }
 
 }  // namespace
