@@ -74,6 +74,7 @@ class Areal : public Engine {
   std::string strategy_problem(const DataflowGraph& g, const Placement&, size_t call, int,
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
+    if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
     if (m.kind == MfcKind::kGenerate)
       return s.pp == 1 && s.micro_batches == 1 ? "" : "SGLang generation: data and tensor parallelism only";
     if (g.model(m.model).spec.n_layers % s.pp != 0) return "Megatron stages hold equal layer counts";

@@ -21,10 +21,11 @@ struct EngineSearchResult {
 };
 
 // `options`: the config's plan section (seed, time budget, steps, strategies per mesh size, disjoint); the
-// time budget and steps are shared out over the placements. The plan returned is one `engine` can run
-// (can_run), fitting in memory if any plan found does.
+// time budget and steps are shared out: a quick look at every placement, then MCMC chains on the best four.
+// The plan returned is one `engine` can run (can_run), fitting in memory if any plan found does. The
+// evaluator is left set to its placement's options.
 EngineSearchResult search_engine_plan(const Engine& engine, const DataflowGraph& graph,
-                                      const Cluster& cluster, PlanEvaluator& evaluator,
+                                      const Cluster& cluster, EngineEvaluator& evaluator,
                                       const PlanOptions& options);
 
 }  // namespace realign::engines

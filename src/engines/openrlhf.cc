@@ -48,6 +48,9 @@ class OpenRlhf : public Engine {
          "actor's",
          kCli},
         {"Reference and reward offloading is one switch (--ref_reward_offload): not proposed", kCli},
+        {"realign proposes the documented layouts: --colocate_all_models, or vLLM apart with actor+ref and "
+         "critic+reward colocated (other splits are legal but not searched)",
+         kCli},
         {"With train.staleness > 0: --async_train, vLLM on its own GPUs, at most --async_queue_size batches "
          "generated ahead",
          kCli},
@@ -66,55 +69,48 @@ class OpenRlhf : public Engine {
   }
 
   std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
+    // The layouts OpenRLHF documents: every model and vLLM on the same GPUs (--colocate_all_models), or vLLM
+    // apart with actor+ref and critic+reward colocated; each with ZeRO-2 or ZeRO-3, with or without
+    // gradient checkpointing. (Five separate groups are legal too; realign does not propose them.)
     std::vector<Placement> out;
     const bool critic = g.mfc_index("critic_train") >= 0, reward = g.mfc_index("reward_inf") >= 0;
-    for (const bool gc : {false, true}) {
-      Json base = {{"gradient_checkpointing", gc}};
-      if (!async(g)) {
-        const DeviceMesh all{0, c.n_devices()};
-        Json o = base;
-        o["colocate_all_models"] = true;
-        out.push_back(
-            group_placement(g, {{"actor_gen"}, all_deepspeed(g)}, {all, all}, "colocate_all_models", o));
-      } else {
-        Json o = base;
-        o["colocate_all_models"] = true;
-        for (const auto& m : cover_cluster(c, 2))
-          out.push_back(
-              group_placement(g, {{"actor_gen"}, all_deepspeed(g)}, m, "colocate_all_models (DeepSpeed)", o));
-      }
-      for (const bool actor_ref : {true, false})
-        for (const bool critic_reward : {true, false}) {
-          if (!(critic && reward) && critic_reward) continue;
-          std::vector<std::vector<std::string>> groups = {{"actor_gen"}};
-          if (actor_ref) {
-            groups.push_back({"actor_train", "actor_inf", "ref_inf"});
-          } else {
-            groups.push_back({"actor_train", "actor_inf"});
-            groups.push_back({"ref_inf"});
-          }
-          if (critic_reward) {
-            groups.push_back({"critic_inf", "critic_train", "reward_inf"});
-          } else {
-            if (critic) groups.push_back({"critic_inf", "critic_train"});
-            if (reward) groups.push_back({"reward_inf"});
-          }
-          Json o = base;
-          o["colocate_actor_ref"] = actor_ref;
-          o["colocate_critic_reward"] = critic_reward;
-          std::string name = "separate";
-          if (actor_ref) name += ", colocate_actor_ref";
-          if (critic_reward) name += ", colocate_critic_reward";
-          for (const auto& m : cover_cluster(c, int(groups.size())))
-            out.push_back(group_placement(g, groups, m, name, o));
+    std::vector<std::vector<std::string>> groups = {{"actor_gen"}, {"actor_train", "actor_inf", "ref_inf"}};
+    if (critic || reward) groups.push_back({"critic_inf", "critic_train", "reward_inf"});
+    const auto separate = cover_cluster(c, int(groups.size()));
+    const auto two = cover_cluster(c, 2);
+    for (const int zero : {2, 3})
+      for (const bool gc : {false, true}) {
+        const Json base = {{"zero_stage", zero}, {"gradient_checkpointing", gc}};
+        Json all = base;
+        all["colocate_all_models"] = true;
+        if (!async(g)) {
+          const DeviceMesh whole{0, c.n_devices()};
+          out.push_back(group_placement(g, {{"actor_gen"}, all_deepspeed(g)}, {whole, whole},
+                                        "colocate_all_models", all));
+        } else {
+          for (const auto& m : two)
+            out.push_back(group_placement(g, {{"actor_gen"}, all_deepspeed(g)}, m,
+                                          "vLLM apart, DeepSpeed models colocated", all));
         }
-    }
+        Json apart = base;
+        apart["colocate_actor_ref"] = true;
+        apart["colocate_critic_reward"] = critic && reward;
+        for (const auto& m : separate)
+          out.push_back(group_placement(g, groups, m,
+                                        critic && reward
+                                            ? "vLLM apart, colocate_actor_ref, colocate_critic_reward"
+                                            : "vLLM apart, colocate_actor_ref",
+                                        apart));
+      }
     return out;
   }
 
   std::string strategy_problem(const DataflowGraph& g, const Placement& p, size_t call, int,
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
+    if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
+    if (m.kind == MfcKind::kInference && m.n_seqs / micro_batch_per_gpu(m, s) < int64_t(s.dp))
+      return "fewer sample batches than the role's processes (train_ppo_ray.py asserts it)";
     if (m.kind == MfcKind::kGenerate)
       return s.pp == 1 && s.micro_batches == 1 ? "" : "vLLM engines have tensor parallelism only";
     if (s.tp != 1 || s.pp != 1) return "DeepSpeed ZeRO data parallelism only (tp 1, pp 1)";
@@ -182,7 +178,7 @@ class OpenRlhf : public Engine {
     put("--generate_max_len", train.gen_len);
     put("--micro_train_batch_size", micro_batch_per_gpu(train, at("actor_train")->strategy));
     put("--micro_rollout_batch_size", micro_batch_per_gpu(mfc("actor_inf"), at("actor_inf")->strategy));
-    put("--zero_stage", 2);
+    put("--zero_stage", p.options.value("zero_stage", 2));
     put("--bf16", true);
     if (p.options.value("gradient_checkpointing", false)) put("--gradient_checkpointing", true);
     nodes("actor", *at("actor_train"));
@@ -236,7 +232,7 @@ class OpenRlhf : public Engine {
       const int i = g.mfc_index(call);
       if (i < 0) continue;
       const MfcAssignment& a = plan.assignments[size_t(i)];
-      out.push_back(role + " (DeepSpeed ZeRO-2): " + std::to_string(a.mesh.size) + " GPUs " +
+      out.push_back(role + " (DeepSpeed ZeRO): " + std::to_string(a.mesh.size) + " GPUs " +
                     to_string(a.mesh));
     }
     return out;

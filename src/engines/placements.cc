@@ -69,6 +69,18 @@ NodeShape node_shape(const DeviceMesh& mesh, const Cluster& cluster) {
   return {1, mesh.size};
 }
 
+std::string batch_split_problem(const Mfc& mfc, const Strategy& s) {
+  const int64_t seqs = mfc.kind == MfcKind::kTrain ? mfc.min_seqs_per_step() : mfc.n_seqs;
+  if (mfc.kind == MfcKind::kTrain && mfc.min_seqs_per_step() != mfc.max_seqs_per_step())
+    return "the optimizer steps' batches differ in size";
+  if (seqs % s.dp != 0)
+    return std::to_string(seqs) + " sequences do not split over " + std::to_string(s.dp) + " dp ranks";
+  if ((seqs / s.dp) % s.micro_batches != 0)
+    return std::to_string(seqs / s.dp) + " sequences per rank do not split into " +
+           std::to_string(s.micro_batches) + " micro-batches";
+  return "";
+}
+
 int64_t micro_batch_per_gpu(const Mfc& mfc, const Strategy& s) {
   return std::max<int64_t>(1, seqs_per_micro_batch(mfc, s));
 }

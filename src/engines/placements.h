@@ -28,6 +28,11 @@ struct NodeShape {
 };
 NodeShape node_shape(const DeviceMesh& mesh, const Cluster& cluster);
 
+// Empty when the call's batch splits evenly: its sequences (per optimizer step for a train call) over the dp
+// ranks, and each rank's share into the micro-batches, as the engines' batch dispatch requires (veRL chunks
+// its DataProto, DeepSpeed's train batch is micro-batch x accumulation x ranks); else why not.
+std::string batch_split_problem(const Mfc& mfc, const Strategy& s);
+
 // Sequences per GPU in one micro-batch of a call under `s` (at least 1).
 int64_t micro_batch_per_gpu(const Mfc& mfc, const Strategy& s);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cost/call_cost.h"
+#include "cost/comm_model.h"
 
 namespace realign::engines {
 
@@ -31,6 +32,66 @@ HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing
   return p;
 }
 
+namespace {
+
+double param_count(const ModelRole& m) {
+  double n = 0;
+  for (const ParamInfo& info : model_params(m.spec, m.head)) n += double(info.numel());
+  return n;
+}
+
+// Whether ZeRO over data parallelism shards this layout (DeepSpeed's dp-only layouts).
+bool zero_sharded(const Strategy& s) { return s.dp > 1 && s.tp == 1 && s.pp == 1; }
+
+// Bytes per parameter that ZeRO stage `stage` shards beyond realign's ZeRO-1: stage 2 the (bf16) gradients of
+// a trained model, stage 3 the weights too.
+double zero_bytes_per_param(int stage, bool trained, bool offloaded) {
+  double b = 0;
+  if (stage >= 2 && trained) b += kGradBytesPerParam;
+  if (stage >= 3 && !offloaded) b += kWeightBytesPerParam;
+  return b;
+}
+
+// ZeRO-2/3 over the dp ranks of each model's home layout.
+void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const HardwareProfile& p,
+                      const ExecutionPlan& plan, int stage, EngineEstimate& e) {
+  e.device_peak_mem_bytes = e.simulation.device_peak_mem_bytes;
+  e.device_saving_bytes.assign(e.device_peak_mem_bytes.size(), 0.0);
+  if (stage < 2) return;
+  for (const ModelRole& m : g.models) {
+    const int home = g.home_call(m.name);
+    if (home < 0) continue;
+    const MfcAssignment& a = plan.assignments[size_t(home)];
+    if (!zero_sharded(a.strategy)) continue;
+    const bool offloaded = std::count(plan.offload.begin(), plan.offload.end(), m.name) > 0;
+    const double saving = param_count(m) * zero_bytes_per_param(stage, m.trained, offloaded) *
+                          (1.0 - 1.0 / double(a.strategy.dp));
+    for (int d = a.mesh.first; d < a.mesh.end(); ++d) {
+      e.device_peak_mem_bytes[size_t(d)] -= saving;
+      e.device_saving_bytes[size_t(d)] += saving;
+    }
+  }
+  if (stage < 3) return;
+  // ZeRO-3 gathers a layer's weights before using them: each micro-batch's forward (and, in training, its
+  // backward and any recomputed forward) all-gathers the whole model once; realign's ZeRO-1 already pays
+  // one all-gather of the updated weights per optimizer step.
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    const Mfc& mfc = g.mfcs[i];
+    const MfcAssignment& a = plan.assignments[i];
+    if (mfc.kind == MfcKind::kGenerate || !zero_sharded(a.strategy)) continue;
+    const Link link = mesh_spans_nodes(a.mesh, cluster) ? inter_node_link(p) : intra_node_link(p);
+    const double gather =
+        ring_allreduce_s(param_count(g.model(mfc.model)) * kWeightBytesPerParam, a.strategy.dp, link) / 2.0;
+    const double mb = double(a.strategy.micro_batches);
+    if (mfc.kind == MfcKind::kTrain)
+      e.zero3_delta_s += double(mfc.train_steps()) * ((a.strategy.recompute ? 3.0 : 2.0) * mb - 1.0) * gather;
+    else
+      e.zero3_delta_s += mb * gather;
+  }
+}
+
+}  // namespace
+
 EngineEvaluator::EngineEvaluator(Simulator& simulator, Pricing pricing, bool engine_sync)
     : sim_(simulator),
       pricing_(std::move(pricing)),
@@ -58,7 +119,11 @@ EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& plan) {
       e.sync_delta_s += sync - e.simulation.calls[i].realloc_s;
     }
   }
-  e.iteration_time_s = e.simulation.iteration_time_s + e.generation_delta_s + e.sync_delta_s;
+  apply_zero_stage(g, sim_.cluster(), sim_.profile(), plan, options_.value("zero_stage", 0), e);
+  e.fits = std::all_of(e.device_peak_mem_bytes.begin(), e.device_peak_mem_bytes.end(),
+                       [&](double peak) { return peak <= limit_; });
+  e.iteration_time_s =
+      e.simulation.iteration_time_s + e.generation_delta_s + e.sync_delta_s + e.zero3_delta_s;
   return e;
 }
 
@@ -66,18 +131,24 @@ PlanScore EngineEvaluator::evaluate(const ExecutionPlan& plan) {
   const EngineEstimate e = estimate(plan);
   PlanScore score;
   score.time_s = e.iteration_time_s;
-  for (double peak : e.simulation.device_peak_mem_bytes)
-    score.memory_bytes = std::max(score.memory_bytes, peak);
+  for (double peak : e.device_peak_mem_bytes) score.memory_bytes = std::max(score.memory_bytes, peak);
   score.overflow_bytes = std::max(0.0, score.memory_bytes - limit_);
   return score;
 }
 
-PlanScore EngineEvaluator::evaluate_call(int mfc, const MfcAssignment& assignment) {
-  const CallEstimate& base = sim_.call_estimate(mfc, assignment);
+PlanScore EngineEvaluator::evaluate_call(int call, const MfcAssignment& assignment) {
+  const CallEstimate& base = sim_.call_estimate(call, assignment);
   double time = base.time_s;
-  if (sim_.graph().mfcs[size_t(mfc)].kind == MfcKind::kGenerate)
-    time = estimate_call(sim_.graph(), sim_.cluster(), gen_profile_, mfc, assignment).time_s;
-  return PlanScore{time, std::max(0.0, base.memory.total() - limit_), base.memory.total()};
+  if (sim_.graph().mfcs[size_t(call)].kind == MfcKind::kGenerate)
+    time = estimate_call(sim_.graph(), sim_.cluster(), gen_profile_, call, assignment).time_s;
+  double memory = base.memory.total();
+  const Mfc& mfc = sim_.graph().mfcs[size_t(call)];
+  if (zero_sharded(assignment.strategy) && mfc.kind != MfcKind::kGenerate) {
+    const ModelRole& m = sim_.graph().model(mfc.model);
+    memory -= param_count(m) * zero_bytes_per_param(options_.value("zero_stage", 0), m.trained, false) *
+              (1.0 - 1.0 / double(assignment.strategy.dp));
+  }
+  return PlanScore{time, std::max(0.0, memory - limit_), memory};
 }
 
 }  // namespace realign::engines

@@ -2,6 +2,7 @@
 // resource pool) for synchronous PPO/GRPO, and the fully_async recipe (rollout GPUs apart from training
 // GPUs, `async_training.staleness_threshold`) when train.staleness > 0.
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "engines/adapters.h"
@@ -98,6 +99,7 @@ class Verl : public Engine {
   std::string strategy_problem(const DataflowGraph& g, const Placement&, size_t call, int,
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
+    if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
     if (m.kind == MfcKind::kGenerate)
       return s.pp == 1 ? "" : "veRL's vLLM rollout is proposed with tensor parallelism only (pp 1)";
     if (g.model(m.model).spec.n_layers % s.pp != 0)
@@ -154,6 +156,13 @@ class Verl : public Engine {
     put("actor_rollout_ref.rollout.name", "vllm");
     put("actor_rollout_ref.rollout.n", in.batch.samples_per_prompt);
     put("actor_rollout_ref.rollout.tensor_model_parallel_size", gen.strategy.tp);
+    if (!in.call_memory_bytes.empty()) {
+      // vLLM's memory share: what generation needs (weights, KV cache), rounded up to 5%; in the hybrid
+      // engine it frees its KV cache after the rollout (rollout.free_cache_engine: true).
+      const double need = in.call_memory_bytes[size_t(g.mfc_index("actor_gen"))] / c.device.memory_bytes;
+      put("actor_rollout_ref.rollout.gpu_memory_utilization",
+          std::min(0.95, std::ceil(need * 20.0 + 1e-9) / 20.0));
+    }
     put("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
         micro_batch_per_gpu(mfc("actor_inf"), at("actor_inf")->strategy));
     put("actor_rollout_ref.ref.strategy", "megatron");

@@ -36,6 +36,12 @@ void expect_config_adds_up(const std::string& engine, const DataflowGraph& g, co
     if (g.staleness == 0) {
       EXPECT_EQ(trainer % entry_int(cfg, "actor_rollout_ref.rollout.tensor_model_parallel_size"), 0);
     }
+    // veRL splits a mini-batch (prompts x n) over the actor's dp ranks, then into micro-batches per GPU.
+    const int mini = entry_int(cfg, "actor_rollout_ref.actor.ppo_mini_batch_size") *
+                     entry_int(cfg, "actor_rollout_ref.rollout.n");
+    const int dp = at(g, plan, "actor_train").strategy.dp;
+    EXPECT_EQ(mini % dp, 0);
+    EXPECT_EQ((mini / dp) % entry_int(cfg, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"), 0);
   } else if (engine == "openrlhf") {
     std::set<int> firsts;
     int total = 0;
@@ -53,6 +59,13 @@ void expect_config_adds_up(const std::string& engine, const DataflowGraph& g, co
     if (firsts.insert(at(g, plan, "actor_gen").mesh.first).second) total += vllm;
     EXPECT_EQ(vllm, at(g, plan, "actor_gen").mesh.size);
     EXPECT_EQ(total, n);
+    // train_ppo_ray.py asserts: sample batches >= the actor's processes.
+    EXPECT_GE(entry_int(cfg, "--n_samples_per_prompt") * entry_int(cfg, "--rollout_batch_size") /
+                  entry_int(cfg, "--micro_rollout_batch_size"),
+              at(g, plan, "actor_train").mesh.size);
+    EXPECT_EQ(entry_int(cfg, "--train_batch_size") %
+                  (at(g, plan, "actor_train").strategy.dp * entry_int(cfg, "--micro_train_batch_size")),
+              0);
   } else {
     // allocation_mode "sglang:dApBtC+megatron:dXpYtZ"
     std::string alloc;
