@@ -74,13 +74,13 @@ EngineReport make_engine_report(const RunConfig& config, const std::string& engi
     return r;
   }
   r.estimate = constrained.estimate(*r.search.plan);
-  const double as_own = own.estimate(*r.search.plan).iteration_time_s;
-  if (own_plan.score.fits() && as_own < r.unconstrained_time_s && r.estimate.simulation.fits) {
+  const engines::EngineEstimate as_own = own.estimate(*r.search.plan);
+  if (as_own.fits && as_own.iteration_time_s < r.unconstrained_time_s) {
     r.unconstrained = *r.search.plan;
     r.unconstrained.name = "searched";
-    r.unconstrained_time_s = as_own;
+    r.unconstrained_time_s = as_own.iteration_time_s;
   }
-  r.fits = r.estimate.simulation.fits;
+  r.fits = r.estimate.fits;
   if (!r.fits) {
     r.problem = no_fit_message(r, r.estimate.simulation);
     return r;
@@ -115,13 +115,17 @@ std::string format_engine_report(const EngineReport& r) {
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const MfcAssignment& a = plan.assignments[i];
     const CallResult& cr = r.estimate.simulation.calls[i];
+    // The call's peak after the engine's ZeRO sharding (at most: the least any of its devices saves).
+    double saving = 1e300;
+    for (int d = a.mesh.first; d < a.mesh.end(); ++d)
+      saving = std::min(saving, r.estimate.device_saving_bytes[size_t(d)]);
     const std::string opt = std::string(a.strategy.zero1 ? "z1" : "") +
                             (a.strategy.zero1 && a.strategy.recompute ? "," : "") +
                             (a.strategy.recompute ? "rc" : "");
     out += line("%-14s %-7s %3d %3d %3d %4d %-5s %9s %9s %10s", g.mfcs[i].name.c_str(),
                 to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp, a.strategy.pp,
                 a.strategy.micro_batches, opt.empty() ? "-" : opt.c_str(), format_seconds(cr.start_s).c_str(),
-                format_seconds(cr.end_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
+                format_seconds(cr.end_s).c_str(), format_bytes(cr.peak_mem_bytes - saving).c_str());
   }
   out += "\n";
   out += line("estimated time per iteration: %s", format_seconds(r.estimate.iteration_time_s).c_str());
