@@ -88,6 +88,7 @@ EngineReport make_engine_report(const RunConfig& config, const std::string& engi
   for (size_t i = 0; i < config.graph.mfcs.size(); ++i)
     r.write_input.call_memory_bytes.push_back(
         simulator.call_estimate(int(i), r.search.plan->assignments[i]).memory.total());
+  r.write_input.placement = r.search.placement;
   r.engine_config = r.engine->write_config(r.write_input, *r.search.plan);
   return r;
 }

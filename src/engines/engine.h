@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct WriteInput {
   // Per call, the memory it needs on its worst device on its own (weights, KV cache, activations): what a
   // serving engine's memory share must hold.
   std::vector<double> call_memory_bytes;
+  // The placement the search chose (its engine-wide switches: ZeRO stage, checkpointing, colocation); when
+  // unset, the writer takes the first of the engine's placements that runs the plan.
+  std::optional<Placement> placement;
   Json raw_config;  // the merged realign config
 };
 

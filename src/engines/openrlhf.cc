@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/check.h"
 #include "core/error.h"
 #include "engines/adapters.h"
 #include "engines/placements.h"
@@ -148,6 +149,16 @@ class OpenRlhf : public Engine {
     Placement p;
     const std::string why = can_run(*this, g, c, plan, &p);
     if (!why.empty()) throw Error("plan", "OpenRLHF cannot run this plan: " + why);
+    if (in.placement) {
+      // The searched placement's switches (several placements share meshes and strategies: ZeRO-2 and -3).
+      for (size_t i = 0; i < g.mfcs.size(); ++i) {
+        const MfcAssignment& a = plan.assignments[i];
+        REALIGN_CHECK(a.mesh == in.placement->meshes[i] &&
+                      strategy_problem(g, *in.placement, i, a.mesh.size, a.strategy).empty())
+            << "the plan is not of the placement given";
+      }
+      p = *in.placement;
+    }
     auto at = [&](const std::string& call) -> const MfcAssignment* {
       const int i = g.mfc_index(call);
       return i < 0 ? nullptr : &plan.assignments[size_t(i)];

@@ -153,7 +153,13 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
       in.graph = &g;
       in.cluster = &c;
       in.batch = a.batch;
-      expect_config_adds_up(name, g, c, plan, engine->write_config(in, plan));
+      in.placement = r.search.placement;
+      const auto cfg = engine->write_config(in, plan);
+      expect_config_adds_up(name, g, c, plan, cfg);
+      // The switches written are the searched placement's (ZeRO-2 and -3 placements share meshes).
+      if (name == "openrlhf") {
+        EXPECT_EQ(entry_int(cfg, "--zero_stage"), r.search.placement.options["zero_stage"].get<int>());
+      }
     }
   }
   EXPECT_GT(checked, 12);
