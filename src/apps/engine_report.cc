@@ -135,6 +135,9 @@ std::string format_engine_report(const EngineReport& r) {
       "broadcast %s in place of reallocation %+.2f s",
       format_seconds(r.estimate.simulation.iteration_time_s).c_str(), r.estimate.generation_delta_s,
       format_seconds(r.estimate.sync_s).c_str(), r.estimate.sync_delta_s);
+  if (r.estimate.zero3_delta_s > 0)
+    out += line("  ZeRO-3 weight all-gathers before each micro-batch's passes +%.2f s",
+                r.estimate.zero3_delta_s);
   if (g.staleness > 0)
     out += line(
         "  staleness %lld: priced by what realign's simulator returns for it today (see docs/engines.md)",
@@ -171,10 +174,18 @@ Json engine_report_json(const EngineReport& r) {
   Json config = Json::object();
   for (const auto& e : r.engine_config) config[e.key] = e.value;
   j["engine_config"] = config;
+  const engines::Pricing pricing = r.engine->pricing(r.config->graph);
+  j["pricing_sources"] = {{"generation", pricing.cuda_graph_source},
+                          {"weight_sync", pricing.weight_sync_source}};
+  j["realign_own_terms"] = {
+      "training and inference passes",         "per-call and per-step overheads",
+      "resharding on the same devices",        "optimizer step",
+      "memory apart from the engines' shares", "staleness: what realign's simulator returns for the graph"};
   j["pricing"] = {{"simulated_s", r.estimate.simulation.iteration_time_s},
                   {"generation_delta_s", r.estimate.generation_delta_s},
                   {"weight_sync_s", r.estimate.sync_s},
-                  {"weight_sync_delta_s", r.estimate.sync_delta_s}};
+                  {"weight_sync_delta_s", r.estimate.sync_delta_s},
+                  {"zero3_gather_s", r.estimate.zero3_delta_s}};
   j["plan"] = to_json(*r.search.plan);
   return j;
 }
