@@ -93,28 +93,32 @@ std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& gr
                                                          PlanEvaluator& evaluator,
                                                          const CandidateOptions& options) {
   const std::vector<DeviceMesh> meshes = enumerate_meshes(cluster, options.all_node_runs);
-  std::map<int, DeviceMesh> first_of_size;  // standalone cost depends on the size only (and node span)
-  for (const auto& m : meshes) first_of_size.emplace(m.size, m);
-
+  // Standalone cost depends on the mesh's size only (and node span): each size is priced on its first mesh.
   std::vector<std::vector<MfcAssignment>> out(graph.mfcs.size());
   for (size_t i = 0; i < graph.mfcs.size(); ++i) {
     const Mfc& mfc = graph.mfcs[i];
     std::map<int, std::vector<Ranked>> best_by_size;
-    for (const auto& [size, mesh] : first_of_size) {
+    std::map<int, DeviceMesh> allowed_of_size;  // the first mesh of each size the filter allows
+    for (const auto& m : meshes)
+      if (!options.mesh_filter || options.mesh_filter(i, m).empty()) allowed_of_size.emplace(m.size, m);
+    for (const auto& [size, mesh] : allowed_of_size) {
       std::vector<Ranked> ranked;
       for (const Strategy& s : call_strategies(graph, cluster, i, size, options.runtime_limits)) {
+        if (options.strategy_filter && !options.strategy_filter(i, size, s).empty()) continue;
         MfcAssignment a{mfc.name, mesh, s};
         ranked.push_back({evaluator.evaluate_call(int(i), a), a});
       }
       best_by_size[size] = pareto_front(std::move(ranked), options.strategies_per_mesh_size);
     }
     std::vector<std::pair<PlanScore, MfcAssignment>> all;
-    for (const auto& m : meshes)
+    for (const auto& m : meshes) {
+      if (options.mesh_filter && !options.mesh_filter(i, m).empty()) continue;
       for (const auto& r : best_by_size[m.size]) {
         MfcAssignment a = r.a;
         a.mesh = m;
         all.push_back({r.score, a});
       }
+    }
     const bool any_fits = std::any_of(all.begin(), all.end(), [](const auto& x) { return x.first.fits(); });
     std::stable_sort(all.begin(), all.end(), [&](const auto& x, const auto& y) {
       if (x.first.fits() != y.first.fits()) return x.first.fits();

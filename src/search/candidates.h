@@ -1,6 +1,7 @@
 // The candidate assignments (mesh, strategy) of each call that the search chooses among.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct CandidateOptions {
   bool all_node_runs = false;  // see enumerate_meshes
   // Only what realign's runtime executes today (runtime_limit_problem): used when planning a training run.
   bool runtime_limits = false;
+  // An external engine's placement rules as a filter on proposals (engines/): the meshes a call may use and
+  // the strategies it may take there (empty: allowed, else why not). Unset: no restriction.
+  std::function<std::string(size_t call, const DeviceMesh& mesh)> mesh_filter;
+  std::function<std::string(size_t call, int mesh_size, const Strategy& s)> strategy_filter;
 };
 
 // Empty when realign's runtime can execute the assignment, else why not: activations are not recomputed.

@@ -73,6 +73,16 @@ SearchResult mcmc_search(const DataflowGraph& graph,
 
   SearchResult result;
   Rng rng(options.seed);
+  // leader[i]: the call whose moves call i follows (itself when it moves on its own).
+  std::vector<size_t> leader(n);
+  for (size_t i = 0; i < n; ++i) leader[i] = i;
+  for (const auto& group : options.tied)
+    for (size_t k = 1; k < group.size(); ++k) {
+      const int l = graph.mfc_index(group[0]), f = graph.mfc_index(group[k]);
+      REALIGN_CHECK(l >= 0 && f >= 0) << "tied names unknown calls";
+      REALIGN_CHECK(candidates[size_t(f)].size() == candidates[size_t(l)].size()) << "tied lists not aligned";
+      leader[size_t(f)] = size_t(l);
+    }
 
   // Begin from the fastest standalone candidate of every call, nothing offloaded, then let better starts
   // replace it.
@@ -112,6 +122,7 @@ SearchResult mcmc_search(const DataflowGraph& graph,
           near.call[i] = int(k);
           break;
         }
+    for (size_t i = 0; i < n; ++i) near.call[i] = near.call[leader[i]];
     for (size_t k = 0; k < offloadable.size(); ++k)
       near.offload[k] = std::count(plan.offload.begin(), plan.offload.end(), offloadable[k]) > 0;
     return near;
@@ -142,12 +153,20 @@ SearchResult mcmc_search(const DataflowGraph& graph,
       state.offload[i - n] = !state.offload[i - n];
       current_plan.offload = offloaded(state, offloadable);
     };
+    // A call that follows another moves only with it.
+    if (i < n && leader[i] != i) continue;
+    auto set_call = [&](int k) {
+      for (size_t j = 0; j < n; ++j)
+        if (leader[j] == i) {
+          state.call[j] = k;
+          current_plan.assignments[j] = candidates[j][size_t(k)];
+        }
+    };
     auto undo = [&, previous = i < n ? state.call[i] : 0] {
       if (i >= n) {
         toggle();
       } else {
-        state.call[i] = previous;
-        current_plan.assignments[i] = candidates[i][previous];
+        set_call(previous);
       }
     };
     if (i >= n) {
@@ -160,8 +179,7 @@ SearchResult mcmc_search(const DataflowGraph& graph,
       int proposal = int(std::floor(u * u * double(m)));
       if (proposal == state.call[i]) proposal = int(rng.uniform_int(m));
       if (proposal == state.call[i]) continue;
-      state.call[i] = proposal;
-      current_plan.assignments[i] = candidates[i][proposal];
+      set_call(proposal);
       if (constrained && breaks_disjoint(graph, current_plan, options.disjoint)) {
         undo();
         continue;

@@ -21,6 +21,10 @@ struct SearchOptions {
   std::vector<std::vector<std::string>> disjoint;
   // Whether the chain may keep never-trained models in host memory between their calls (plan.offload).
   bool offload = true;
+  // Groups of calls that move together (an engine that runs them in one worker, in one layout): the first
+  // call of a group leads, the others follow it. Their candidate lists must be aligned (tie_candidates): a
+  // move gives every call of the group the candidate of the same index.
+  std::vector<std::vector<std::string>> tied;
 };
 
 struct SearchResult {

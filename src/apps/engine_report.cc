@@ -1,0 +1,208 @@
+#include "apps/engine_report.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/units.h"
+#include "cost/simulator.h"
+#include "engines/pricing.h"
+
+namespace realign::apps {
+
+namespace {
+
+std::string line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string line(const char* fmt, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return std::string(buf) + "\n";
+}
+
+// The role (model) whose call overflows, from the simulator's report, and what the engine would need.
+std::string no_fit_message(const EngineReport& r, const SimulationResult& sim) {
+  std::string out =
+      r.engine->display_name() + ": no plan it can run fits in memory. Its best: " + sim.oom_report;
+  if (r.engine->name() == "openrlhf")
+    out +=
+        ". It would fit with the models' weights sharded over data parallelism (DeepSpeed ZeRO-3, "
+        "--zero_stage 3), which realign does not price yet, or on an engine with tensor/pipeline "
+        "parallel training (--engine verl or areal)";
+  else
+    out +=
+        ". It would need more model parallelism than the engine's rules allow on this cluster, or more "
+        "devices";
+  return out;
+}
+
+}  // namespace
+
+EngineReport make_engine_report(const RunConfig& config, const std::string& engine_name) {
+  EngineReport r;
+  r.config = &config;
+  r.engine = engines::make_engine(engine_name);
+  r.engine->check_graph(config.graph, config.cluster);
+  const HardwareProfile profile = run_profile(config);
+  r.profile_name = profile_name(config);
+  Simulator simulator(config.graph, config.cluster, profile);
+  const engines::Pricing pricing = r.engine->pricing(config.graph);
+  engines::EngineEvaluator constrained(simulator, pricing, true);
+  engines::EngineEvaluator own(simulator, pricing, false);
+  r.search = engines::search_engine_plan(*r.engine, config.graph, config.cluster, constrained, config.plan);
+  r.write_input.graph = &config.graph;
+  r.write_input.cluster = &config.cluster;
+  r.write_input.batch = config.algorithm.batch;
+  r.write_input.raw_config = config.raw;
+  // realign's own plan under the same pricing of generation, moving weights by reallocation. The engine's
+  // plan is one of realign's plans too, so realign's own is never slower than it priced that way.
+  PlanOptions options = config.plan;
+  options.mode = "search";
+  const PlannerOutput own_plan = plan_iteration(config.graph, config.cluster, own, options);
+  r.unconstrained = own_plan.plan;
+  r.unconstrained_time_s = own.estimate(own_plan.plan).iteration_time_s;
+  if (!r.search.plan) {
+    r.problem = r.engine->display_name() + " has no placement with a strategy for every call on " +
+                std::to_string(config.cluster.n_devices()) +
+                " devices (the models cannot be sharded that way)";
+    return r;
+  }
+  r.estimate = constrained.estimate(*r.search.plan);
+  const engines::EngineEstimate as_own = own.estimate(*r.search.plan);
+  if (as_own.fits && as_own.iteration_time_s < r.unconstrained_time_s) {
+    r.unconstrained = *r.search.plan;
+    r.unconstrained.name = "searched";
+    r.unconstrained_time_s = as_own.iteration_time_s;
+  }
+  r.fits = r.estimate.fits;
+  if (!r.fits) {
+    r.problem = no_fit_message(r, r.estimate.simulation);
+    return r;
+  }
+  for (size_t i = 0; i < config.graph.mfcs.size(); ++i)
+    r.write_input.call_memory_bytes.push_back(
+        simulator.call_estimate(int(i), r.search.plan->assignments[i]).memory.total());
+  r.write_input.placement = r.search.placement;
+  r.engine_config = r.engine->write_config(r.write_input, *r.search.plan);
+  return r;
+}
+
+std::string format_engine_report(const EngineReport& r) {
+  const RunConfig& c = *r.config;
+  const DataflowGraph& g = c.graph;
+  std::string out;
+  out += line("%s plan for %s on %d x %d %s (%d GPUs); profile: %s", r.engine->display_name().c_str(),
+              g.algorithm.c_str(), c.cluster.n_nodes, c.cluster.devices_per_node,
+              c.cluster.device.name.c_str(), c.cluster.n_devices(), r.profile_name.c_str());
+  out += line("searched %d placements the engine can run (%lld steps, %s)", r.search.placements,
+              (long long)r.search.steps, format_seconds(r.search.seconds).c_str());
+  if (!r.search.plan || !r.fits) {
+    out += line("\n%s", r.problem.c_str());
+    out += line("realign's own layout: %s per iteration", format_seconds(r.unconstrained_time_s).c_str());
+    return out;
+  }
+  const ExecutionPlan& plan = *r.search.plan;
+  out += line("placement: %s", r.search.placement.name.c_str());
+  for (const auto& d : r.engine->describe(g, plan)) out += line("  %s", d.c_str());
+  out += "\n";
+  out += line("%-14s %-7s %3s %3s %3s %4s %-5s %9s %9s %10s", "call", "mesh", "dp", "tp", "pp", "mb", "opt",
+              "start", "end", "peak mem");
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    const MfcAssignment& a = plan.assignments[i];
+    const CallResult& cr = r.estimate.simulation.calls[i];
+    // The call's peak after the engine's ZeRO sharding (at most: the least any of its devices saves).
+    double saving = 1e300;
+    for (int d = a.mesh.first; d < a.mesh.end(); ++d)
+      saving = std::min(saving, r.estimate.device_saving_bytes[size_t(d)]);
+    const std::string opt = std::string(a.strategy.zero1 ? "z1" : "") +
+                            (a.strategy.zero1 && a.strategy.recompute ? "," : "") +
+                            (a.strategy.recompute ? "rc" : "");
+    out += line("%-14s %-7s %3d %3d %3d %4d %-5s %9s %9s %10s", g.mfcs[i].name.c_str(),
+                to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp, a.strategy.pp,
+                a.strategy.micro_batches, opt.empty() ? "-" : opt.c_str(), format_seconds(cr.start_s).c_str(),
+                format_seconds(cr.end_s).c_str(), format_bytes(cr.peak_mem_bytes - saving).c_str());
+  }
+  out += "\n";
+  out += line("estimated time per iteration: %s", format_seconds(r.estimate.iteration_time_s).c_str());
+  out += line(
+      "  realign's simulator %s; generation on a serving engine with CUDA graphs %+.2f s; weight "
+      "broadcast %s in place of reallocation %+.2f s",
+      format_seconds(r.estimate.simulation.iteration_time_s).c_str(), r.estimate.generation_delta_s,
+      format_seconds(r.estimate.sync_s).c_str(), r.estimate.sync_delta_s);
+  if (r.estimate.zero3_delta_s > 0)
+    out += line("  ZeRO-3 weight all-gathers before each micro-batch's passes +%.2f s",
+                r.estimate.zero3_delta_s);
+  if (g.staleness > 0)
+    out += line(
+        "  staleness %lld: priced by what realign's simulator returns for it today (see docs/engines.md)",
+        (long long)g.staleness);
+  const double ratio = r.estimate.iteration_time_s / r.unconstrained_time_s;
+  out += line("realign's own layout: %s, %.2fx %s, by per-call reallocation",
+              format_seconds(r.unconstrained_time_s).c_str(), ratio >= 1 ? ratio : 1 / ratio,
+              ratio >= 1 ? "faster" : "slower");
+  out += line(
+      "realign's own terms (no engine source): per-call and per-step overheads, the training and "
+      "inference passes, resharding on the same devices, memory apart from the engines' shares");
+  out += line("\n%s config:", r.engine->display_name().c_str());
+  for (const auto& e : r.engine_config)
+    out += line("  %s = %s", e.key.c_str(),
+                e.value.is_string() ? e.value.get<std::string>().c_str() : e.value.dump().c_str());
+  return out;
+}
+
+Json engine_report_json(const EngineReport& r) {
+  Json j;
+  j["engine"] = r.engine->name();
+  j["algorithm"] = r.config->graph.algorithm;
+  j["devices"] = r.config->cluster.n_devices();
+  j["fits"] = r.search.plan.has_value() && r.fits;
+  j["unconstrained_iteration_time_s"] = r.unconstrained_time_s;
+  j["unconstrained_plan"] = to_json(r.unconstrained);
+  if (!r.search.plan || !r.fits) {
+    j["problem"] = r.problem;
+    return j;
+  }
+  j["iteration_time_s"] = r.estimate.iteration_time_s;
+  j["placement"] = r.search.placement.name;
+  j["roles"] = r.engine->describe(r.config->graph, *r.search.plan);
+  Json config = Json::object();
+  for (const auto& e : r.engine_config) config[e.key] = e.value;
+  j["engine_config"] = config;
+  const engines::Pricing pricing = r.engine->pricing(r.config->graph);
+  j["pricing_sources"] = {{"generation", pricing.cuda_graph_source},
+                          {"weight_sync", pricing.weight_sync_source}};
+  j["realign_own_terms"] = {
+      "training and inference passes",         "per-call and per-step overheads",
+      "resharding on the same devices",        "optimizer step",
+      "memory apart from the engines' shares", "staleness: what realign's simulator returns for the graph"};
+  j["pricing"] = {{"simulated_s", r.estimate.simulation.iteration_time_s},
+                  {"generation_delta_s", r.estimate.generation_delta_s},
+                  {"weight_sync_s", r.estimate.sync_s},
+                  {"weight_sync_delta_s", r.estimate.sync_delta_s},
+                  {"zero3_gather_s", r.estimate.zero3_delta_s}};
+  j["plan"] = to_json(*r.search.plan);
+  return j;
+}
+
+std::vector<std::string> write_engine_files(const EngineReport& r, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> paths;
+  for (const auto& f : r.engine->launch_files(r.write_input, *r.search.plan)) {
+    const std::string path = (std::filesystem::path(dir) / f.name).string();
+    std::ofstream(path) << f.text;
+    if (f.executable) ::chmod(path.c_str(), 0755);
+    paths.push_back(path);
+  }
+  const std::string plan_path = (std::filesystem::path(dir) / "plan.json").string();
+  save_plan_file(*r.search.plan, plan_path);
+  paths.push_back(plan_path);
+  return paths;
+}
+
+}  // namespace realign::apps

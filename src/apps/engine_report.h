@@ -1,0 +1,36 @@
+// What `realign plan CONFIG --engine NAME` prints and writes: the best plan the engine can run, in its own
+// words, its estimate beside realign's unconstrained plan, its config, and the files a user launches.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "apps/run_config.h"
+#include "engines/engine.h"
+#include "engines/engine_search.h"
+
+namespace realign::apps {
+
+struct EngineReport {
+  const RunConfig* config = nullptr;
+  std::unique_ptr<engines::Engine> engine;
+  std::string profile_name;
+  engines::EngineSearchResult search;
+  engines::EngineEstimate estimate;  // of search.plan (when found)
+  engines::WriteInput write_input;
+  bool fits = false;
+  std::string problem;  // when no plan fits: the role, the device and what would fit
+  ExecutionPlan unconstrained;
+  double unconstrained_time_s = 0;
+  std::vector<engines::ConfigEntry> engine_config;  // when fits
+};
+
+// Throws Error for an unknown engine or a graph the engine cannot run.
+EngineReport make_engine_report(const RunConfig& config, const std::string& engine_name);
+
+std::string format_engine_report(const EngineReport& report);
+Json engine_report_json(const EngineReport& report);
+// Writes the engine's launch files and the plan (realign's plan.json) under `dir`; returns their paths.
+std::vector<std::string> write_engine_files(const EngineReport& report, const std::string& dir);
+
+}  // namespace realign::apps

@@ -1,0 +1,175 @@
+// AReaL (inclusionAI/AReaL): generation on its own GPUs (SGLang, data x tensor parallel) apart from the
+// training engine (Megatron, data x pipeline x tensor), the two written as one allocation_mode
+// ("sglang:d4p1t2+megatron:d2p2t2"); critic and reference colocated with the actor; at most
+// rollout.max_head_offpolicyness versions between the weights that generate and those that train.
+#include <algorithm>
+
+#include "core/error.h"
+#include "engines/adapters.h"
+#include "engines/placements.h"
+#include "engines/write_helpers.h"
+
+namespace realign::engines {
+
+namespace {
+
+constexpr const char* kExample = "inclusionAI/AReaL examples/math/gsm8k_ppo_megatron.yaml";
+constexpr const char* kAlloc = "inclusionAI/AReaL areal/api/alloc_mode.py";
+
+const std::vector<std::string> kTrainCalls = {"actor_train", "actor_inf", "ref_inf", "critic_inf",
+                                              "critic_train"};
+
+std::string dims(const Strategy& s) {
+  return "d" + std::to_string(s.dp) + "p" + std::to_string(s.pp) + "t" + std::to_string(s.tp);
+}
+
+class Areal : public Engine {
+ public:
+  std::string name() const override { return "areal"; }
+  std::string display_name() const override { return "AReaL"; }
+
+  std::vector<Rule> rules() const override {
+    return {
+        {"Generation and training take separate GPUs: allocation_mode '<gen>:dXpYtZ+<train>:dXpYtZ' ('+' "
+         "disaggregates), here sglang for generation and megatron for training",
+         kAlloc},
+        {"Critic and reference run on the actor's GPUs in the actor's engine layout (critic/ref "
+         "scheduling_strategy: colocation, target: actor): one training allocation for every trained or "
+         "inferred model",
+         kExample},
+        {"realign proposes SGLang generation with data and tensor parallelism only (p1)", kAlloc},
+        {"Megatron pipeline stages hold equal numbers of layers: pp divides the layers", kAlloc},
+        {"Rewards are functions: the configs read have no reward-model role, so a reward model is not "
+         "proposed",
+         kExample},
+        {"rollout.max_head_offpolicyness bounds how many versions generation may run ahead: train.staleness",
+         kExample},
+        {"Megatron's distributed optimizer is not a key realign found in AReaL's config: training is priced "
+         "without ZeRO-1",
+         kExample},
+    };
+  }
+
+  void check_graph(const DataflowGraph& g, const Cluster& c) const override {
+    if (g.algorithm != "ppo" && g.algorithm != "grpo")
+      throw Error("algorithm", "realign writes AReaL configs for ppo and grpo only, not " + g.algorithm);
+    if (g.mfc_index("reward_inf") >= 0)
+      throw Error("reward.kind", std::string("AReaL scores with reward functions; the configs read (") +
+                                     kExample +
+                                     ") have no reward-model role: set reward.kind: verifier or command");
+    if (g.mfc_index("actor_inf") < 0)
+      throw Error(
+          "train.ppo.behaviour_logprobs",
+          "AReaL's decoupled objective recomputes log-probs (actor.recompute_logprob); set it to recompute");
+    if (c.n_devices() < 2) throw Error("cluster", "AReaL needs separate GPUs for generation and training");
+  }
+
+  std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
+    std::vector<Placement> out;
+    for (const auto& m : cover_cluster(c, 2))
+      out.push_back(group_placement(g, {{"actor_gen"}, present(g, kTrainCalls)}, m, "decoupled"));
+    return out;
+  }
+
+  std::string strategy_problem(const DataflowGraph& g, const Placement&, size_t call, int,
+                               const Strategy& s) const override {
+    const Mfc& m = g.mfcs[call];
+    if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
+    if (m.kind == MfcKind::kGenerate)
+      return s.pp == 1 && s.micro_batches == 1 ? "" : "SGLang generation: data and tensor parallelism only";
+    if (g.model(m.model).spec.n_layers % s.pp != 0) return "Megatron stages hold equal layer counts";
+    if (s.zero1) return "no distributed-optimizer key found in AReaL's config";
+    return "";
+  }
+
+  bool can_offload() const override { return false; }
+
+  std::vector<std::vector<std::string>> tied(const DataflowGraph& g) const override {
+    return {present(g, kTrainCalls)};
+  }
+
+  Pricing pricing(const DataflowGraph&) const override {
+    Pricing p;
+    p.cuda_graph_decoding = true;
+    p.cuda_graph_source =
+        "SGLang captures CUDA graphs for decoding unless disabled (not read in AReaL's config)";
+    p.broadcast_weight_sync = true;
+    p.weight_sync_source =
+        "not read in AReaL's source: priced as veRL's and OpenRLHF's NCCL broadcast from one training rank";
+    return p;
+  }
+
+  std::vector<ConfigEntry> write_config(const WriteInput& in, const ExecutionPlan& plan) const override {
+    const DataflowGraph& g = *in.graph;
+    const Cluster& c = *in.cluster;
+    auto at = [&](const std::string& call) -> const MfcAssignment* {
+      const int i = g.mfc_index(call);
+      return i < 0 ? nullptr : &plan.assignments[size_t(i)];
+    };
+    const Mfc& train = g.mfcs[size_t(g.mfc_index("actor_train"))];
+    const MfcAssignment& gen = *at("actor_gen");
+    const MfcAssignment& actor = *at("actor_train");
+    std::vector<ConfigEntry> e;
+    auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
+    put("experiment_name", "realign-" + g.algorithm);
+    put("trial_name", "trial0");
+    put("tokenizer_path", model_path(in.raw_config, "actor"));
+    put("cluster.n_nodes", c.n_nodes);
+    put("cluster.n_gpus_per_node", c.devices_per_node);
+    put("allocation_mode", "sglang:" + dims(gen.strategy) + "+megatron:" + dims(actor.strategy));
+    put("rollout.max_head_offpolicyness", g.staleness);
+    put("rollout.consumer_batch_size", in.batch.prompts);
+    put("gconfig.n_samples", in.batch.samples_per_prompt);
+    put("gconfig.max_new_tokens", train.gen_len);
+    put("actor.path", model_path(in.raw_config, "actor"));
+    put("actor.gradient_checkpointing", actor.strategy.recompute);
+    put("actor.ppo_n_minibatches", train.mini_batches);
+    put("actor.recompute_logprob", true);
+    put("actor.use_decoupled_loss", g.staleness > 0);
+    if (const MfcAssignment* critic = at("critic_train")) {
+      put("critic.path", model_path(in.raw_config, "critic"));
+      put("critic.is_critic", true);
+      put("critic.gradient_checkpointing", critic->strategy.recompute);
+      put("critic.scheduling_strategy.type", "colocation");
+      put("critic.scheduling_strategy.target", "actor");
+    }
+    put("ref.path", model_path(in.raw_config, "ref"));
+    put("ref.scheduling_strategy.type", "colocation");
+    put("ref.scheduling_strategy.target", "actor");
+    put("train_dataset.path", train_data(in.raw_config));
+    put("train_dataset.batch_size", in.batch.prompts);
+    put("train_dataset.max_length", train.prompt_len);
+    return e;
+  }
+
+  std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const override {
+    auto entries = write_config(in, plan);
+    // OmegaConf reads environment variables as ${oc.env:NAME}.
+    for (auto& e : entries)
+      if (e.value.is_string()) {
+        std::string v = e.value.get<std::string>();
+        for (size_t at = v.find("${"); at != std::string::npos; at = v.find("${", at + 9))
+          v.insert(at + 2, "oc.env:");
+        e.value = v;
+      }
+    std::string text =
+        "# AReaL config planned by realign (`realign plan --engine areal`); see realign's docs/engines.md.\n"
+        "# Placeholders ${oc.env:NAME} are read from the environment.\n";
+    return {{"config.yaml", text + nested_yaml(entries), false}};
+  }
+
+  std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {
+    const MfcAssignment& gen = plan.assignments[size_t(g.mfc_index("actor_gen"))];
+    const MfcAssignment& actor = plan.assignments[size_t(g.mfc_index("actor_train"))];
+    return {"generation (SGLang): " + std::to_string(gen.mesh.size) + " GPUs " + to_string(gen.mesh) + ", " +
+                dims(gen.strategy),
+            "training (Megatron; actor with critic and ref colocated): " + std::to_string(actor.mesh.size) +
+                " GPUs " + to_string(actor.mesh) + ", " + dims(actor.strategy)};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_areal() { return std::make_unique<Areal>(); }
+
+}  // namespace realign::engines

@@ -1,0 +1,66 @@
+#include "engines/engine.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "engines/adapters.h"
+
+namespace realign::engines {
+
+std::vector<std::string> engine_names() { return {"verl", "openrlhf", "areal"}; }
+
+std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& path) {
+  if (name == "verl") return make_verl();
+  if (name == "openrlhf") return make_openrlhf();
+  if (name == "areal") return make_areal();
+  throw Error(path, "unknown engine '" + name + "'; choose verl, openrlhf or areal");
+}
+
+namespace {
+
+std::string strategies_problem(const Engine& engine, const DataflowGraph& graph, const Placement& placement,
+                               const ExecutionPlan& plan) {
+  for (size_t i = 0; i < graph.mfcs.size(); ++i) {
+    const MfcAssignment& a = plan.assignments[i];
+    if (std::string why = engine.strategy_problem(graph, placement, i, a.mesh.size, a.strategy); !why.empty())
+      return a.mfc + ": " + why;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string can_run(const Engine& engine, const DataflowGraph& graph, const Cluster& cluster,
+                    const ExecutionPlan& plan, Placement* matched) {
+  if (plan.assignments.size() != graph.mfcs.size()) return "the plan does not assign every call";
+  for (size_t i = 0; i < graph.mfcs.size(); ++i)
+    if (plan.assignments[i].mfc != graph.mfcs[i].name) return "the plan's calls are not in the graph's order";
+  if (!plan.offload.empty() && !engine.can_offload())
+    return engine.display_name() + " has no setting that keeps " + plan.offload[0] +
+           " in host memory between its calls";
+  for (const auto& group : engine.tied(graph)) {
+    const MfcAssignment& lead = plan.assignments[size_t(graph.mfc_index(group[0]))];
+    for (size_t k = 1; k < group.size(); ++k) {
+      const MfcAssignment& a = plan.assignments[size_t(graph.mfc_index(group[k]))];
+      if (a.mesh != lead.mesh || a.strategy.dp != lead.strategy.dp || a.strategy.tp != lead.strategy.tp ||
+          a.strategy.pp != lead.strategy.pp)
+        return a.mfc + " must run in " + lead.mfc + "'s layout (" + engine.display_name() +
+               " runs them in one worker)";
+    }
+  }
+  std::string first_problem = "its meshes are none of " + engine.display_name() + "'s placements";
+  for (const Placement& p : engine.placements(graph, cluster)) {
+    bool same = true;
+    for (size_t i = 0; i < graph.mfcs.size(); ++i) same &= plan.assignments[i].mesh == p.meshes[i];
+    if (!same) continue;
+    const std::string why = strategies_problem(engine, graph, p, plan);
+    if (why.empty()) {
+      if (matched) *matched = p;
+      return "";
+    }
+    first_problem = why;
+  }
+  return first_problem;
+}
+
+}  // namespace realign::engines

@@ -1,0 +1,115 @@
+// An external RLHF engine (veRL, OpenRLHF, AReaL) as realign plans for it: the placements and strategies it
+// can run (each rule with the document it comes from), how it prices what it runs differently from realign's
+// runtime, and its config writer. The search obeys the rules as a filter on its proposals, so the engine's
+// plan and realign's own come from the same search and the same cost model.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "graph/algorithms.h"
+#include "graph/dataflow_graph.h"
+#include "plan/execution_plan.h"
+
+namespace realign::engines {
+
+// One placement rule and where it is documented ("repo path": a file of the engine's repository).
+struct Rule {
+  std::string text;
+  std::string source;
+};
+
+// A family of plans with the meshes fixed (one per call, in graph order) and a name in the engine's words
+// ("hybrid engine", "separate vLLM engines, colocate actor+ref") and the engine-wide switches it fixes
+// (`options`, e.g. {"gradient_checkpointing": true}); the search picks the strategies.
+struct Placement {
+  std::string name;
+  std::vector<DeviceMesh> meshes;
+  Json options = Json::object();
+};
+
+// One setting of the engine's config: a Hydra override path, a command-line flag or a YAML key, with its
+// value (a JSON scalar; true for a switch).
+struct ConfigEntry {
+  std::string key;
+  Json value;
+};
+
+// How the engine runs what realign's runtime runs otherwise (pricing.h applies it).
+struct Pricing {
+  // Generation on a serving engine with CUDA graphs (vLLM, SGLang): no per-layer kernel launches while
+  // decoding.
+  bool cuda_graph_decoding = true;
+  std::string cuda_graph_source;
+  // The new weights reach the generation devices by an NCCL broadcast from one training rank, tensor by
+  // tensor (separate generation devices), instead of realign's reallocation (each device receives only the
+  // slices it lacks, from many sources at once). False: realign's reallocation prices the move (resharding
+  // on the same devices).
+  bool broadcast_weight_sync = false;
+  std::string weight_sync_source;
+};
+
+// What the writers need beyond the plan: the model paths and data the realign config names.
+struct WriteInput {
+  const DataflowGraph* graph = nullptr;
+  const Cluster* cluster = nullptr;
+  BatchShape batch;  // prompts per iteration, group size, lengths
+  // Per call, the memory it needs on its worst device on its own (weights, KV cache, activations): what a
+  // serving engine's memory share must hold.
+  std::vector<double> call_memory_bytes;
+  // The placement the search chose (its engine-wide switches: ZeRO stage, checkpointing, colocation); when
+  // unset, the writer takes the first of the engine's placements that runs the plan.
+  std::optional<Placement> placement;
+  Json raw_config;  // the merged realign config
+};
+
+// A file a user launches as it is (launch.sh, config.yaml).
+struct LaunchFile {
+  std::string name;
+  std::string text;
+  bool executable = false;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string name() const = 0;          // "verl"
+  virtual std::string display_name() const = 0;  // "veRL"
+  // Every rule the adapter applies, with its source (docs/engines.md lists the same).
+  virtual std::vector<Rule> rules() const = 0;
+  // Throws Error (naming the config field) when the engine cannot run this graph at all: an algorithm it does
+  // not have, a reward model it has no role for, a model its backend cannot shard on this cluster.
+  virtual void check_graph(const DataflowGraph& graph, const Cluster& cluster) const = 0;
+  // The placements it can run on the cluster, a mesh per call.
+  virtual std::vector<Placement> placements(const DataflowGraph& graph, const Cluster& cluster) const = 0;
+  // Empty when the engine can run call `call` with `s` on a mesh of `mesh_size` devices in `placement`, else
+  // the rule.
+  virtual std::string strategy_problem(const DataflowGraph& graph, const Placement& placement, size_t call,
+                                       int mesh_size, const Strategy& s) const = 0;
+  // Whether it can keep never-trained models (reference, reward) in host memory between their calls.
+  virtual bool can_offload() const = 0;
+  // Calls that must share one layout (one worker runs them): the first leads.
+  virtual std::vector<std::vector<std::string>> tied(const DataflowGraph& graph) const = 0;
+  virtual Pricing pricing(const DataflowGraph& graph) const = 0;
+  // The engine's settings for the plan, in its own words, in a fixed order.
+  virtual std::vector<ConfigEntry> write_config(const WriteInput& in, const ExecutionPlan& plan) const = 0;
+  // What a user launches (a launch script, a YAML config), from write_config's entries.
+  virtual std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const = 0;
+  // The devices a plan gives each of the engine's roles, in its words ("rollout (vLLM): 16 GPUs, tp 2").
+  virtual std::vector<std::string> describe(const DataflowGraph& graph, const ExecutionPlan& plan) const = 0;
+};
+
+std::vector<std::string> engine_names();  // verl, openrlhf, areal
+// Error naming `path` for an unknown engine.
+std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& path = "--engine");
+
+// Empty when `engine` can run `plan` (its meshes are one of its placements, every strategy allowed there,
+// tied calls in one layout, offloading only where it can), else the first rule it breaks. `placement`
+// receives the placement it matches.
+std::string can_run(const Engine& engine, const DataflowGraph& graph, const Cluster& cluster,
+                    const ExecutionPlan& plan, Placement* placement = nullptr);
+
+}  // namespace realign::engines

@@ -1,0 +1,262 @@
+// OpenRLHF (OpenRLHF/OpenRLHF) as `python3 -m openrlhf.cli.train_ppo_ray` runs it: DeepSpeed ZeRO data
+// parallelism for actor, critic, reference and reward model, each on its own nodes x GPUs unless colocated,
+// and vLLM engines (engines x tensor parallel) for generation; --async_train when train.staleness > 0.
+#include <algorithm>
+#include <cmath>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "engines/adapters.h"
+#include "engines/placements.h"
+#include "engines/write_helpers.h"
+
+namespace realign::engines {
+
+namespace {
+
+constexpr const char* kCli = "OpenRLHF/OpenRLHF openrlhf/cli/train_ppo_ray.py";
+
+bool async(const DataflowGraph& g) { return g.staleness > 0; }
+
+class OpenRlhf : public Engine {
+ public:
+  std::string name() const override { return "openrlhf"; }
+  std::string display_name() const override { return "OpenRLHF"; }
+
+  std::vector<Rule> rules() const override {
+    return {
+        {"Each role runs on its own --<role>_num_nodes x --<role>_num_gpus_per_node GPUs (actor, ref, "
+         "critic, "
+         "reward), generation on --vllm_num_engines vLLM engines of --vllm_tensor_parallel_size GPUs each",
+         kCli},
+        {"--colocate_actor_ref puts actor and reference on the same GPUs (equal node and GPU counts "
+         "asserted); "
+         "--colocate_critic_reward the same for critic and reward model",
+         kCli},
+        {"--colocate_all_models puts every model and the vLLM engines on the same GPUs, asserting "
+         "actor GPUs == vllm_num_engines x vllm_tensor_parallel_size; with --async_train it colocates the "
+         "DeepSpeed models only",
+         kCli},
+        {"Training and inference are DeepSpeed ZeRO data parallel (--zero_stage, 2 by default): realign "
+         "proposes no tensor or pipeline parallelism for them (--ds_tensor_parallel_size stays 1) and prices "
+         "ZeRO-2 as its ZeRO-1 (the same bytes moved; gradients counted unsharded, so memory is "
+         "overestimated); "
+         "ZeRO-3 is not priced, so not proposed",
+         kCli},
+        {"vLLM engines have tensor parallelism only: no pipeline-parallel generation", kCli},
+        {"--gradient_checkpointing is one switch for actor and critic", kCli},
+        {"The reference policy is loaded from --pretrain, the actor's checkpoint: models.ref must be the "
+         "actor's",
+         kCli},
+        {"Reference and reward offloading is one switch (--ref_reward_offload): not proposed", kCli},
+        {"realign proposes the documented layouts: --colocate_all_models, or vLLM apart with actor+ref and "
+         "critic+reward colocated (other splits are legal but not searched)",
+         kCli},
+        {"With train.staleness > 0: --async_train, vLLM on its own GPUs, at most --async_queue_size batches "
+         "generated ahead",
+         kCli},
+    };
+  }
+
+  void check_graph(const DataflowGraph& g, const Cluster&) const override {
+    if (g.algorithm != "ppo" && g.algorithm != "grpo")
+      throw Error("algorithm", "realign writes OpenRLHF configs for ppo and grpo only, not " + g.algorithm);
+    if (g.mfc_index("actor_inf") < 0)
+      throw Error("train.ppo.behaviour_logprobs",
+                  "OpenRLHF recomputes the behaviour log-probs with the actor; set it to recompute");
+    if (!(g.model("ref").spec == g.model("actor").spec))
+      throw Error("models.ref", std::string("OpenRLHF loads the reference from --pretrain (") + kCli +
+                                    "): models.ref must be the actor's model");
+  }
+
+  std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
+    // The layouts OpenRLHF documents: every model and vLLM on the same GPUs (--colocate_all_models), or vLLM
+    // apart with actor+ref and critic+reward colocated; each with ZeRO-2 or ZeRO-3, with or without
+    // gradient checkpointing. (Five separate groups are legal too; realign does not propose them.)
+    std::vector<Placement> out;
+    const bool critic = g.mfc_index("critic_train") >= 0, reward = g.mfc_index("reward_inf") >= 0;
+    std::vector<std::vector<std::string>> groups = {{"actor_gen"}, {"actor_train", "actor_inf", "ref_inf"}};
+    if (critic || reward) groups.push_back({"critic_inf", "critic_train", "reward_inf"});
+    const auto separate = cover_cluster(c, int(groups.size()));
+    const auto two = cover_cluster(c, 2);
+    for (const int zero : {2, 3})
+      for (const bool gc : {false, true}) {
+        const Json base = {{"zero_stage", zero}, {"gradient_checkpointing", gc}};
+        Json all = base;
+        all["colocate_all_models"] = true;
+        if (!async(g)) {
+          const DeviceMesh whole{0, c.n_devices()};
+          out.push_back(group_placement(g, {{"actor_gen"}, all_deepspeed(g)}, {whole, whole},
+                                        "colocate_all_models", all));
+        } else {
+          for (const auto& m : two)
+            out.push_back(group_placement(g, {{"actor_gen"}, all_deepspeed(g)}, m,
+                                          "vLLM apart, DeepSpeed models colocated", all));
+        }
+        Json apart = base;
+        apart["colocate_actor_ref"] = true;
+        apart["colocate_critic_reward"] = critic && reward;
+        for (const auto& m : separate)
+          out.push_back(group_placement(g, groups, m,
+                                        critic && reward
+                                            ? "vLLM apart, colocate_actor_ref, colocate_critic_reward"
+                                            : "vLLM apart, colocate_actor_ref",
+                                        apart));
+      }
+    return out;
+  }
+
+  std::string strategy_problem(const DataflowGraph& g, const Placement& p, size_t call, int,
+                               const Strategy& s) const override {
+    const Mfc& m = g.mfcs[call];
+    if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
+    if (m.kind == MfcKind::kInference && m.n_seqs / micro_batch_per_gpu(m, s) < int64_t(s.dp))
+      return "fewer sample batches than the role's processes (train_ppo_ray.py asserts it)";
+    if (m.kind == MfcKind::kGenerate)
+      return s.pp == 1 && s.micro_batches == 1 ? "" : "vLLM engines have tensor parallelism only";
+    if (s.tp != 1 || s.pp != 1) return "DeepSpeed ZeRO data parallelism only (tp 1, pp 1)";
+    if (m.kind == MfcKind::kTrain) {
+      if (s.zero1 != (s.dp > 1)) return "ZeRO-2 always shards the optimizer state over dp";
+      if (s.recompute != p.options.value("gradient_checkpointing", false))
+        return "--gradient_checkpointing is one switch for actor and critic";
+    }
+    return "";
+  }
+
+  bool can_offload() const override { return false; }
+
+  std::vector<std::vector<std::string>> tied(const DataflowGraph& g) const override {
+    std::vector<std::vector<std::string>> t = {present(g, {"actor_train", "actor_inf"})};
+    if (g.mfc_index("critic_train") >= 0) t.push_back({"critic_train", "critic_inf"});
+    return t;
+  }
+
+  Pricing pricing(const DataflowGraph&) const override {
+    Pricing p;
+    p.cuda_graph_decoding = true;
+    p.cuda_graph_source =
+        std::string(kCli) + ": --enforce_eager (off by default) disables CUDA graph in vLLM";
+    // Separate vLLM engines get the weights by an NCCL broadcast from the actor's rank 0 (--vllm_sync_backend
+    // nccl); colocated ones on the same GPUs: priced by realign's reallocation.
+    p.broadcast_weight_sync = true;
+    p.weight_sync_source = std::string(kCli) + ": --vllm_sync_backend nccl (DeepSpeed -> vLLM weight sync)";
+    return p;
+  }
+
+  std::vector<ConfigEntry> write_config(const WriteInput& in, const ExecutionPlan& plan) const override {
+    const DataflowGraph& g = *in.graph;
+    const Cluster& c = *in.cluster;
+    Placement p;
+    const std::string why = can_run(*this, g, c, plan, &p);
+    if (!why.empty()) throw Error("plan", "OpenRLHF cannot run this plan: " + why);
+    if (in.placement) {
+      // The searched placement's switches (several placements share meshes and strategies: ZeRO-2 and -3).
+      for (size_t i = 0; i < g.mfcs.size(); ++i) {
+        const MfcAssignment& a = plan.assignments[i];
+        REALIGN_CHECK(a.mesh == in.placement->meshes[i] &&
+                      strategy_problem(g, *in.placement, i, a.mesh.size, a.strategy).empty())
+            << "the plan is not of the placement given";
+      }
+      p = *in.placement;
+    }
+    auto at = [&](const std::string& call) -> const MfcAssignment* {
+      const int i = g.mfc_index(call);
+      return i < 0 ? nullptr : &plan.assignments[size_t(i)];
+    };
+    auto mfc = [&](const std::string& call) -> const Mfc& { return g.mfcs[size_t(g.mfc_index(call))]; };
+    const Mfc& train = mfc("actor_train");
+    const MfcAssignment& gen = *at("actor_gen");
+    std::vector<ConfigEntry> e;
+    auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
+    auto nodes = [&](const std::string& role, const MfcAssignment& a) {
+      const NodeShape s = node_shape(a.mesh, c);
+      put("--" + role + "_num_nodes", s.nodes);
+      put("--" + role + "_num_gpus_per_node", s.gpus_per_node);
+    };
+    put("--pretrain", model_path(in.raw_config, "actor"));
+    if (at("critic_train")) put("--critic_pretrain", model_path(in.raw_config, "critic"));
+    if (at("reward_inf"))
+      put("--reward_pretrain", model_path(in.raw_config, "reward"));
+    else
+      put("--remote_rm_url", "${REWARD_URL}");
+    put("--prompt_data", train_data(in.raw_config));
+    put("--advantage_estimator", g.algorithm == "ppo" ? "gae" : "group_norm");
+    put("--n_samples_per_prompt", in.batch.samples_per_prompt);
+    put("--rollout_batch_size", in.batch.prompts);
+    put("--train_batch_size", train.n_seqs / train.mini_batches);
+    put("--max_epochs", train.epochs);
+    put("--prompt_max_len", train.prompt_len);
+    put("--generate_max_len", train.gen_len);
+    put("--micro_train_batch_size", micro_batch_per_gpu(train, at("actor_train")->strategy));
+    put("--micro_rollout_batch_size", micro_batch_per_gpu(mfc("actor_inf"), at("actor_inf")->strategy));
+    put("--zero_stage", p.options.value("zero_stage", 2));
+    put("--bf16", true);
+    if (p.options.value("gradient_checkpointing", false)) put("--gradient_checkpointing", true);
+    nodes("actor", *at("actor_train"));
+    nodes("ref", *at("ref_inf"));
+    if (at("critic_train")) nodes("critic", *at("critic_train"));
+    if (at("reward_inf")) nodes("reward", *at("reward_inf"));
+    if (p.options.value("colocate_all_models", false)) put("--colocate_all_models", true);
+    if (p.options.value("colocate_actor_ref", false)) put("--colocate_actor_ref", true);
+    if (p.options.value("colocate_critic_reward", false)) put("--colocate_critic_reward", true);
+    put("--vllm_num_engines", gen.strategy.dp);
+    put("--vllm_tensor_parallel_size", gen.strategy.tp);
+    const bool shared = gen.mesh == at("actor_train")->mesh;
+    if (shared) {
+      // vLLM shares the GPUs with the DeepSpeed models: its memory share is what generation needs, rounded up
+      // to 5%, and it sleeps (frees its KV cache) outside generation.
+      const double need =
+          in.call_memory_bytes.empty()
+              ? 0.5
+              : in.call_memory_bytes[size_t(g.mfc_index("actor_gen"))] / c.device.memory_bytes;
+      put("--vllm_gpu_memory_utilization", std::min(0.95, std::ceil(need * 20.0 + 1e-9) / 20.0));
+      if (!async(g)) put("--vllm_enable_sleep", true);
+    }
+    if (async(g)) {
+      put("--async_train", true);
+      put("--async_queue_size", g.staleness);
+    }
+    return e;
+  }
+
+  std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const override {
+    const auto entries = write_config(in, plan);
+    std::vector<std::string> args;
+    for (const auto& e : entries)
+      args.push_back(e.value.is_boolean() ? e.key : e.key + " " + shell_value(e.value));
+    return {{"launch.sh",
+             launch_script("OpenRLHF run planned by realign (start a Ray cluster first)", entries,
+                           "python3 -m openrlhf.cli.train_ppo_ray", args),
+             true}};
+  }
+
+  std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {
+    std::vector<std::string> out;
+    const MfcAssignment& gen = plan.assignments[size_t(g.mfc_index("actor_gen"))];
+    out.push_back("vLLM: " + std::to_string(gen.strategy.dp) + " engines x tensor parallel " +
+                  std::to_string(gen.strategy.tp) + " on GPUs " + to_string(gen.mesh));
+    for (const auto& [role, call] :
+         std::vector<std::pair<std::string, std::string>>{{"actor", "actor_train"},
+                                                          {"ref", "ref_inf"},
+                                                          {"critic", "critic_train"},
+                                                          {"reward", "reward_inf"}}) {
+      const int i = g.mfc_index(call);
+      if (i < 0) continue;
+      const MfcAssignment& a = plan.assignments[size_t(i)];
+      out.push_back(role + " (DeepSpeed ZeRO): " + std::to_string(a.mesh.size) + " GPUs " +
+                    to_string(a.mesh));
+    }
+    return out;
+  }
+
+ private:
+  static std::vector<std::string> all_deepspeed(const DataflowGraph& g) {
+    return present(g, {"actor_train", "actor_inf", "ref_inf", "critic_inf", "critic_train", "reward_inf"});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_openrlhf() { return std::make_unique<OpenRlhf>(); }
+
+}  // namespace realign::engines

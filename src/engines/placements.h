@@ -1,0 +1,39 @@
+// Building blocks of engines' placements: roles that each take their own block of devices.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engines/engine.h"
+
+namespace realign::engines {
+
+// Every way to cover the whole cluster with `k` disjoint valid meshes (plan/device_mesh.h), in every order:
+// out[j][g] is group g's mesh. Runs of whole nodes as enumerate_meshes gives them.
+std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k);
+
+// A placement giving each group of calls one mesh: groups[g] lists call names (absent calls are skipped);
+// calls in no group are CHECKed against.
+Placement group_placement(const DataflowGraph& graph, const std::vector<std::vector<std::string>>& groups,
+                          const std::vector<DeviceMesh>& meshes, std::string name,
+                          Json options = Json::object());
+
+// The calls of `names` that the graph has.
+std::vector<std::string> present(const DataflowGraph& graph, const std::vector<std::string>& names);
+
+// Nodes and GPUs per node of a mesh as Ray-placed engines count them: whole nodes, or a part of one node.
+struct NodeShape {
+  int nodes = 1;
+  int gpus_per_node = 1;
+};
+NodeShape node_shape(const DeviceMesh& mesh, const Cluster& cluster);
+
+// Empty when the call's batch splits evenly: its sequences (per optimizer step for a train call) over the dp
+// ranks, and each rank's share into the micro-batches, as the engines' batch dispatch requires (veRL chunks
+// its DataProto, DeepSpeed's train batch is micro-batch x accumulation x ranks); else why not.
+std::string batch_split_problem(const Mfc& mfc, const Strategy& s);
+
+// Sequences per GPU in one micro-batch of a call under `s` (at least 1).
+int64_t micro_batch_per_gpu(const Mfc& mfc, const Strategy& s);
+
+}  // namespace realign::engines

@@ -1,0 +1,154 @@
+#include "engines/pricing.h"
+
+#include <algorithm>
+
+#include "cost/call_cost.h"
+#include "cost/comm_model.h"
+
+namespace realign::engines {
+
+double broadcast_sync_s(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& profile,
+                        const std::string& model, const DeviceMesh& from, const DeviceMesh& to) {
+  const ModelRole& role = graph.model(model);
+  const std::vector<ParamInfo> params = model_params(role.spec, role.head);
+  double bytes = 0;
+  for (const ParamInfo& p : params) bytes += double(p.numel()) * 2.0;  // bf16
+  // The broadcast spans nodes when any device of either mesh is on another node than the source's.
+  const int node = cluster.node_of(from.first);
+  const bool across = cluster.node_of(from.end() - 1) != node || cluster.node_of(to.first) != node ||
+                      cluster.node_of(to.end() - 1) != node;
+  const double bandwidth = across ? profile.inter_node_bandwidth.value : profile.intra_node_bandwidth.value;
+  const double latency = across ? profile.inter_node_latency_s.value : profile.intra_node_latency_s.value;
+  return bytes / bandwidth + double(params.size()) * (latency + profile.collective_overhead_s.value);
+}
+
+HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing& pricing) {
+  HardwareProfile p = profile;
+  if (pricing.cuda_graph_decoding) {
+    p.layer_launch_overhead_s.value = 0;
+    p.layer_launch_overhead_s.source = "engine: decoding replays a captured CUDA graph (" +
+                                       pricing.cuda_graph_source + "): no per-layer launches";
+  }
+  return p;
+}
+
+namespace {
+
+double param_count(const ModelRole& m) {
+  double n = 0;
+  for (const ParamInfo& info : model_params(m.spec, m.head)) n += double(info.numel());
+  return n;
+}
+
+// Whether ZeRO over data parallelism shards this layout (DeepSpeed's dp-only layouts).
+bool zero_sharded(const Strategy& s) { return s.dp > 1 && s.tp == 1 && s.pp == 1; }
+
+// Bytes per parameter that ZeRO stage `stage` shards beyond realign's ZeRO-1: stage 2 the (bf16) gradients of
+// a trained model, stage 3 the weights too.
+double zero_bytes_per_param(int stage, bool trained, bool offloaded) {
+  double b = 0;
+  if (stage >= 2 && trained) b += kGradBytesPerParam;
+  if (stage >= 3 && !offloaded) b += kWeightBytesPerParam;
+  return b;
+}
+
+// ZeRO-2/3 over the dp ranks of each model's home layout.
+void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const HardwareProfile& p,
+                      const ExecutionPlan& plan, int stage, EngineEstimate& e) {
+  e.device_peak_mem_bytes = e.simulation.device_peak_mem_bytes;
+  e.device_saving_bytes.assign(e.device_peak_mem_bytes.size(), 0.0);
+  if (stage < 2) return;
+  for (const ModelRole& m : g.models) {
+    const int home = g.home_call(m.name);
+    if (home < 0) continue;
+    const MfcAssignment& a = plan.assignments[size_t(home)];
+    if (!zero_sharded(a.strategy)) continue;
+    const bool offloaded = std::count(plan.offload.begin(), plan.offload.end(), m.name) > 0;
+    const double saving = param_count(m) * zero_bytes_per_param(stage, m.trained, offloaded) *
+                          (1.0 - 1.0 / double(a.strategy.dp));
+    for (int d = a.mesh.first; d < a.mesh.end(); ++d) {
+      e.device_peak_mem_bytes[size_t(d)] -= saving;
+      e.device_saving_bytes[size_t(d)] += saving;
+    }
+  }
+  if (stage < 3) return;
+  // ZeRO-3 gathers a layer's weights before using them: each micro-batch's forward (and, in training, its
+  // backward and any recomputed forward) all-gathers the whole model once; realign's ZeRO-1 already pays
+  // one all-gather of the updated weights per optimizer step.
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    const Mfc& mfc = g.mfcs[i];
+    const MfcAssignment& a = plan.assignments[i];
+    if (mfc.kind == MfcKind::kGenerate || !zero_sharded(a.strategy)) continue;
+    const Link link = mesh_spans_nodes(a.mesh, cluster) ? inter_node_link(p) : intra_node_link(p);
+    const double gather =
+        ring_allreduce_s(param_count(g.model(mfc.model)) * kWeightBytesPerParam, a.strategy.dp, link) / 2.0;
+    const double mb = double(a.strategy.micro_batches);
+    if (mfc.kind == MfcKind::kTrain)
+      e.zero3_delta_s += double(mfc.train_steps()) * ((a.strategy.recompute ? 3.0 : 2.0) * mb - 1.0) * gather;
+    else
+      e.zero3_delta_s += mb * gather;
+  }
+}
+
+}  // namespace
+
+EngineEvaluator::EngineEvaluator(Simulator& simulator, Pricing pricing, bool engine_sync)
+    : sim_(simulator),
+      pricing_(std::move(pricing)),
+      engine_sync_(engine_sync),
+      gen_profile_(generation_profile(simulator.profile(), pricing_)),
+      limit_(simulator.profile().memory_bytes.value * simulator.profile().usable_memory_fraction.value) {}
+
+EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& plan) {
+  EngineEstimate e;
+  e.simulation = sim_.run(plan);
+  const DataflowGraph& g = sim_.graph();
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    if (g.mfcs[i].kind != MfcKind::kGenerate) continue;
+    const MfcAssignment& a = plan.assignments[i];
+    // Both estimates without contention: on accelerators each device computes on its own.
+    e.generation_delta_s += estimate_call(g, sim_.cluster(), gen_profile_, int(i), a).time_s -
+                            estimate_call(g, sim_.cluster(), sim_.profile(), int(i), a).time_s;
+    const int train = g.train_call(g.mfcs[i].model);
+    // On the training devices themselves the engine reshards in place: realign's reallocation prices that.
+    if (engine_sync_ && pricing_.broadcast_weight_sync && train >= 0 &&
+        !a.mesh.overlaps(plan.assignments[size_t(train)].mesh)) {
+      const double sync = broadcast_sync_s(g, sim_.cluster(), sim_.profile(), g.mfcs[i].model,
+                                           plan.assignments[size_t(train)].mesh, a.mesh);
+      e.sync_s += sync;
+      e.sync_delta_s += sync - e.simulation.calls[i].realloc_s;
+    }
+  }
+  apply_zero_stage(g, sim_.cluster(), sim_.profile(), plan, options_.value("zero_stage", 0), e);
+  e.fits = std::all_of(e.device_peak_mem_bytes.begin(), e.device_peak_mem_bytes.end(),
+                       [&](double peak) { return peak <= limit_; });
+  e.iteration_time_s =
+      e.simulation.iteration_time_s + e.generation_delta_s + e.sync_delta_s + e.zero3_delta_s;
+  return e;
+}
+
+PlanScore EngineEvaluator::evaluate(const ExecutionPlan& plan) {
+  const EngineEstimate e = estimate(plan);
+  PlanScore score;
+  score.time_s = e.iteration_time_s;
+  for (double peak : e.device_peak_mem_bytes) score.memory_bytes = std::max(score.memory_bytes, peak);
+  score.overflow_bytes = std::max(0.0, score.memory_bytes - limit_);
+  return score;
+}
+
+PlanScore EngineEvaluator::evaluate_call(int call, const MfcAssignment& assignment) {
+  const CallEstimate& base = sim_.call_estimate(call, assignment);
+  double time = base.time_s;
+  if (sim_.graph().mfcs[size_t(call)].kind == MfcKind::kGenerate)
+    time = estimate_call(sim_.graph(), sim_.cluster(), gen_profile_, call, assignment).time_s;
+  double memory = base.memory.total();
+  const Mfc& mfc = sim_.graph().mfcs[size_t(call)];
+  if (zero_sharded(assignment.strategy) && mfc.kind != MfcKind::kGenerate) {
+    const ModelRole& m = sim_.graph().model(mfc.model);
+    memory -= param_count(m) * zero_bytes_per_param(options_.value("zero_stage", 0), m.trained, false) *
+              (1.0 - 1.0 / double(assignment.strategy.dp));
+  }
+  return PlanScore{time, std::max(0.0, memory - limit_), memory};
+}
+
+}  // namespace realign::engines

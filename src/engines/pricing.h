@@ -1,0 +1,61 @@
+// The engine's pricing over realign's cost model: a PlanEvaluator that prices generation as a serving engine
+// with CUDA graphs runs it and, where the engine broadcasts the new weights to separate generation devices,
+// that broadcast in place of realign's reallocation. Every other term is realign's own (engines.md says
+// which).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cost/simulator.h"
+#include "engines/engine.h"
+#include "search/plan_evaluator.h"
+
+namespace realign::engines {
+
+// The broadcast of a model's bf16 weights from one training rank to the generation devices, tensor by tensor
+// (NCCL, pipelined: the link's bandwidth per byte, its latency plus the engine's collective overhead per
+// tensor), over the inter-node link when the two meshes are on different nodes.
+double broadcast_sync_s(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& profile,
+                        const std::string& model, const DeviceMesh& from, const DeviceMesh& to);
+
+// The profile a serving engine's generation runs under: with CUDA graphs the decoding step replays one graph,
+// so the per-layer launch overhead of an eager engine is not paid.
+HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing& pricing);
+
+struct EngineEstimate {
+  SimulationResult simulation;  // realign's simulator (its own reallocation and generation pricing)
+  // DeepSpeed ZeRO stage 2/3 over data parallelism (a placement's "zero_stage"): stage 2 also shards the
+  // gradients, stage 3 the weights, over the dp ranks of a model's home layout. Per device, the peak memory
+  // after those savings (they hold all iteration, so they lower every moment alike), and whether it fits.
+  std::vector<double> device_peak_mem_bytes;
+  std::vector<double> device_saving_bytes;  // what ZeRO-2/3 saves on each device, all iteration
+  bool fits = true;
+  double zero3_delta_s = 0;  // ZeRO-3's weight all-gathers before each micro-batch's forward and backward
+  double generation_delta_s = 0;  // engine generation minus realign's, over the generate calls
+  double sync_s = 0;              // the engine's weight broadcast (0 when it reshards in place)
+  double sync_delta_s = 0;        // the broadcast minus realign's reallocation before generation
+  double iteration_time_s = 0;    // simulation + the deltas (ZeRO-3's as if on the critical path)
+};
+
+class EngineEvaluator : public PlanEvaluator {
+ public:
+  // `engine_sync`: price the engine's weight broadcast (an engine's plan); false for realign's own plans,
+  // which move weights by reallocation.
+  EngineEvaluator(Simulator& simulator, Pricing pricing, bool engine_sync);
+  // The engine-wide switches of the placement being priced (Placement::options; "zero_stage").
+  void set_placement_options(const Json& options) { options_ = options; }
+  EngineEstimate estimate(const ExecutionPlan& plan);
+  PlanScore evaluate(const ExecutionPlan& plan) override;
+  PlanScore evaluate_call(int mfc, const MfcAssignment& assignment) override;
+
+ private:
+  Simulator& sim_;
+  Pricing pricing_;
+  bool engine_sync_;
+  HardwareProfile gen_profile_;
+  double limit_;
+  Json options_ = Json::object();
+};
+
+}  // namespace realign::engines

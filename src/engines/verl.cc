@@ -1,0 +1,267 @@
+// veRL (volcengine/verl) with Megatron training and a vLLM rollout: the hybrid engine (every role on one
+// resource pool) for synchronous PPO/GRPO, and the fully_async recipe (rollout GPUs apart from training
+// GPUs, `async_training.staleness_threshold`) when train.staleness > 0.
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "engines/adapters.h"
+#include "engines/placements.h"
+#include "engines/write_helpers.h"
+
+namespace realign::engines {
+
+namespace {
+
+// The config tree every key below is read from.
+constexpr const char* kTree = "volcengine/verl verl/trainer/config/_generated_ppo_megatron_trainer.yaml";
+constexpr const char* kWorkers = "volcengine/verl verl/workers/megatron_workers.py";
+constexpr const char* kFullyAsync = "volcengine/verl docs/advance/fully_async.md";
+constexpr const char* kOneStepOff = "volcengine/verl docs/advance/one_step_off.md";
+
+// The calls veRL's Megatron workers run in the actor's parallel state (all but the rollout).
+const std::vector<std::string> kMegatronCalls = {"actor_train", "actor_inf",    "ref_inf",
+                                                 "critic_inf",  "critic_train", "reward_inf"};
+
+bool async(const DataflowGraph& g) { return g.staleness > 0; }
+
+class Verl : public Engine {
+ public:
+  std::string name() const override { return "verl"; }
+  std::string display_name() const override { return "veRL"; }
+
+  std::vector<Rule> rules() const override {
+    return {
+        {"Synchronous runs use the hybrid engine: actor, rollout, reference, critic and reward model share "
+         "one resource pool of trainer.nnodes x trainer.n_gpus_per_node GPUs "
+         "(actor_rollout_ref.hybrid_engine: "
+         "true; reward_model.enable_resource_pool: false)",
+         kTree},
+        {"Colocated Megatron workers share one process and initialise Megatron's parallel state once, with "
+         "the actor's tensor/pipeline sizes: reference, critic and reward model run in the actor's layout",
+         kWorkers},
+        {"The rollout's tensor parallel size divides the pool's GPUs (dp = world / infer_tp); realign "
+         "proposes "
+         "no rollout pipeline parallelism (the vLLM rollout's device mesh is (dp, infer_tp))",
+         kWorkers},
+        {"Training is Megatron: tensor_model_parallel_size, pipeline_model_parallel_size, "
+         "use_distributed_optimizer (realign's ZeRO-1) and full recomputation through "
+         "override_transformer_config per role; FSDP is not proposed (realign does not price FSDP's "
+         "sharding)",
+         kTree},
+        {"Pipeline stages hold equal numbers of layers (Megatron-Core builds num_layers / pp layers per "
+         "stage; "
+         "uneven splits need settings realign does not write)",
+         kTree},
+        {"The reference policy is the actor's starting checkpoint (actor_rollout_ref.model.path): models.ref "
+         "must be the actor's model",
+         kTree},
+        {"Reference and reward model may keep their weights in host memory between calls "
+         "(actor_rollout_ref.ref.megatron.param_offload, reward_model.megatron.param_offload)",
+         kTree},
+        {"With train.staleness > 0, the fully_async recipe: rollout on rollout.nnodes x "
+         "rollout.n_gpus_per_node GPUs, every training role on trainer.nnodes x trainer.n_gpus_per_node, "
+         "weights broadcast over NCCL, freshness bounded by async_training.staleness_threshold",
+         kFullyAsync},
+        {"The asynchronous recipes document group-baseline estimators only (GRPO, RLOO, REINFORCE++, ...; "
+         "no GAE): a PPO critic is not proposed asynchronously",
+         kOneStepOff},
+    };
+  }
+
+  void check_graph(const DataflowGraph& g, const Cluster& /*cluster*/) const override {
+    if (g.algorithm != "ppo" && g.algorithm != "grpo")
+      throw Error("algorithm", "realign writes veRL configs for ppo and grpo only, not " + g.algorithm);
+    if (g.mfc_index("actor_inf") < 0)
+      throw Error(
+          "train.ppo.behaviour_logprobs",
+          "veRL recomputes the behaviour log-probs with the actor (compute_log_prob); set it to recompute");
+    if (!(g.model("ref").spec == g.model("actor").spec))
+      throw Error("models.ref", std::string("veRL's reference policy is the actor's checkpoint (") + kTree +
+                                    "): models.ref must be the actor's model");
+    if (async(g) && g.mfc_index("critic_train") >= 0)
+      throw Error("train.staleness", std::string("veRL's asynchronous recipes document no critic (GAE) (") +
+                                         kOneStepOff + "); use algorithm: grpo or train.staleness: 0");
+  }
+
+  std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
+    const auto megatron = present(g, kMegatronCalls);
+    if (!async(g)) {
+      const DeviceMesh all{0, c.n_devices()};
+      return {group_placement(g, {{"actor_gen"}, megatron}, {all, all}, "hybrid engine")};
+    }
+    std::vector<Placement> out;
+    for (const auto& m : cover_cluster(c, 2))
+      out.push_back(group_placement(g, {{"actor_gen"}, megatron}, m, "fully_async"));
+    return out;
+  }
+
+  std::string strategy_problem(const DataflowGraph& g, const Placement&, size_t call, int,
+                               const Strategy& s) const override {
+    const Mfc& m = g.mfcs[call];
+    if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
+    if (m.kind == MfcKind::kGenerate)
+      return s.pp == 1 ? "" : "veRL's vLLM rollout is proposed with tensor parallelism only (pp 1)";
+    if (g.model(m.model).spec.n_layers % s.pp != 0)
+      return "Megatron stages hold equal layer counts: pp must divide the layers";
+    return "";
+  }
+
+  bool can_offload() const override { return true; }
+
+  std::vector<std::vector<std::string>> tied(const DataflowGraph& g) const override {
+    return {present(g, kMegatronCalls)};
+  }
+
+  Pricing pricing(const DataflowGraph& g) const override {
+    Pricing p;
+    p.cuda_graph_decoding = true;
+    p.cuda_graph_source = std::string(kTree) + ": actor_rollout_ref.rollout.enforce_eager: false";
+    p.broadcast_weight_sync = async(g);
+    p.weight_sync_source =
+        async(g) ? std::string(kFullyAsync) + ": NCCL parameter synchronization, tensor by tensor from rank 0"
+                 : std::string(kWorkers) +
+                       ": MegatronVLLMShardingManager reshards in place (realign's own "
+                       "reallocation prices it)";
+    return p;
+  }
+
+  std::vector<ConfigEntry> write_config(const WriteInput& in, const ExecutionPlan& plan) const override {
+    const DataflowGraph& g = *in.graph;
+    const Cluster& c = *in.cluster;
+    auto at = [&](const std::string& call) -> const MfcAssignment* {
+      const int i = g.mfc_index(call);
+      return i < 0 ? nullptr : &plan.assignments[size_t(i)];
+    };
+    auto mfc = [&](const std::string& call) -> const Mfc& { return g.mfcs[size_t(g.mfc_index(call))]; };
+    const Mfc& train = mfc("actor_train");
+    const MfcAssignment& gen = *at("actor_gen");
+    const MfcAssignment& actor = *at("actor_train");
+    const int64_t prompts = in.batch.prompts;
+    std::vector<ConfigEntry> e;
+    auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
+    put("algorithm.adv_estimator", g.algorithm == "ppo" ? "gae" : "grpo");
+    put("data.train_files", train_data(in.raw_config));
+    put("data.val_files", train_data(in.raw_config));
+    put("data.train_batch_size", async(g) ? 0 : prompts);
+    put("data.max_prompt_length", train.prompt_len);
+    put("data.max_response_length", train.gen_len);
+    put("actor_rollout_ref.model.path", model_path(in.raw_config, "actor"));
+    put("actor_rollout_ref.hybrid_engine", !async(g));
+    put("actor_rollout_ref.actor.strategy", "megatron");
+    put("actor_rollout_ref.actor.ppo_mini_batch_size", prompts / train.mini_batches);
+    put("actor_rollout_ref.actor.ppo_epochs", train.epochs);
+    put("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(train, actor.strategy));
+    megatron(e, "actor_rollout_ref.actor", actor.strategy, true);
+    put("actor_rollout_ref.rollout.name", "vllm");
+    put("actor_rollout_ref.rollout.n", in.batch.samples_per_prompt);
+    put("actor_rollout_ref.rollout.tensor_model_parallel_size", gen.strategy.tp);
+    if (!in.call_memory_bytes.empty()) {
+      // vLLM's memory share: what generation needs (weights, KV cache), rounded up to 5%; in the hybrid
+      // engine it frees its KV cache after the rollout (rollout.free_cache_engine: true).
+      const double need = in.call_memory_bytes[size_t(g.mfc_index("actor_gen"))] / c.device.memory_bytes;
+      put("actor_rollout_ref.rollout.gpu_memory_utilization",
+          std::min(0.95, std::ceil(need * 20.0 + 1e-9) / 20.0));
+    }
+    put("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+        micro_batch_per_gpu(mfc("actor_inf"), at("actor_inf")->strategy));
+    put("actor_rollout_ref.ref.strategy", "megatron");
+    put("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
+        micro_batch_per_gpu(mfc("ref_inf"), at("ref_inf")->strategy));
+    megatron(e, "actor_rollout_ref.ref", at("ref_inf")->strategy, false);
+    if (offloaded(plan, "ref")) put("actor_rollout_ref.ref.megatron.param_offload", true);
+    if (const MfcAssignment* critic = at("critic_train")) {
+      put("critic.strategy", "megatron");
+      put("critic.model.path", model_path(in.raw_config, "critic"));
+      put("critic.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("critic_train"), critic->strategy));
+      megatron(e, "critic", critic->strategy, true);
+    }
+    if (const MfcAssignment* reward = at("reward_inf")) {
+      put("reward_model.enable", true);
+      put("reward_model.strategy", "megatron");
+      put("reward_model.model.path", model_path(in.raw_config, "reward"));
+      put("reward_model.micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("reward_inf"), reward->strategy));
+      megatron(e, "reward_model", reward->strategy, false);
+      if (offloaded(plan, "reward")) put("reward_model.megatron.param_offload", true);
+    }
+    const NodeShape trainer = node_shape(actor.mesh, c);
+    put("trainer.nnodes", trainer.nodes);
+    put("trainer.n_gpus_per_node", trainer.gpus_per_node);
+    put("trainer.logger", "[\"console\"]");
+    if (async(g)) {
+      const NodeShape rollout = node_shape(gen.mesh, c);
+      put("actor_rollout_ref.rollout.mode", "async");
+      put("actor_rollout_ref.rollout.calculate_log_probs", true);
+      put("data.gen_batch_size", 1);
+      put("rollout.nnodes", rollout.nodes);
+      put("rollout.n_gpus_per_node", rollout.gpus_per_node);
+      // One realign iteration = one batch of `prompts` in mini_batches optimizer steps, then a weight sync.
+      put("async_training.require_batches", 1);
+      put("async_training.trigger_parameter_sync_step", train.mini_batches);
+      put("async_training.staleness_threshold", g.staleness);
+      put("async_training.partial_rollout", false);
+    }
+    return e;
+  }
+
+  std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const override {
+    const auto entries = write_config(in, plan);
+    std::vector<std::string> args;
+    std::string command;
+    if (async(*in.graph)) {
+      command = "python3 -m recipe.fully_async_policy.fully_async_main";
+      args = {"--config-path=config", "--config-name=fully_async_ppo_megatron_trainer.yaml"};
+    } else {
+      command = "python3 -m verl.trainer.main_ppo";
+      args = {"--config-name=ppo_megatron_trainer"};
+    }
+    for (const auto& e : entries) args.push_back(e.key + "=" + shell_value(e.value));
+    return {{"launch.sh",
+             launch_script("veRL " + std::string(async(*in.graph) ? "fully_async" : "hybrid engine") +
+                               " run planned by realign",
+                           entries, command, args),
+             true}};
+  }
+
+  std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {
+    const MfcAssignment& gen = plan.assignments[size_t(g.mfc_index("actor_gen"))];
+    const MfcAssignment& actor = plan.assignments[size_t(g.mfc_index("actor_train"))];
+    std::vector<std::string> out;
+    out.push_back(std::string(async(g) ? "rollout (vLLM, fully_async)" : "rollout (vLLM, hybrid engine)") +
+                  ": " + std::to_string(gen.mesh.size) + " GPUs, " + std::to_string(gen.strategy.dp) +
+                  " replicas x tensor parallel " + std::to_string(gen.strategy.tp));
+    std::string roles = "actor";
+    if (g.mfc_index("critic_train") >= 0) roles += ", critic";
+    roles += ", ref";
+    if (g.mfc_index("reward_inf") >= 0) roles += ", reward model";
+    out.push_back(roles + " (Megatron): " + std::to_string(actor.mesh.size) + " GPUs, tp " +
+                  std::to_string(actor.strategy.tp) + " x pp " + std::to_string(actor.strategy.pp) +
+                  " x dp " + std::to_string(actor.strategy.dp));
+    return out;
+  }
+
+ private:
+  static bool offloaded(const ExecutionPlan& plan, const std::string& model) {
+    return std::count(plan.offload.begin(), plan.offload.end(), model) > 0;
+  }
+  // <prefix>.megatron.{tensor,pipeline}_model_parallel_size, and for a trained role the distributed optimizer
+  // and full recomputation.
+  static void megatron(std::vector<ConfigEntry>& e, const std::string& prefix, const Strategy& s,
+                       bool trained) {
+    e.push_back({prefix + ".megatron.tensor_model_parallel_size", s.tp});
+    e.push_back({prefix + ".megatron.pipeline_model_parallel_size", s.pp});
+    if (!trained) return;
+    e.push_back({prefix + ".megatron.use_distributed_optimizer", s.zero1});
+    if (s.recompute) {
+      e.push_back({prefix + ".megatron.override_transformer_config.recompute_granularity", "full"});
+      e.push_back({prefix + ".megatron.override_transformer_config.recompute_method", "uniform"});
+      e.push_back({prefix + ".megatron.override_transformer_config.recompute_num_layers", 1});
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_verl() { return std::make_unique<Verl>(); }
+
+}  // namespace realign::engines

@@ -1,0 +1,29 @@
+// Pieces shared by the engines' config writers: model and data paths from the realign config (or named
+// placeholders), shell quoting, and a YAML writer for dotted keys.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engines/engine.h"
+
+namespace realign::engines {
+
+// The path of `role`'s model when the realign config names a file or directory (models.<role>), else the
+// placeholder "${<ROLE>_MODEL_PATH}" that launch.sh asks for.
+std::string model_path(const Json& raw_config, const std::string& role);
+// The prompt data (data.prompts), else "${TRAIN_DATA}".
+std::string train_data(const Json& raw_config);
+// The placeholders (${NAME}) that occur in the entries' values, sorted, once each.
+std::vector<std::string> placeholders(const std::vector<ConfigEntry>& entries);
+// A value as the shell passes it: strings in double quotes (so ${NAME} expands), numbers and booleans as
+// JSON writes them.
+std::string shell_value(const Json& value);
+// A bash launch script: a header naming what realign planned, each placeholder required from the
+// environment with what it stands for, then `command` with one argument per line.
+std::string launch_script(const std::string& title, const std::vector<ConfigEntry>& entries,
+                          const std::string& command, const std::vector<std::string>& arguments);
+// Nested YAML from dotted keys ("actor.path" -> actor: path: ...), in the entries' order of first appearance.
+std::string nested_yaml(const std::vector<ConfigEntry>& entries);
+
+}  // namespace realign::engines

@@ -1,0 +1,85 @@
+// `realign plan CONFIG --engine NAME` as a user runs it on the shipped GPU examples: the JSON contract, the
+// constrained estimate never below realign's own, the launch files, and clear errors for bad input.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "apps/cli_run.h"
+#include "core/json.h"
+
+namespace realign {
+namespace {
+
+using testing::run_realign;
+
+std::string example(const std::string& name) { return std::string(REALIGN_SOURCE_DIR) + "/examples/" + name; }
+
+TEST(EngineCli, ExamplesGiveEngineConfigsNeverFasterThanRealignsOwnPlan) {
+  struct Case {
+    std::string config, engine, extra;
+  };
+  const std::vector<Case> cases = {
+      {"ppo_llama2_7b_16xh100.yaml", "verl", ""},
+      {"ppo_llama2_7b_16xh100.yaml", "openrlhf", ""},
+      {"ppo_llama2_7b_16xh100.yaml", "areal", "reward.kind=verifier"},
+      {"ppo_llama2_70b_128xh100.yaml", "verl", ""},
+      {"ppo_llama2_70b_128xh100.yaml", "openrlhf", ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.config + " --engine " + c.engine);
+    const auto r = run_realign("plan " + example(c.config) + " plan.time_budget_s=2 " + c.extra +
+                               " --engine " + c.engine + " --json");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const Json j = Json::parse(r.out);
+    EXPECT_EQ(j["engine"], c.engine);
+    ASSERT_TRUE(j["engine_config"].is_object());
+    EXPECT_FALSE(j["engine_config"].empty());
+    const double constrained = j["iteration_time_s"].get<double>();
+    const double own = j["unconstrained_iteration_time_s"].get<double>();
+    EXPECT_GT(own, 0);
+    EXPECT_GE(constrained, own * (1 - 1e-9));
+  }
+}
+
+TEST(EngineCli, OutWritesAnExecutableLaunchScriptAndThePlan) {
+  const std::string dir = ::testing::TempDir() + "openrlhf_out";
+  const auto r = run_realign("plan " + example("ppo_llama2_7b_16xh100.yaml") +
+                             " plan.time_budget_s=1 --engine openrlhf --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("realign's own layout:"), std::string::npos) << r.out;
+  struct stat st {};
+  ASSERT_EQ(::stat((dir + "/launch.sh").c_str(), &st), 0);
+  EXPECT_TRUE(st.st_mode & S_IXUSR);
+  std::ifstream script(dir + "/launch.sh");
+  std::string text((std::istreambuf_iterator<char>(script)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("python3 -m openrlhf.cli.train_ppo_ray"), std::string::npos);
+  EXPECT_TRUE(std::ifstream(dir + "/plan.json").good());
+}
+
+TEST(EngineCli, BadInputIsAClearError) {
+  auto r = run_realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " --engine megatron-rl");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("unknown engine 'megatron-rl'"), std::string::npos) << r.out;
+  // AReaL has no reward-model role.
+  r = run_realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " --engine areal");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("reward.kind"), std::string::npos) << r.out;
+  // veRL's asynchronous recipes document no critic.
+  r = run_realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " train.staleness=1 --engine verl");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("train.staleness"), std::string::npos) << r.out;
+}
+
+TEST(EngineCli, NothingFitsNamesTheDeviceAndTheCallAndExitsTwo) {
+  // Four 70B models on one node of 8 GPUs: OpenRLHF's ZeRO data parallelism cannot hold them.
+  const auto r = run_realign("plan " + example("ppo_llama2_70b_128xh100.yaml") +
+                             " cluster.nodes=1 plan.time_budget_s=1 --engine openrlhf");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no plan it can run fits in memory"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" during "), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace realign

@@ -1,0 +1,56 @@
+// Graphs, clusters and a searched engine plan for the engines' tests.
+#pragma once
+
+#include <string>
+
+#include "core/config_file.h"
+#include "cost/simulator.h"
+#include "engines/engine_search.h"
+#include "graph/algorithms.h"
+
+namespace realign::testing {
+
+inline AlgorithmConfig algorithm_from_yaml(const std::string& yaml) {
+  Json j = parse_yaml(yaml, "test.yaml");
+  ObjectReader root(j, "");
+  AlgorithmConfig c = algorithm_config_from_json(root);
+  root.finish();
+  return c;
+}
+
+// PPO with a 7B actor, critic, reference and reward model (the shipped 16-GPU example's shapes).
+inline AlgorithmConfig ppo_7b(int64_t staleness = 0) {
+  AlgorithmConfig c = algorithm_from_yaml(R"(
+algorithm: ppo
+models: {actor: llama2-7b, critic: llama2-7b}
+batch: {prompts: 512, prompt_len: 256, gen_len: 768, mini_batches: 4}
+)");
+  c.staleness = staleness;
+  if (staleness > 0) c.recompute_logprobs = true;
+  return c;
+}
+
+inline Cluster h100(int nodes, int per_node = 8) {
+  return Cluster{nodes, per_node, builtin_device("h100-sxm", "cluster.device")};
+}
+
+struct EnginePlan {
+  engines::EngineSearchResult search;
+  engines::EngineEstimate estimate;
+};
+
+// The engine's searched plan with a small, fixed step budget (repeatable).
+inline EnginePlan search(const engines::Engine& engine, const DataflowGraph& g, const Cluster& c,
+                         int64_t steps = 400) {
+  Simulator sim(g, c, builtin_profile(c.device));
+  engines::EngineEvaluator ev(sim, engine.pricing(g), true);
+  PlanOptions o;
+  o.search.max_steps = steps;
+  o.search.time_budget_s = 60;
+  EnginePlan out;
+  out.search = engines::search_engine_plan(engine, g, c, ev, o);
+  if (out.search.plan) out.estimate = ev.estimate(*out.search.plan);
+  return out;
+}
+
+}  // namespace realign::testing

@@ -1,0 +1,136 @@
+// The engines' config writers against golden files checked by hand against the engines' docs (each key is
+// in the config tree, argument parser or example config cited in docs/engines.md). Set
+// REALIGN_UPDATE_GOLDEN=1 to rewrite them after a deliberate change, then check them again by hand.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "engines/engine.h"
+#include "engines/engine_fixtures.h"
+#include "engines/write_helpers.h"
+
+namespace realign {
+namespace {
+
+using testing::h100;
+using testing::ppo_7b;
+
+std::string golden_path(const std::string& name) {
+  return std::string(REALIGN_SOURCE_DIR) + "/tests/engines/golden/" + name;
+}
+
+void expect_golden(const std::string& name, const std::string& text) {
+  const std::string path = golden_path(name);
+  if (std::getenv("REALIGN_UPDATE_GOLDEN")) std::ofstream(path) << text;
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing " << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(text, ss.str()) << name;
+}
+
+// Every call of `g` on `mesh` with `s`, generation on `gen_mesh` with `gen`.
+ExecutionPlan uniform(const DataflowGraph& g, DeviceMesh gen_mesh, Strategy gen, DeviceMesh mesh,
+                      Strategy s) {
+  ExecutionPlan plan;
+  for (const auto& m : g.mfcs) {
+    if (m.kind == MfcKind::kGenerate) {
+      plan.assignments.push_back({m.name, gen_mesh, gen});
+    } else {
+      Strategy x = s;
+      if (m.kind != MfcKind::kTrain) x.zero1 = x.recompute = false;
+      plan.assignments.push_back({m.name, mesh, x});
+    }
+  }
+  return plan;
+}
+
+engines::WriteInput input(const DataflowGraph& g, const Cluster& c, const AlgorithmConfig& a, Json raw) {
+  engines::WriteInput in;
+  in.graph = &g;
+  in.cluster = &c;
+  in.batch = a.batch;
+  in.raw_config = std::move(raw);
+  return in;
+}
+
+TEST(EngineWriters, VerlHybridEngineLaunchScript) {
+  const AlgorithmConfig a = ppo_7b();
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(2);
+  ExecutionPlan plan = uniform(g, {0, 16}, Strategy{8, 2, 1, 1}, {0, 16}, Strategy{4, 4, 1, 4, true, false});
+  plan.assignments[size_t(g.mfc_index("critic_train"))].strategy.recompute = true;
+  plan.offload = {"ref"};
+  const auto verl = engines::make_engine("verl");
+  ASSERT_EQ(engines::can_run(*verl, g, c, plan), "");
+  // A model given as a directory is written as its path; built-in shapes become placeholders.
+  const auto in = input(g, c, a, Json::parse(R"({"models": {"actor": "/ckpt/llama2-7b-sft"}})"));
+  const auto files = verl->launch_files(in, plan);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(files[0].executable);
+  expect_golden("verl_7b_16xh100_launch.sh", files[0].text);
+}
+
+TEST(EngineWriters, OpenRlhfSeparateVllmLaunchScript) {
+  const AlgorithmConfig a = ppo_7b();
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(2);
+  ExecutionPlan plan;
+  for (const auto& m : g.mfcs) {
+    if (m.name == "actor_gen")
+      plan.assignments.push_back({m.name, {0, 8}, Strategy{4, 2, 1, 1}});
+    else if (m.name == "actor_train")
+      plan.assignments.push_back({m.name, {8, 4}, Strategy{4, 1, 1, 8, true}});
+    else if (m.name == "critic_train")
+      plan.assignments.push_back({m.name, {12, 4}, Strategy{4, 1, 1, 8, true}});
+    else if (m.name == "actor_inf" || m.name == "ref_inf")
+      plan.assignments.push_back({m.name, {8, 4}, Strategy{4, 1, 1, 4}});
+    else
+      plan.assignments.push_back({m.name, {12, 4}, Strategy{4, 1, 1, 4}});
+  }
+  const auto o = engines::make_engine("openrlhf");
+  ASSERT_EQ(engines::can_run(*o, g, c, plan), "");
+  const auto files = o->launch_files(input(g, c, a, Json::object()), plan);
+  ASSERT_EQ(files.size(), 1u);
+  expect_golden("openrlhf_7b_16xh100_launch.sh", files[0].text);
+}
+
+TEST(EngineWriters, ArealAllocationModeAndYaml) {
+  AlgorithmConfig a = ppo_7b(2);
+  a.reward_model = false;
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(2);
+  const ExecutionPlan plan =
+      uniform(g, {0, 8}, Strategy{4, 2, 1, 1}, {8, 8}, Strategy{2, 2, 2, 4, false, true});
+  const auto areal = engines::make_engine("areal");
+  ASSERT_EQ(engines::can_run(*areal, g, c, plan), "");
+  const auto in = input(g, c, a, Json::object());
+  bool found = false;
+  for (const auto& e : areal->write_config(in, plan))
+    if (e.key == "allocation_mode") {
+      EXPECT_EQ(e.value.get<std::string>(), "sglang:d4p1t2+megatron:d2p2t2");
+      found = true;
+    }
+  EXPECT_TRUE(found);
+  const auto files = areal->launch_files(in, plan);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].name, "config.yaml");
+  expect_golden("areal_7b_16xh100_config.yaml", files[0].text);
+}
+
+TEST(EngineWriters, PlaceholdersAreRequiredByTheScriptAndQuotedForTheShell) {
+  const std::vector<engines::ConfigEntry> entries = {
+      {"a.path", "${ACTOR_MODEL_PATH}"}, {"b", 3}, {"c", "x\"y"}};
+  EXPECT_EQ(engines::placeholders(entries), std::vector<std::string>{"ACTOR_MODEL_PATH"});
+  EXPECT_EQ(engines::shell_value(Json("x\"y")), "\"x\\\"y\"");
+  EXPECT_EQ(engines::shell_value(Json(3)), "3");
+  const std::string script = engines::launch_script("t", entries, "run", {"a=1"});
+  EXPECT_NE(script.find(": \"${ACTOR_MODEL_PATH:?"), std::string::npos) << script;
+  EXPECT_EQ(engines::nested_yaml({{"a.b", 1}, {"a.c", "x"}, {"d", true}}),
+            "a:\n  b: 1\n  c: \"x\"\nd: true\n");
+}
+
+}  // namespace
+}  // namespace realign
