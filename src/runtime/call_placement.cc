@@ -142,21 +142,22 @@ std::vector<Rows> CallPlacement::move_rows(const std::vector<RowsMove>& moves) {
 void CallPlacement::begin_step() {
   step_start_ = Clock::now();
   events_.clear();
+  iteration_ = 1;
   realloc_bytes_ = data_bytes_ = 0;
 }
 
 void CallPlacement::record(const std::string& name, const std::string& kind, const Layout& layout,
                            Clock::time_point start, int64_t bytes) {
   auto secs = [&](Clock::time_point t) { return std::chrono::duration<double>(t - step_start_).count(); };
-  events_.push_back(
-      {name, kind, layout.first_device, layout.size(), secs(start), secs(Clock::now()), double(bytes)});
+  events_.push_back({name, kind, layout.first_device, layout.size(), secs(start), secs(Clock::now()),
+                     double(bytes), iteration_});
 }
 
 Timeline CallPlacement::gathered_timeline() {
-  // Every rank's events as JSON, padded to the longest and gathered; events of one (name, kind, devices)
-  // merge into the span from the latest start (when the last rank joined: a rank may still be busy with
-  // another call on other devices, and the simulator too starts a call when all its devices are free) to the
-  // latest end, with the bytes every rank received.
+  // Every rank's events as JSON, padded to the longest and gathered; events of one (name, kind, devices,
+  // iteration) merge into the span from the latest start (when the last rank joined: a rank may still be busy
+  // with another call on other devices, and the simulator too starts a call when all its devices are free) to
+  // the latest end, with the bytes every rank received.
   const std::string mine = to_json(Timeline{world(), events_}).dump();
   at::Tensor length = at::tensor({double(mine.size())}, at::kDouble);
   global_->all_reduce(length, comm::ReduceOp::kMax);
@@ -164,14 +165,14 @@ Timeline CallPlacement::gathered_timeline() {
   std::memcpy(bytes.data_ptr<uint8_t>(), mine.data(), mine.size());
   const at::Tensor all = global_->all_gather_cat(bytes.unsqueeze(0), 0);
   Timeline merged{world(), {}};
-  std::map<std::tuple<std::string, std::string, int, int>, size_t> index;
+  std::map<std::tuple<std::string, std::string, int, int, int64_t>, size_t> index;
   for (int64_t r = 0; r < all.size(0); ++r) {
     const at::Tensor row = all[r].contiguous();
     const char* text = reinterpret_cast<const char*>(row.data_ptr<uint8_t>());
     const Timeline t = timeline_from_json(Json::parse(std::string(text, strnlen(text, size_t(row.numel())))),
                                           "timeline of rank " + std::to_string(r));
     for (const TimelineEvent& e : t.events) {
-      const auto key = std::make_tuple(e.name, e.kind, e.first_device, e.n_devices);
+      const auto key = std::make_tuple(e.name, e.kind, e.first_device, e.n_devices, e.iteration);
       auto it = index.find(key);
       if (it == index.end()) {
         index[key] = merged.events.size();

@@ -87,8 +87,10 @@ class CallPlacement {
   // of moves[k] in its `to` layout (empty outside it). Collective over the world.
   std::vector<Rows> move_rows(const std::vector<RowsMove>& moves);
 
-  // The step's timeline: calls and moves since begin_step().
+  // The step's timeline: calls and moves since begin_step(), each tagged with the iteration set last (a step
+  // with train.staleness > 0 runs calls of several iterations; the default is 1).
   void begin_step();
+  void set_iteration(int64_t iteration) { iteration_ = iteration; }
   const std::vector<TimelineEvent>& events() const { return events_; }
   int64_t realloc_bytes() const { return realloc_bytes_; }  // received by this rank this step
   // Every rank's events of this step merged into one timeline (collective over the world).
@@ -109,6 +111,7 @@ class CallPlacement {
   std::chrono::steady_clock::time_point step_start_;
   std::vector<TimelineEvent> events_;
   int64_t realloc_bytes_ = 0, data_bytes_ = 0;
+  int64_t iteration_ = 1;
 };
 
 }  // namespace realign::runtime

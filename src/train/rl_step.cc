@@ -36,17 +36,21 @@ Json Trainer::rl_step(int64_t step) {
     early.push_back(rl_consumer(c, [&](const CallInstance& producer) {
       return std::find(calls.begin(), calls.end(), producer) == calls.end();
     }));
+  place_->set_iteration(iteration);  // they feed this iteration's calls
   std::vector<Rows> inputs = bring_inputs(n, early);
   std::vector<Json> update_stats(calls.size(), Json::object());
   for (size_t k = 0; k < calls.size(); ++k) {
     const CallInstance& c = calls[k];
     const Mfc& m = graph_.mfcs[size_t(c.call)];
     RlIteration& it = iterations_.at(c.iteration);
+    place_->set_iteration(c.iteration);
     const Consumer produced_here = rl_consumer(c, [&](const CallInstance& producer) {
       return std::find(calls.begin(), calls.end(), producer) != calls.end();
     });
-    if (!produced_here.inputs.empty())
-      for (auto& [field, tensor] : bring_inputs(n, {produced_here})[0]) inputs[k][field] = tensor;
+    if (!produced_here.inputs.empty()) {
+      const std::vector<Rows> moved = bring_inputs(n, {produced_here});  // held: a range-for over [0] dangles
+      for (const auto& [field, tensor] : moved[0]) inputs[k][field] = tensor;
+    }
     if (m.kind != MfcKind::kTrain)
       it.produced[m.name] = Produced{m.name, place_->layout_of(m.name, m.model), {}};
     switch (m.kind) {
