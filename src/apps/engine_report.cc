@@ -140,7 +140,8 @@ std::string format_engine_report(const EngineReport& r) {
                 r.estimate.zero3_delta_s);
   if (g.staleness > 0)
     out += line(
-        "  staleness %lld: priced by what realign's simulator returns for it today (see docs/engines.md)",
+        "  staleness %lld: the steady state of overlapping iterations, the weight broadcast on the critical "
+        "path",
         (long long)g.staleness);
   const double ratio = r.estimate.iteration_time_s / r.unconstrained_time_s;
   out += line("realign's own layout: %s, %.2fx %s, by per-call reallocation",
@@ -180,7 +181,7 @@ Json engine_report_json(const EngineReport& r) {
   j["realign_own_terms"] = {
       "training and inference passes",         "per-call and per-step overheads",
       "resharding on the same devices",        "optimizer step",
-      "memory apart from the engines' shares", "staleness: what realign's simulator returns for the graph"};
+      "memory apart from the engines' shares", "staleness: realign's steady-state simulation"};
   j["pricing"] = {{"simulated_s", r.estimate.simulation.iteration_time_s},
                   {"generation_delta_s", r.estimate.generation_delta_s},
                   {"weight_sync_s", r.estimate.sync_s},

@@ -14,14 +14,28 @@ bool runs_ahead(const DataflowGraph& graph, int call) {
 }
 
 std::vector<CallInstance> step_calls(const DataflowGraph& graph, int64_t step, int64_t iterations) {
-  const int64_t n = graph.staleness;
+  const int64_t last = std::min(step + graph.staleness, iterations);
+  // The iterations whose calls that run ahead belong to this step: step s+N, and in step 1 also 1..N.
+  const int64_t first_ahead = step == 1 ? 1 : step + graph.staleness;
+  const int n_calls = int(graph.mfcs.size());
+  auto generates = [&](int c) { return graph.mfcs[size_t(c)].kind == MfcKind::kGenerate; };
   std::vector<CallInstance> out;
-  const int64_t first_ahead = step == 1 ? 1 : step + n;
-  for (int64_t it = first_ahead; it <= std::min(step + n, iterations); ++it)
-    for (int c = 0; c < int(graph.mfcs.size()); ++c)
-      if (runs_ahead(graph, c)) out.push_back({c, it});
-  for (int c = 0; c < int(graph.mfcs.size()); ++c)
+  // This iteration's own calls that run ahead, where they have not run in an earlier step (N = 0, or step 1).
+  if (first_ahead == step)
+    for (int c = 0; c < n_calls; ++c)
+      if (runs_ahead(graph, c)) out.push_back({c, step});
+  // The generations of the later iterations that start here, then this iteration's other calls, then the
+  // later iterations' other calls that run ahead: those are needed only in a later step, so on devices they
+  // share with this iteration's calls they do not hold its training up.
+  const int64_t first_later = std::max(first_ahead, step + 1);
+  for (int64_t it = first_later; it <= last; ++it)
+    for (int c = 0; c < n_calls; ++c)
+      if (generates(c)) out.push_back({c, it});
+  for (int c = 0; c < n_calls; ++c)
     if (!runs_ahead(graph, c)) out.push_back({c, step});
+  for (int64_t it = first_later; it <= last; ++it)
+    for (int c = 0; c < n_calls; ++c)
+      if (runs_ahead(graph, c) && !generates(c)) out.push_back({c, it});
   return out;
 }
 

@@ -5,10 +5,12 @@
 // A call "runs ahead" when it can run as soon as its iteration's generation is done: a generation call, or a
 // call of a model that is never trained whose inputs all come from calls that run ahead (the reference's and
 // the reward model's inference). The other calls read a trained model's weights or its outputs and run in
-// their own iteration's step. Step s (1-based) runs the calls that run ahead of iteration s+N (and, in step
-// 1, of iterations 1..N too), then the other calls of iteration s, each group in graph order; with N = 0
-// a step is exactly one iteration in graph order. The calls that run ahead of iteration s+N read the weights
-// the step starts with, version s-1 = (s+N)-1-N, as the edge says.
+// their own iteration's step. Step s (1-based) runs, each group in graph order: in step 1 the calls that run
+// ahead of iteration 1; the generations of the iterations that start (s+N; in step 1, 2..N+1); the other
+// calls of iteration s; the later iterations' other calls that run ahead (the reference's inference of
+// iteration s+N comes after iteration s's training, which it does not feed). With N = 0 a step is exactly one
+// iteration in graph order. The calls that run ahead of iteration s+N read the weights the step starts with,
+// version s-1 = (s+N)-1-N, as the edge says.
 #pragma once
 
 #include <cstdint>

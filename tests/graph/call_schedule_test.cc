@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "core/config_file.h"
 #include "graph/algorithms.h"
 
@@ -44,15 +47,17 @@ TEST(CallSchedule, SynchronousStepIsOneIterationInGraphOrder) {
   EXPECT_EQ(step_calls(g, 3, 10), want);
 }
 
+// The next iteration's generation comes first; its reference and reward inference after this iteration's
+// training, which they do not feed (on devices they share, training then does not wait for them).
 TEST(CallSchedule, StalenessOneGeneratesTheNextIterationBeforeTraining) {
   const DataflowGraph g = ppo(1);
   EXPECT_EQ(names(g, step_calls(g, 1, 3)),
-            (std::vector<std::string>{"actor_gen@1", "ref_inf@1", "reward_inf@1", "actor_gen@2", "ref_inf@2",
-                                      "reward_inf@2", "actor_inf@1", "critic_inf@1", "actor_train@1",
-                                      "critic_train@1"}));
+            (std::vector<std::string>{"actor_gen@1", "ref_inf@1", "reward_inf@1", "actor_gen@2",
+                                      "actor_inf@1", "critic_inf@1", "actor_train@1", "critic_train@1",
+                                      "ref_inf@2", "reward_inf@2"}));
   EXPECT_EQ(names(g, step_calls(g, 2, 3)),
-            (std::vector<std::string>{"actor_gen@3", "ref_inf@3", "reward_inf@3", "actor_inf@2",
-                                      "critic_inf@2", "actor_train@2", "critic_train@2"}));
+            (std::vector<std::string>{"actor_gen@3", "actor_inf@2", "critic_inf@2", "actor_train@2",
+                                      "critic_train@2", "ref_inf@3", "reward_inf@3"}));
   // Nothing left to generate in the last step.
   EXPECT_EQ(names(g, step_calls(g, 3, 3)),
             (std::vector<std::string>{"actor_inf@3", "critic_inf@3", "actor_train@3", "critic_train@3"}));
@@ -67,6 +72,19 @@ TEST(CallSchedule, EveryIterationRunsEachCallOnceAndGenerationReadsVersionIMinus
       for (const CallInstance& c : step_calls(g, s, iterations))
         EXPECT_TRUE(step_of.emplace(std::make_pair(c.call, c.iteration), s).second);
     EXPECT_EQ(step_of.size(), g.mfcs.size() * size_t(iterations));
+    // Every call runs after the calls of its iteration that feed it: in an earlier step, or earlier in its.
+    for (int64_t s = 1; s <= iterations; ++s) {
+      const std::vector<CallInstance> calls = step_calls(g, s, iterations);
+      for (size_t k = 0; k < calls.size(); ++k)
+        for (int p : g.parents(calls[k].call)) {
+          const CallInstance parent{p, calls[k].iteration};
+          const auto at = std::find(calls.begin(), calls.end(), parent);
+          const bool earlier_step = step_of[std::make_pair(p, parent.iteration)] < s;
+          EXPECT_TRUE(earlier_step || at < calls.begin() + ptrdiff_t(k))
+              << "N=" << n << " step " << s << ": " << g.mfcs[size_t(calls[k].call)].name
+              << " before its input";
+        }
+    }
     const int gen = g.mfc_index("actor_gen");
     for (int64_t i = 1; i <= iterations; ++i) {
       // Step s starts with the weights of update s-1: generation of iteration i runs in step i-N (or step 1).
