@@ -5,6 +5,7 @@
 
 #include "cost/comm_model.h"
 #include "cost/memory_model.h"
+#include "plan/expert_parallel.h"
 
 namespace realign {
 namespace {
@@ -55,21 +56,39 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
   struct Piece {
     int src_tp, src_stage;  // the sender, in the source replica dst_dp mod src.dp
     double bytes;
+    int src_ep = -1;  // routed experts: sent by a device of this source ep rank (spread over its edp ranks)
   };
   // Pieces a device at `dc` lacks, given what it already holds (`have_coord` when it is in the source
   // layout).
   auto pieces_for = [&](const Layout::Coord& dc, const Layout::Coord* have_coord) {
     std::vector<Piece> out;  // one entry per sender: a device has few senders, so a linear search is cheapest
-    auto add = [&](int t, int stage, double bytes) {
+    auto add = [&](int t, int stage, double bytes, int e = -1) {
       for (Piece& piece : out)
-        if (piece.src_tp == t && piece.src_stage == stage) {
+        if (piece.src_tp == t && piece.src_stage == stage && piece.src_ep == e) {
           piece.bytes += bytes;
           return;
         }
-      out.push_back({t, stage, bytes});
+      out.push_back({t, stage, bytes, e});
     };
     for (int i : by_dst_stage[size_t(dc.pp)]) {
       const ParamInfo& p = params[size_t(i)];
+      if (p.expert) {  // whole experts over the ep ranks (plan/expert_parallel.h)
+        const double expert_bytes = double(p.numel() / p.shape[0]) * kWeightBytesPerParam;
+        const Range need = ep_shard_range(p, ep_rank_of(dc.dp, dc.tp, dst.tp, dst.ep), dst.ep);
+        Range have{0, 0};
+        if (have_coord && holds(p, have_coord->pp, src.pp, src_table))
+          have = ep_shard_range(p, ep_rank_of(have_coord->dp, have_coord->tp, src.tp, src.ep), src.ep);
+        const Range common = intersect(need, have);
+        const Range parts[2] = {common.size() > 0 ? Range{need.begin, common.begin} : need,
+                                common.size() > 0 ? Range{common.end, need.end} : Range{0, 0}};
+        const int stage = first_stage(p, src.pp, src_table);
+        for (const Range& piece : parts)
+          for (int e = 0; piece.size() > 0 && e < src.ep; ++e) {
+            const Range part = intersect(piece, ep_shard_range(p, e, src.ep));
+            if (part.size() > 0) add(0, stage, double(part.size()) * expert_bytes, e);
+          }
+        continue;
+      }
       const double row_bytes =
           double(p.numel() / p.shape[p.split_dim < 0 ? 0 : p.split_dim]) * kWeightBytesPerParam;
       const Range need = held_range(p, dc.tp, dst.tp);
@@ -113,11 +132,21 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
     uint64_t key = uint64_t(dc.pp);
     key = key * uint64_t(dst.tp) + uint64_t(dc.tp);
     key = key * uint64_t(src.pp * src.tp + 1) + (in_src ? uint64_t(sc.pp * src.tp + sc.tp + 1) : 0);
+    // Expert-parallel ranks (1 and 0 for a dense model, leaving its patterns as they were).
+    key = key * uint64_t(dst.ep) + uint64_t(ep_rank_of(dc.dp, dc.tp, dst.tp, dst.ep));
+    key = key * uint64_t(src.ep) + (in_src ? uint64_t(ep_rank_of(sc.dp, sc.tp, src.tp, src.ep)) : 0);
     auto it = patterns.find(key);
     if (it == patterns.end()) it = patterns.emplace(key, pieces_for(dc, in_src ? &sc : nullptr)).first;
     const int replica = dc.dp % src.dp;
-    for (const Piece& piece : it->second)
-      fn(r, d, src.device_of({replica, piece.src_tp, piece.src_stage}), piece.bytes);
+    const int local = dc.dp * dst.tp + dc.tp;  // spreads expert senders over the source's edp ranks
+    for (const Piece& piece : it->second) {
+      if (piece.src_ep < 0) {
+        fn(r, d, src.device_of({replica, piece.src_tp, piece.src_stage}), piece.bytes);
+        continue;
+      }
+      const int l = piece.src_ep + src.ep * (local % expert_data_parallel(src.dp, src.tp, src.ep));
+      fn(r, d, src.device_of({l / src.tp, l % src.tp, piece.src_stage}), piece.bytes);
+    }
   }
 }
 
