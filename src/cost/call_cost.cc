@@ -247,7 +247,9 @@ void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
     const double context = double(mfc.prompt_len) + double(mfc.gen_len) / 2.0;
     const double kv_per_token_layer = m.kv_cache_elements_per_rank(c.s.tp) * kActivationBytes;
     // A decoding step reads only the experts its tokens picked (the ep group's micro-batches route together).
-    const double touched = experts_touched_fraction(m, mb_seqs * double(c.s.ep) / double(c.s.tp));
+    const double routed_together =
+        experts_cut_by_tp(c.s.ep) ? mb_seqs : mb_seqs * double(c.s.ep) / double(c.s.tp);
+    const double touched = experts_touched_fraction(m, routed_together);
     const double handoff = pp_handoff_s(c, mb_seqs);
     const double token_send = c.s.pp > 1 ? p2p_s(mb_seqs * 8.0, c.pp_link) : 0.0;
     StageCost worst, cycle;

@@ -1,5 +1,7 @@
 #include "cost/layer_gemms.h"
 
+#include "plan/expert_parallel.h"
+
 namespace realign {
 
 std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, int tp_degree) {
@@ -32,9 +34,11 @@ std::vector<GemmShape> dense_mlp_gemms(const ModelSpec& m, double tokens, int tp
 
 std::vector<GemmShape> moe_mlp_gemms(const ModelSpec& m, double tokens, int tp_degree, int ep, double load) {
   const MoeSpec& e = m.moe;
-  const double h = double(m.hidden), tp = double(tp_degree), ie = double(e.expert_intermediate);
-  const double own = tokens / tp;                                    // tokens this rank routes
-  const double local = double(e.num_experts) / double(ep);           // experts this rank holds
+  const double h = double(m.hidden), tp = double(tp_degree);
+  const bool cut = experts_cut_by_tp(ep);
+  const double ie = double(e.expert_intermediate) / (cut ? tp : 1.0);  // each expert's inner size here
+  const double own = cut ? tokens : tokens / tp;                        // tokens this rank routes
+  const double local = double(e.num_experts) / double(ep);              // experts this rank holds
   const double per_expert = own * double(e.experts_per_token) * load / local;  // rows of each local expert
   std::vector<GemmShape> g = {{own, double(e.num_experts), h},
                               {per_expert, 2.0 * ie, h, local},

@@ -27,10 +27,11 @@ std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, int tp
 // A dense layer's MLP (SwiGLU: gate and up as one GEMM of twice the outputs; GPT-2: c_fc), split over tp.
 std::vector<GemmShape> dense_mlp_gemms(const ModelSpec& m, double tokens, int tp);
 
-// A mixture-of-experts layer's MLP on the busiest rank, under expert parallelism `ep` (plan/expert_parallel.h:
-// expert tensor parallelism 1): the router over the rank's tokens (a 1/tp share of its tp group's tokens),
-// the routed tokens' GEMMs over the rank's num_experts/ep experts (each expert's rows: the rank's routed
-// tokens x `load` / its experts), and the shared experts split over tp like a dense MLP.
+// A mixture-of-experts layer's MLP on the busiest rank (plan/expert_parallel.h): the router over the tokens
+// the rank routes, the routed tokens' GEMMs over the experts it holds (each expert's rows: the routed token
+// copies x `load` / its experts), and the shared experts split over tp like a dense MLP. With ep = 1 a rank
+// routes all of its tp group's tokens through a 1/tp slice of every expert; with ep > 1 it routes a 1/tp
+// share through num_experts/ep whole experts.
 std::vector<GemmShape> moe_mlp_gemms(const ModelSpec& m, double tokens, int tp, int ep, double load);
 
 }  // namespace realign

@@ -31,12 +31,14 @@ ShardSizes shard_sizes(const std::vector<ParamInfo>& params, int64_t n_layers, i
     const int64_t numel = p.numel();
     for (int stage = 0; stage < pp; ++stage) {
       if (!stage_holds(p, stage, pp, n_layers)) continue;
-      if (p.expert) {  // ep divides the experts (expert_parallel_problem): every rank holds as many
+      if (p.expert && !experts_cut_by_tp(ep)) {  // ep divides the experts: every rank holds as many
         const int64_t held = numel / p.shape[0] * ep_shard_range(p, 0, ep).size();
         s.expert_numel[size_t(stage)] += held;
         for (int t = 0; t < tp; ++t) s.numel[size_t(stage) * tp + t] += held;
         continue;
       }
+      if (p.expert)  // cut by tp along the inner dimension, like a dense MLP (counted below)
+        s.expert_numel[size_t(stage)] += numel / p.shape[size_t(p.split_dim)] * tp_shard_range(p, 0, tp).size();
       for (int t = 0; t < tp; ++t) {
         if (p.split_dim < 0) {
           s.numel[size_t(stage) * tp + t] += numel;

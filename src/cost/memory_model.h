@@ -29,7 +29,7 @@ struct ShardSizes {
   int pp = 1;
   int ep = 1;
   std::vector<int64_t> numel;          // (pp * tp), index stage * tp + tp_rank: everything held
-  std::vector<int64_t> expert_numel;   // (pp): of which routed experts, on every rank of the stage
+  std::vector<int64_t> expert_numel;   // (pp): of which routed experts, on a stage's (first) rank
   int64_t at(int stage, int tp_rank) const { return numel[size_t(stage) * tp + tp_rank]; }
   int64_t max() const;
   int64_t stage_max(int stage) const;  // the largest tp shard of a stage

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cost/memory_model.h"
+#include "plan/expert_parallel.h"
 
 namespace realign {
 
@@ -30,11 +31,12 @@ double alltoall_bytes_per_rank(const ModelSpec& m, double tokens, int tp) {
 
 double moe_layer_activation_bytes(const ModelSpec& m, double tokens, int tp, int ep) {
   const MoeSpec& e = m.moe;
-  const double h = double(m.hidden), own = tokens / double(tp);
+  const bool cut = experts_cut_by_tp(ep);  // ep 1: every token of the tp group through a 1/tp slice
+  const double h = double(m.hidden), own = cut ? tokens : tokens / double(tp);
   const double attention = tokens * h * (10.0 + 8.0 / double(tp));
   const double router = own * double(e.num_experts) * 4.0;
   const double routed = own * double(e.experts_per_token) * expert_load_factor(ep) *
-                        (2.0 * h + 6.0 * double(e.expert_intermediate));
+                        (2.0 * h + 6.0 * double(e.expert_intermediate) / (cut ? double(tp) : 1.0));
   const double shared = tokens * 6.0 * double(e.shared_experts * e.shared_intermediate) / double(tp);
   return attention + router + routed + shared;
 }

@@ -31,9 +31,9 @@ double alltoall_bytes_per_rank(const ModelSpec& m, double tokens, int tp);
 
 // Activation bytes an MoE layer keeps for the backward pass on the busiest rank, for `tokens` tokens of its
 // tp group: Korthikanti et al.'s attention and norm terms (tokens x hidden x (10 + 8/tp), FlashAttention),
-// the router's fp32 probabilities over the rank's 1/tp share, the routed copies (input, gate and up outputs,
-// the SwiGLU product: 2h + 6 x expert_intermediate bytes each, k per token, x the load), the shared experts
-// (6 x their inner size / tp per token).
+// the router's fp32 probabilities over the tokens the rank routes, the routed copies (input, gate and up
+// outputs, the SwiGLU product: 2h + 6 x the inner size held bytes each, k per token, x the load), the shared
+// experts (6 x their inner size / tp per token). See layer_gemms.h for which tokens and slices a rank has.
 double moe_layer_activation_bytes(const ModelSpec& m, double tokens, int tp, int ep);
 
 // Share of a rank's experts that `tokens` tokens routed within its ep group touch, each picking k of E

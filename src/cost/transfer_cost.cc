@@ -72,21 +72,34 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
     };
     for (int i : by_dst_stage[size_t(dc.pp)]) {
       const ParamInfo& p = params[size_t(i)];
-      if (p.expert) {  // whole experts over the ep ranks (plan/expert_parallel.h)
-        const double expert_bytes = double(p.numel() / p.shape[0]) * kWeightBytesPerParam;
-        const Range need = ep_shard_range(p, ep_rank_of(dc.dp, dc.tp, dst.tp, dst.ep), dst.ep);
-        Range have{0, 0};
-        if (have_coord && holds(p, have_coord->pp, src.pp, src_table))
-          have = ep_shard_range(p, ep_rank_of(have_coord->dp, have_coord->tp, src.tp, src.ep), src.ep);
-        const Range common = intersect(need, have);
-        const Range parts[2] = {common.size() > 0 ? Range{need.begin, common.begin} : need,
-                                common.size() > 0 ? Range{common.end, need.end} : Range{0, 0}};
+      if (p.expert) {
+        // An expert stack is held as a rectangle of (experts, inner slice): a tp slice of every expert when
+        // ep = 1, whole experts of one ep rank when ep > 1 (plan/expert_parallel.h). The source's holders
+        // (its tp ranks or its ep ranks) partition the stack, so each sends the part of what the device needs
+        // that it holds and the device lacks.
+        const int64_t E = p.shape[0], I = p.shape[size_t(p.split_dim)];
+        const double cell_bytes = double(p.numel() / (E * I)) * kWeightBytesPerParam;
+        struct Rect {
+          Range experts, inner;
+          double cells() const { return double(experts.size()) * double(inner.size()); }
+          Rect operator&(const Rect& o) const { return {intersect(experts, o.experts), intersect(inner, o.inner)}; }
+        };
+        auto held = [&](const Layout& l, int dp_rank, int tp_rank) {
+          return experts_cut_by_tp(l.ep) ? Rect{{0, E}, tp_shard_range(p, tp_rank, l.tp)}
+                                         : Rect{ep_shard_range(p, ep_rank_of(dp_rank, tp_rank, l.tp, l.ep), l.ep),
+                                                {0, I}};
+        };
+        const Rect need = held(dst, dc.dp, dc.tp);
+        const bool has = have_coord && holds(p, have_coord->pp, src.pp, src_table);
+        const Rect have = has ? held(src, have_coord->dp, have_coord->tp) : Rect{{0, 0}, {0, 0}};
         const int stage = first_stage(p, src.pp, src_table);
-        for (const Range& piece : parts)
-          for (int e = 0; piece.size() > 0 && e < src.ep; ++e) {
-            const Range part = intersect(piece, ep_shard_range(p, e, src.ep));
-            if (part.size() > 0) add(0, stage, double(part.size()) * expert_bytes, e);
-          }
+        const bool by_tp = experts_cut_by_tp(src.ep);
+        for (int j = 0; j < (by_tp ? src.tp : src.ep); ++j) {
+          const Rect slot = by_tp ? Rect{{0, E}, tp_shard_range(p, j, src.tp)} : Rect{ep_shard_range(p, j, src.ep), {0, I}};
+          const Rect wanted = need & slot;
+          const double cells = wanted.cells() - (wanted & have).cells();
+          if (cells > 0) add(by_tp ? j : 0, stage, cells * cell_bytes, by_tp ? -1 : j);
+        }
         continue;
       }
       const double row_bytes =

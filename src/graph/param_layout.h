@@ -15,8 +15,8 @@
 //   attn.q_a.weight (Rq, H) attn.q_a_norm.weight (Rq) attn.q_b.weight (heads*(dn+dr), Rq)  [Rq = q_lora_rank]
 //   attn.kv_a.weight (Rkv+dr, H) attn.kv_a_norm.weight (Rkv) attn.kv_b.weight (heads*(dn+dv), Rkv)
 //   attn.o.weight (H, heads*dv)
-// Expert parallelism (Megatron-Core's MoE parallel folding with expert tensor parallelism 1, see
-// plan/execution_plan.h) gives each of ep ranks E/ep whole experts; tensor parallelism does not cut them.
+// An expert stack's split_dim is its inner dimension I: tensor parallelism cuts it when ep = 1; with ep > 1,
+// expert parallelism gives each of ep ranks E/ep whole experts instead (plan/expert_parallel.h).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +40,7 @@ struct ParamInfo {
   bool tied_to_head = false;  // embed.weight of a tied model: also on the last stage
   int split_dim = -1;         // tensor-parallel split dimension; -1 = replicated on every tp rank
   int64_t split_unit = 1;     // the split keeps units of this many rows/columns together (a head's head_dim)
-  bool expert = false;        // a stack of routed experts along dim 0, split over the ep ranks
+  bool expert = false;        // a stack of routed experts along dim 0, split over the ep ranks when ep > 1
 
   int64_t numel() const;
   bool operator==(const ParamInfo& o) const;

@@ -21,7 +21,7 @@ std::string expert_parallel_problem(const ModelSpec& spec, int dp, int tp, int e
 
 int expert_data_parallel(int dp, int tp, int ep) {
   REALIGN_CHECK(ep >= 1 && (dp * tp) % ep == 0) << dp << "x" << tp << " ep " << ep;
-  return dp * tp / ep;
+  return experts_cut_by_tp(ep) ? dp : dp * tp / ep;
 }
 
 int ep_rank_of(int dp_rank, int tp_rank, int tp, int ep) { return (dp_rank * tp + tp_rank) % ep; }

@@ -48,9 +48,10 @@ TEST(MoeCost, MemoryHoldsEveryExpertShardedByEp) {
   const auto params = model_params(m, HeadKind::kLanguageModel);
   const double all_experts = 48.0 * 128 * 3 * 2048 * 768;
   const ShardSizes one = shard_sizes(params, m.n_layers, 2, 1, 1), eight = shard_sizes(params, m.n_layers, 2, 1, 8);
-  EXPECT_DOUBLE_EQ(double(one.stage_experts(0)), all_experts);  // ep 1: every rank holds every expert
+  // ep 1: tensor parallelism cuts every expert in half; ep 8: an eighth of the experts, whole.
+  EXPECT_DOUBLE_EQ(double(one.stage_experts(0)), all_experts / 2);
   EXPECT_DOUBLE_EQ(double(eight.stage_experts(0)), all_experts / 8);
-  EXPECT_DOUBLE_EQ(double(one.max() - eight.max()), all_experts * 7 / 8);
+  EXPECT_DOUBLE_EQ(double(one.max() - eight.max()), all_experts * 3 / 8);
 
   // A train call on d16t2p1e8 with ZeRO-1: the rest's optimizer state over dp = 16, the experts' over
   // edp = 16 x 2 / 8 = 4.
@@ -106,6 +107,10 @@ TEST(MoeCost, ReallocationMovesOnlyTheExpertsARankLacks) {
   const std::vector<double> in = realloc_inbound_bytes(params, m.n_layers, quarter, half);
   EXPECT_EQ(in, (std::vector<double>{2 * 2 * expert_bytes, 2 * 4 * expert_bytes, 2 * 4 * expert_bytes,
                                      2 * 2 * expert_bytes}));
+  // tp 2 with ep 1 holds half of every expert's inner dimension; ep 4 wants two whole experts: half of them
+  // is there. The attention and norms keep their layout and do not move.
+  const Layout cut{0, 2, 2, 1, 1}, spread{0, 2, 2, 1, 4};
+  for (double b : realloc_inbound_bytes(params, m.n_layers, cut, spread)) EXPECT_EQ(b, 2 * expert_bytes);
 }
 
 }  // namespace

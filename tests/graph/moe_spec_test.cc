@@ -107,7 +107,7 @@ TEST(MoeSpec, ParamLayoutSumsToTheCountsAndSplitsExpertsOverEp) {
   for (const ParamInfo& p : model_params(s, HeadKind::kLanguageModel)) {
     if (!p.expert) continue;
     experts += p.numel();
-    EXPECT_EQ(p.split_dim, -1) << p.name;  // tensor parallelism does not cut an expert
+    EXPECT_EQ(p.shape[size_t(p.split_dim)], 768) << p.name;  // with ep 1, tp cuts the inner dimension
     EXPECT_EQ(ep_shard_range(p, 3, 8), (Range{48, 64})) << p.name;
   }
   EXPECT_EQ(experts, 48LL * 128 * 3 * 2048 * 768);
