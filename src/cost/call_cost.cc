@@ -31,7 +31,7 @@ struct Context {
   const ShardSizes& shards;
   Link tp_link, pp_link, dp_link;
   MfcKind kind;
-  Link intra, inter;  // an ep group's all-to-all uses both (moe_cost.h)
+  Link intra, inter;  // an ep group's all-to-all uses both (moe_cost.h); intra as an all-to-all runs on it
   int devices_per_node = 1;
   // Achieved FLOP/s of a matmul over `rows` tokens (small GEMMs are far from peak) multiplying over `depth`
   // inputs (short inner loops too), and of attention over sequences of `seq_len` tokens.
@@ -298,7 +298,7 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
                            int devices_per_node, const HardwareProfile& p, const ShardSizes& shards,
                            double busy_ranks) {
   REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp && shards.ep == s.ep);
-  Link intra = intra_node_link(p), inter = inter_node_link(p);
+  Link intra = intra_node_link(p), inter = inter_node_link(p), alltoall = intra_node_alltoall_link(p);
   // Workers that share compute slots take turns: a message waits for its peer to be scheduled, the more
   // often the more ranks of the node are busy. (In realign validate on 2 cores and 4 workers, scaling
   // latency alone by this cut the residual of a fit to 360 measured call times by 22%.)
@@ -306,13 +306,14 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   const double contention = std::max(1.0, std::max(own, busy_ranks) / p.compute_slots_per_node.value);
   intra.latency_s *= contention;
   inter.latency_s *= contention;
+  alltoall.latency_s *= contention;
   // tp groups stay within a node (strategy_problem). A dp group lies in a block of dp*tp adjacent devices:
   // it crosses nodes when that block exceeds a node. Pipeline stages are such blocks in a row, so on a mesh
   // spanning nodes some stage boundary is a node boundary, and the slowest hand-off paces the pipeline.
   const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
   const bool pp_crosses = spans_nodes;
   Context c{model, s,        p, shards, intra, pp_crosses ? inter : intra, wide ? inter : intra, mfc.kind,
-            intra, inter, devices_per_node};
+            alltoall, inter, devices_per_node};
   CallEstimate e;
   const double seq_len = double(mfc.seq_len());
   switch (mfc.kind) {

@@ -19,9 +19,11 @@ double expert_load_factor(int ep);
 // One all-to-all of an ep group of consecutive devices (plan/expert_parallel.h) in which every rank sends
 // `bytes_per_rank` of routed token copies, spread evenly over the group ((ep - 1) / ep of them leave the
 // rank), and the busiest rank moves `load` times that. Ranks on one node exchange over NVLink, the rest over
-// the node's NICs: the profile's intra- and inter-node links (their bandwidth per device and direction,
-// intra-node as a curve over message size), each link carrying its share at once; plus one message latency
-// of the slowest link used and the host's overhead per collective. 0 for one rank.
+// the GPU's own NIC ("Alltoall cannot aggregate the bandwidth of multiple NICs", NVIDIA/nccl-tests issue
+// #267): `intra` is the profile's intra-node link under an all-to-all (intra_node_alltoall_link: its
+// bandwidth per device and direction, a curve over message size), `inter` its inter-node link, each
+// carrying its share at once; plus one message latency of the slowest link used and the host's overhead per
+// collective. 0 for one rank.
 double alltoall_s(double bytes_per_rank, int ep, double load, int devices_per_node, const Link& intra,
                   const Link& inter);
 

@@ -79,7 +79,7 @@ TEST(MoeCost, EpAddsTheAllToAllsAndKeepsTheFlops) {
   const ModelSpec& m = g.model("ref").spec;
   const double mb_tokens = double(seqs_per_micro_batch(g.mfcs[size_t(inf)], base.strategy)) * (256 + 1024);
   const double a2a = alltoall_s(alltoall_bytes_per_rank(m, mb_tokens, 1), 8, kExpertLoadImbalance, 8,
-                                intra_node_link(p), inter_node_link(p));
+                                intra_node_alltoall_link(p), inter_node_link(p));
   EXPECT_EQ(e1.comm_s, 0.0);
   EXPECT_NEAR(e8.comm_s, 8.0 * 48 * 2 * a2a, 1e-9 * e8.comm_s);
   // ep 8 holds an eighth of the experts: far less memory.
