@@ -13,12 +13,19 @@
 namespace realign {
 namespace {
 
-DataflowGraph grpo_qwen3_30b() {
-  return testing::graph_from_yaml(R"(
-algorithm: grpo
-models: {actor: qwen3-30b-a3b}
-batch: {prompts: 64, samples_per_prompt: 32, prompt_len: 256, gen_len: 2898, mini_batches: 4}
-)");
+using testing::grpo_qwen3_30b;
+
+// The planner on 32 H100 with the shipped profile, as `realign plan` runs it (`runtime_limits` as `train`).
+PlannerOutput plan_on_32_h100(const DataflowGraph& g, bool runtime_limits) {
+  const Cluster c = testing::h100(4);
+  Simulator sim(g, c, builtin_profile(c.device));
+  SimulatorEvaluator evaluator(sim);
+  PlanOptions options;
+  options.search.seed = 1;
+  options.search.max_steps = 2000;
+  options.search.time_budget_s = 60;
+  options.candidates.runtime_limits = runtime_limits;
+  return plan_iteration(g, c, evaluator, options);
 }
 
 TEST(MoeSearch, CandidateStrategiesSpanEveryValidEp) {
@@ -38,14 +45,7 @@ TEST(MoeSearch, CandidateStrategiesSpanEveryValidEp) {
 
 TEST(MoeSearch, PlansFitAndNameEpPerCall) {
   const DataflowGraph g = grpo_qwen3_30b();
-  const Cluster c = testing::h100(4);
-  Simulator sim(g, c, builtin_profile(c.device));
-  SimulatorEvaluator evaluator(sim);
-  PlanOptions options;
-  options.search.seed = 1;
-  options.search.max_steps = 2000;
-  options.search.time_budget_s = 60;
-  const PlannerOutput out = plan_iteration(g, c, evaluator, options);
+  const PlannerOutput out = plan_on_32_h100(g, false);
   ASSERT_TRUE(out.score.fits()) << out.score.overflow_bytes;
   for (const MfcAssignment& a : out.plan.assignments) {
     EXPECT_EQ(expert_parallel_problem(g.model(g.mfcs[size_t(g.mfc_index(a.mfc))].model).spec, a.strategy.dp,
@@ -61,14 +61,8 @@ TEST(MoeSearch, PlansFitAndNameEpPerCall) {
 }
 
 TEST(MoeSearch, TrainingRunsRefuseMoeModelsNamingTheModel) {
-  const DataflowGraph g = grpo_qwen3_30b();
-  const Cluster c = testing::h100(4);
-  Simulator sim(g, c, builtin_profile(c.device));
-  SimulatorEvaluator evaluator(sim);
-  PlanOptions options;
-  options.candidates.runtime_limits = true;  // what `realign train` plans with
   try {
-    plan_iteration(g, c, evaluator, options);
+    plan_on_32_h100(grpo_qwen3_30b(), true);
     FAIL() << "planned an MoE model for the runtime";
   } catch (const Error& e) {
     EXPECT_EQ(e.path(), "models.actor");
