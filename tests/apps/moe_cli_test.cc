@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "apps/plan_report.h"
+#include "apps/run_config.h"
 #include "cli_run.h"
 #include "core/config_file.h"
 #include "core/json.h"
@@ -47,6 +49,30 @@ TEST(MoeCli, ExamplePlansInSecondsWithEpPerCall) {
     spread |= m["ep"].get<int>() > 1;
   }
   EXPECT_TRUE(spread);
+}
+
+// `realign train` plans with the runtime's limits on (cmd_train.cc, for_runtime) before any worker starts.
+TEST(MoeCli, TrainingPlanRefusesTheMoeModelByName) {
+  apps::RunConfig config = apps::load_run_config(example("grpo_qwen3_30b_a3b_32xh100.yaml"), {});
+  EXPECT_FALSE(config.plan.candidates.runtime_limits);  // `realign plan` plans it
+  config.plan.candidates.runtime_limits = true;
+  try {
+    apps::make_plan_report(config, "");
+    FAIL() << "planned a mixture-of-experts model for the runtime";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "models.actor");
+    EXPECT_EQ(std::string(e.what()),
+              "models.actor: the runtime does not run mixture-of-experts layers yet: models.actor is "
+              "qwen3-30b-a3b (qwen3_moe, "
+              "softmax, top-8 of 128, renormalised); realign plan plans it");
+  }
+}
+
+TEST(MoeCli, NemoRlLayoutSimulatesAndFits) {
+  const auto r = run_realign("simulate " + example("grpo_qwen3_30b_a3b_32xh100.yaml") + " --plan " +
+                             example("grpo_qwen3_30b_a3b_32xh100.nemo_rl_plan.json") + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(Json::parse(r.out)["fits"].get<bool>());
 }
 
 TEST(MoeCli, EpNotDividingTheExpertsIsRefusedNamingTheField) {
