@@ -1,4 +1,5 @@
-// `realign models`: the built-in model shapes, or one HF config.json, with their parameter counts.
+// `realign models`: the built-in model shapes, or one HF config.json, with their parameter counts: total and,
+// for a mixture-of-experts model, active (per token) beside its experts and router.
 #include <cstdio>
 #include <fstream>
 
@@ -19,12 +20,19 @@ void add_models_command(CLI::App& app) {
     } else {
       for (const auto& name : builtin_model_names()) specs.push_back(builtin_model(name));
     }
-    std::printf("%-16s %-8s %7s %7s %6s %6s %8s %14s\n", "model", "family", "layers", "hidden", "heads",
-                "kv", "vocab", "parameters");
-    for (const auto& s : specs)
-      std::printf("%-16s %-8s %7lld %7lld %6lld %6lld %8lld %14lld\n", s.name.c_str(), to_string(s.family).c_str(),
-                  (long long)s.n_layers, (long long)s.hidden, (long long)s.n_heads, (long long)s.n_kv_heads,
-                  (long long)s.vocab, (long long)s.total_params());
+    std::printf("%-16s %-11s %6s %6s %5s %4s %7s %14s %14s  %s\n", "model", "family", "layers", "hidden",
+                "heads", "kv", "vocab", "parameters", "active", "experts");
+    for (const auto& s : specs) {
+      std::string experts = "-";
+      if (s.is_moe())
+        experts = std::to_string(s.moe.moe_layers_in(0, s.n_layers)) + " MoE layers: " + describe_router(s.moe) +
+                  (s.moe.shared_experts > 0 ? ", " + std::to_string(s.moe.shared_experts) + " shared" : "") +
+                  (s.mla.enabled() ? "; latent attention" : "");
+      std::printf("%-16s %-11s %6lld %6lld %5lld %4lld %7lld %14lld %14lld  %s\n", s.name.c_str(),
+                  to_string(s.family).c_str(), (long long)s.n_layers, (long long)s.hidden,
+                  (long long)s.n_heads, (long long)s.n_kv_heads, (long long)s.vocab, (long long)s.total_params(),
+                  (long long)s.active_params(), experts.c_str());
+    }
     return 0;
   });
 }

@@ -116,6 +116,7 @@ void add_profile_command(CLI::App& app) {
         const std::string source = "measured by realign profile: Gloo ping-pong between 2 local processes";
         p.intra_node_latency_s = {link.latency_s, source};
         p.intra_node_bandwidth = {link.bandwidth, source};
+        p.intra_node_alltoall_bandwidth = {link.bandwidth, source};
       }
     }
     std::printf("%-40s %12s %16s\n", "measurement", "time", "rate");

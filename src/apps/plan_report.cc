@@ -67,8 +67,11 @@ std::string format_plan_table(const PlanReport& r) {
   else
     out += line("plan: %s", r.planner.plan.name.c_str());
   out += "\n";
-  out += line("%-18s %-7s %-9s %-7s %3s %3s %3s %4s %-5s %9s %9s %9s %10s", "call", "model", "kind", "mesh",
-              "dp", "tp", "pp", "mb", "opt", "start", "end", "realloc", "peak mem");
+  // A plan with a mixture-of-experts model shows each call's expert-parallel degree too.
+  bool moe = false;
+  for (const ModelRole& m : g.models) moe |= m.spec.is_moe();
+  out += line("%-18s %-7s %-9s %-7s %3s %3s %3s %4s%s %-5s %9s %9s %9s %10s", "call", "model", "kind", "mesh",
+              "dp", "tp", "pp", "mb", moe ? "  ep" : "", "opt", "start", "end", "realloc", "peak mem");
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const Mfc& m = g.mfcs[i];
     const MfcAssignment& a = r.planner.plan.assignments[i];
@@ -77,9 +80,12 @@ std::string format_plan_table(const PlanReport& r) {
     const std::string opt = std::string(a.strategy.zero1 ? "z1" : "") +
                             (a.strategy.zero1 && a.strategy.recompute ? "," : "") +
                             (a.strategy.recompute ? "rc" : "");
-    out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d %-5s %9s %9s %9s %10s", m.name.c_str(), m.model.c_str(),
+    const std::string ep = moe ? " " + std::string(3 - std::min<size_t>(3, std::to_string(a.strategy.ep).size()), ' ') +
+                                     std::to_string(a.strategy.ep)
+                               : "";
+    out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d%s %-5s %9s %9s %9s %10s", m.name.c_str(), m.model.c_str(),
                 to_string(m.kind).c_str(), to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp,
-                a.strategy.pp, a.strategy.micro_batches, opt.empty() ? "-" : opt.c_str(),
+                a.strategy.pp, a.strategy.micro_batches, ep.c_str(), opt.empty() ? "-" : opt.c_str(),
                 format_seconds(cr.start_s).c_str(), format_seconds(cr.end_s).c_str(),
                 format_seconds(cr.realloc_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
   }
@@ -182,6 +188,7 @@ Json plan_report_json(const PlanReport& r) {
                          {"dp", a.strategy.dp},
                          {"tp", a.strategy.tp},
                          {"pp", a.strategy.pp},
+                         {"ep", a.strategy.ep},
                          {"micro_batches", a.strategy.micro_batches},
                          {"start_s", cr.start_s},
                          {"end_s", cr.end_s},

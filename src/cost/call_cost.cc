@@ -5,6 +5,8 @@
 
 #include "core/check.h"
 #include "cost/comm_model.h"
+#include "cost/layer_gemms.h"
+#include "cost/moe_cost.h"
 
 namespace realign {
 
@@ -29,6 +31,8 @@ struct Context {
   const ShardSizes& shards;
   Link tp_link, pp_link, dp_link;
   MfcKind kind;
+  Link intra, inter;  // an ep group's all-to-all uses both (moe_cost.h); intra as an all-to-all runs on it
+  int devices_per_node = 1;
   // Achieved FLOP/s of a matmul over `rows` tokens (small GEMMs are far from peak) multiplying over `depth`
   // inputs (short inner loops too), and of attention over sequences of `seq_len` tokens.
   double gemm_rate(double rows, double depth) const {
@@ -41,24 +45,26 @@ struct Context {
   }
 };
 
-// Time of one transformer layer's matmuls over `tokens` tokens on one of its tp ranks, each at the rate of
-// its shape. Megatron's column-parallel matmuls (QKV, the MLP's input: gate and up, or GPT-2's c_fc) split
-// their outputs and keep the full depth (hidden); the row-parallel ones (attention output, MLP output)
-// multiply over a 1/tp slice of their inputs, so tensor parallelism shortens their inner loops. The FLOPs
-// add up to ModelSpec::forward_flops's matmuls.
-double layer_matmul_s(const Context& c, double tokens) {
+// Time of one transformer layer's matmuls over `tokens` tokens on one of its tp ranks (a dense or an MoE
+// layer: cost/layer_gemms.h), each at the rate of its shape: tensor parallelism shortens the row-parallel
+// matmuls' inner loops, and a routed expert multiplies only the rows sent to it. The FLOPs add up to
+// ModelSpec::forward_flops's matmuls.
+double layer_matmul_s(const Context& c, double tokens, bool moe) {
   const ModelSpec& m = c.model.spec;
-  const double h = double(m.hidden), q = double(m.n_heads * m.head_dim),
-               kv = double(m.n_kv_heads * m.head_dim);
-  const double inter = double(m.intermediate), tp = double(c.s.tp);
-  const double mlp_inputs = m.family == ModelFamily::kGpt2 ? 1.0 : 2.0;
-  struct Gemm {
-    double outputs, depth;  // per rank
-  };
-  const Gemm gemms[] = {{(q + 2.0 * kv) / tp, h}, {h, q / tp}, {mlp_inputs * inter / tp, h}, {h, inter / tp}};
+  std::vector<GemmShape> gemms = attention_gemms(m, tokens, c.s.tp);
+  const std::vector<GemmShape> mlp = moe ? moe_mlp_gemms(m, tokens, c.s.tp, c.s.ep, expert_load_factor(c.s.ep))
+                                         : dense_mlp_gemms(m, tokens, c.s.tp);
+  gemms.insert(gemms.end(), mlp.begin(), mlp.end());
   double s = 0;
-  for (const Gemm& g : gemms) s += 2.0 * tokens * g.outputs * g.depth / c.gemm_rate(tokens, g.depth);
+  for (const GemmShape& g : gemms)
+    s += g.count * (2.0 * g.rows * g.outputs * g.depth / c.gemm_rate(g.rows, g.depth));
   return s;
+}
+
+// An MoE layer's two all-to-alls (dispatch and combine) in one pass over `tokens` tokens of the tp group.
+double moe_alltoalls_s(const Context& c, double tokens) {
+  return 2.0 * alltoall_s(alltoall_bytes_per_rank(c.model.spec, tokens, c.s.tp), c.s.ep,
+                          expert_load_factor(c.s.ep), c.devices_per_node, c.intra, c.inter);
 }
 // FLOPs of attention over `context` tokens in one layer for `tokens` tokens, and of the head.
 double layer_attention_flops(const ModelSpec& m, double tokens, double context) {
@@ -95,12 +101,14 @@ double tp_edges_s(const Context& c, int stage, double tokens, double head_tokens
 StageCost stage_forward(const Context& c, int stage, double tokens, double context, double head_tokens,
                         bool decoding = false) {
   const ModelSpec& m = c.model.spec;
-  const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
+  const Range range = stage_layers(m.n_layers, stage, c.s.pp);
+  const double layers = double(range.size()), moe = double(m.moe.moe_layers_in(range.begin, range.end));
   StageCost out;
   // A GEMM's rows are the micro-batch's tokens; causal attention over `context` tokens on average spans
   // sequences of 2 x context.
-  out.compute = layers * (layer_matmul_s(c, tokens) +
-                          layer_attention_flops(m, tokens, context) / c.attn_rate(2.0 * context) / c.s.tp);
+  const double attention = layer_attention_flops(m, tokens, context) / c.attn_rate(2.0 * context) / c.s.tp;
+  out.compute = (layers - moe) * (layer_matmul_s(c, tokens, false) + attention);
+  if (moe > 0) out.compute += moe * (layer_matmul_s(c, tokens, true) + attention);
   if (stage == c.s.pp - 1)  // vocabulary-parallel: the head splits its outputs
     out.compute += head_flops(c.model, head_tokens) / c.gemm_rate(head_tokens, double(m.hidden)) / c.s.tp;
   if (!decoding) out.compute /= c.p.pass_efficiency.value;
@@ -108,6 +116,7 @@ StageCost stage_forward(const Context& c, int stage, double tokens, double conte
   out.comm =
       layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link) +
       tp_edges_s(c, stage, tokens, head_tokens);
+  if (moe > 0) out.comm += moe * moe_alltoalls_s(c, tokens);
   out.overhead = layers * c.p.layer_launch_overhead_s.value;
   return out;
 }
@@ -116,9 +125,12 @@ StageCost stage_forward(const Context& c, int stage, double tokens, double conte
 // before attention and MLP of each layer, and before a language-model head.
 double stage_backward_comm_s(const Context& c, int stage, double tokens) {
   const double activation = tokens * double(c.model.spec.hidden) * kActivationBytes;
-  double syncs = 2.0 * double(stage_layers(c.model.spec.n_layers, stage, c.s.pp).size());
+  const Range range = stage_layers(c.model.spec.n_layers, stage, c.s.pp);
+  double syncs = 2.0 * double(range.size());
   if (stage == c.s.pp - 1 && c.model.head == HeadKind::kLanguageModel) syncs += 1;
-  return syncs * ring_allreduce_s(activation, c.s.tp, c.tp_link);
+  // The all-to-alls run again in reverse for the gradients of an MoE layer's routed tokens.
+  const double moe = double(c.model.spec.moe.moe_layers_in(range.begin, range.end));
+  return syncs * ring_allreduce_s(activation, c.s.tp, c.tp_link) + (moe > 0 ? moe * moe_alltoalls_s(c, tokens) : 0);
 }
 
 double pp_handoff_s(const Context& c, double tokens) {
@@ -182,10 +194,18 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   // the gradients and an all-gather of the updated weights, the same bytes) and the memory-bound passes of a
   // step (optimizer_step_bytes).
   const double shard = double(c.shards.max());
-  // Clipping sums the squared gradient norm over the tp and pp groups (one scalar each).
-  const double dp_comm = ring_allreduce_s(shard * kGradBytesPerParam, c.s.dp, c.dp_link) +
-                         ring_allreduce_s(8.0, c.s.tp, c.tp_link) + ring_allreduce_s(8.0, c.s.pp, c.pp_link);
-  const double optimizer_bytes = shard * optimizer_step_bytes(c.s);
+  // Clipping sums the squared gradient norm over the tp and pp groups (one scalar each). A routed expert's
+  // gradient is reduced over the edp ranks holding the same experts instead (plan/expert_parallel.h), and its
+  // optimizer state sharded over them with ZeRO-1.
+  const double experts = double(c.shards.max_experts());
+  double dp_comm = ring_allreduce_s((shard - experts) * kGradBytesPerParam, c.s.dp, c.dp_link) +
+                   ring_allreduce_s(8.0, c.s.tp, c.tp_link) + ring_allreduce_s(8.0, c.s.pp, c.pp_link);
+  double optimizer_bytes = (shard - experts) * optimizer_step_bytes(c.s);
+  if (experts > 0) {
+    const int edp = expert_data_parallel(c.s.dp, c.s.tp, c.s.ep);
+    dp_comm += ring_allreduce_s(experts * kGradBytesPerParam, edp, c.dp_link);
+    optimizer_bytes += experts * (8.0 + 24.0 / (c.s.zero1 ? double(edp) : 1.0));
+  }
   const double optimizer = optimizer_bytes / c.mem_rate(optimizer_bytes);
   const double steps = double(mfc.train_steps());
   // A pipelined update of a pair loss (runtime/call_forward.h) first runs a pipelined forward without
@@ -225,16 +245,20 @@ void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
     // Decode: per token, each stage reads its weight shard and its KV cache for every micro-batch
     // (memory-bound), or is bound by its FLOPs when the batch is large.
     const double context = double(mfc.prompt_len) + double(mfc.gen_len) / 2.0;
-    const double kv_per_token_layer =
-        2.0 * double(m.n_kv_heads / c.s.tp) * double(m.head_dim) * kActivationBytes;
+    const double kv_per_token_layer = m.kv_cache_elements_per_rank(c.s.tp) * kActivationBytes;
+    // A decoding step reads only the experts its tokens picked (the ep group's micro-batches route together).
+    const double routed_together =
+        experts_cut_by_tp(c.s.ep) ? mb_seqs : mb_seqs * double(c.s.ep) / double(c.s.tp);
+    const double touched = experts_touched_fraction(m, routed_together);
     const double handoff = pp_handoff_s(c, mb_seqs);
     const double token_send = c.s.pp > 1 ? p2p_s(mb_seqs * 8.0, c.pp_link) : 0.0;
     StageCost worst, cycle;
     for (int stage = 0; stage < c.s.pp; ++stage) {
       const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
       StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs, true);
-      const double bytes = double(c.shards.stage_max(stage)) * kWeightBytesPerParam +
-                           layers * kv_per_token_layer * mb_seqs * context;
+      const double experts = double(c.shards.stage_experts(stage));
+      const double weights = double(c.shards.stage_max(stage)) - experts * (1.0 - touched);
+      const double bytes = weights * kWeightBytesPerParam + layers * kv_per_token_layer * mb_seqs * context;
       sc.compute = std::max(sc.compute, bytes / c.mem_rate(bytes));
       cycle.compute += sc.compute;
       cycle.comm += sc.comm;
@@ -273,8 +297,8 @@ double optimizer_step_bytes(const Strategy& s) {
 CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strategy& s, bool spans_nodes,
                            int devices_per_node, const HardwareProfile& p, const ShardSizes& shards,
                            double busy_ranks) {
-  REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp);
-  Link intra = intra_node_link(p), inter = inter_node_link(p);
+  REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp && shards.ep == s.ep);
+  Link intra = intra_node_link(p), inter = inter_node_link(p), alltoall = intra_node_alltoall_link(p);
   // Workers that share compute slots take turns: a message waits for its peer to be scheduled, the more
   // often the more ranks of the node are busy. (In realign validate on 2 cores and 4 workers, scaling
   // latency alone by this cut the residual of a fit to 360 measured call times by 22%.)
@@ -282,12 +306,14 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   const double contention = std::max(1.0, std::max(own, busy_ranks) / p.compute_slots_per_node.value);
   intra.latency_s *= contention;
   inter.latency_s *= contention;
+  alltoall.latency_s *= contention;
   // tp groups stay within a node (strategy_problem). A dp group lies in a block of dp*tp adjacent devices:
   // it crosses nodes when that block exceeds a node. Pipeline stages are such blocks in a row, so on a mesh
   // spanning nodes some stage boundary is a node boundary, and the slowest hand-off paces the pipeline.
   const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
   const bool pp_crosses = spans_nodes;
-  Context c{model, s, p, shards, intra, pp_crosses ? inter : intra, wide ? inter : intra, mfc.kind};
+  Context c{model, s,        p, shards, intra, pp_crosses ? inter : intra, wide ? inter : intra, mfc.kind,
+            alltoall, inter, devices_per_node};
   CallEstimate e;
   const double seq_len = double(mfc.seq_len());
   switch (mfc.kind) {
@@ -334,7 +360,8 @@ CallEstimate estimate_call(const DataflowGraph& graph, const Cluster& cluster, c
   const Mfc& mfc = graph.mfcs[mfc_index];
   const ModelRole& model = graph.model(mfc.model);
   const ShardSizes shards =
-      shard_sizes(model_params(model.spec, model.head), model.spec.n_layers, a.strategy.tp, a.strategy.pp);
+      shard_sizes(model_params(model.spec, model.head), model.spec.n_layers, a.strategy.tp, a.strategy.pp,
+                  a.strategy.ep);
   return estimate_call(model, mfc, a.strategy, mesh_spans_nodes(a.mesh, cluster), cluster.devices_per_node,
                        profile, shards, busy_ranks);
 }

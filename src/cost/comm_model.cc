@@ -10,6 +10,11 @@ Link intra_node_link(const HardwareProfile& p) {
               p.collective_overhead_s.value};
 }
 
+Link intra_node_alltoall_link(const HardwareProfile& p) {
+  const Coefficient& b = p.intra_node_alltoall_bandwidth;
+  return Link{p.intra_node_latency_s.value, b.value, b.is_curve() ? &b : nullptr, p.collective_overhead_s.value};
+}
+
 Link inter_node_link(const HardwareProfile& p) {
   return Link{p.inter_node_latency_s.value, p.inter_node_bandwidth.value,
               p.inter_node_bandwidth.is_curve() ? &p.inter_node_bandwidth : nullptr,

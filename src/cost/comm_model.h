@@ -19,6 +19,8 @@ struct Link {
 };
 
 Link intra_node_link(const HardwareProfile& p);
+// The intra-node link as an all-to-all uses it (HardwareProfile::intra_node_alltoall_bandwidth).
+Link intra_node_alltoall_link(const HardwareProfile& p);
 Link inter_node_link(const HardwareProfile& p);
 
 // All-reduce of `bytes` over n ranks: the ring's bandwidth term 2(n-1)/n x bytes / bandwidth plus

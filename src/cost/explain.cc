@@ -27,6 +27,7 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"compute_slots_per_node", "ranks of a node computing at full speed at once"},
       {"intra_node_latency_s", "seconds per message"},
       {"intra_node_bandwidth", "bytes/s per device"},
+      {"intra_node_alltoall_bandwidth", "bytes/s per device, all-to-all"},
       {"inter_node_latency_s", "seconds per message"},
       {"inter_node_bandwidth", "bytes/s per device"},
       {"collective_overhead_s", "seconds per collective or message, issued by the host"},

@@ -34,7 +34,9 @@ const char* curve_variable(const std::string& coefficient) {
   if (coefficient == "gemm_depth_efficiency") return "gemm_depth";
   if (coefficient == "attention_efficiency") return "sequence_length";
   if (coefficient == "decode_bandwidth_efficiency") return "bytes_read";
-  if (coefficient == "intra_node_bandwidth" || coefficient == "inter_node_bandwidth") return "message_bytes";
+  if (coefficient == "intra_node_bandwidth" || coefficient == "inter_node_bandwidth" ||
+      coefficient == "intra_node_alltoall_bandwidth")
+    return "message_bytes";
   return nullptr;
 }
 
@@ -86,6 +88,7 @@ std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coeffic
           {"compute_slots_per_node", &compute_slots_per_node},
           {"intra_node_latency_s", &intra_node_latency_s},
           {"intra_node_bandwidth", &intra_node_bandwidth},
+          {"intra_node_alltoall_bandwidth", &intra_node_alltoall_bandwidth},
           {"inter_node_latency_s", &inter_node_latency_s},
           {"inter_node_bandwidth", &inter_node_bandwidth},
           {"collective_overhead_s", &collective_overhead_s},
@@ -116,6 +119,7 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.memory_bytes = {d.memory_bytes, spec};
   p.intra_node_latency_s = {d.intra_node_latency, spec};
   p.intra_node_bandwidth = {d.intra_node_bandwidth, spec};
+  p.intra_node_alltoall_bandwidth = {d.intra_node_bandwidth, spec + ", the link's bandwidth as for an all-reduce"};
   p.inter_node_latency_s = {d.inter_node_latency, spec};
   p.inter_node_bandwidth = {d.inter_node_bandwidth, spec};
   // Uncalibrated defaults: typical achieved fractions reported for large-model training and serving.
@@ -187,13 +191,15 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
     throw Error(r.path_of("version"),
                 "missing; this build reads profile version " + std::to_string(HardwareProfile::kVersion));
   const int64_t version = r.get_int("version");
-  // Version 4 differs only by lacking gemm_depth_efficiency: a measured or calibrated profile stays usable,
-  // with a GEMM's rate independent of its depth, as it was priced then.
+  // Version 4 differs only by lacking gemm_depth_efficiency, version 5 by lacking
+  // intra_node_alltoall_bandwidth: a measured or calibrated profile stays usable, priced as it was then (a
+  // GEMM's rate independent of its depth; an all-to-all at the all-reduce's bandwidth).
   const bool before_depth = version == 4;
-  if (version != HardwareProfile::kVersion && !before_depth)
+  const bool before_alltoall = version == 4 || version == 5;
+  if (version != HardwareProfile::kVersion && !before_alltoall)
     throw Error(r.path_of("version"), "profile version " + std::to_string(version) + " is not the version " +
                                           std::to_string(HardwareProfile::kVersion) +
-                                          " this build reads (nor 4); re-run `realign profile`");
+                                          " this build reads (nor 4 or 5); re-run `realign profile`");
   HardwareProfile p;
   p.device = r.get_string("device");
   for (auto& [name, c] : p.coefficients()) {
@@ -201,6 +207,8 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
       *c = {1.0, "absent from this version-4 profile: a GEMM's rate independent of its depth"};
       continue;
     }
+    if (before_alltoall && std::string(name) == "intra_node_alltoall_bandwidth" && !r.has(name))
+      continue;  // set from intra_node_bandwidth once that is read
     if (!r.has(name)) throw Error(r.path_of(name), "missing coefficient");
     ObjectReader cr(r.at(name), r.path_of(name));
     c->value = cr.get_double("value");
@@ -217,6 +225,12 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
       throw Error(cr.path_of("value"), may_be_zero ? "must be a number >= 0" : "must be a positive number");
   }
   r.finish();
+  if (before_alltoall && !r.has("intra_node_alltoall_bandwidth")) {
+    p.intra_node_alltoall_bandwidth = p.intra_node_bandwidth;
+    p.intra_node_alltoall_bandwidth.source =
+        "absent from this version-" + std::to_string(version) + " profile: intra_node_bandwidth (" +
+        p.intra_node_bandwidth.source + ")";
+  }
   for (const char* fraction : {"gemm_efficiency", "gemm_depth_efficiency", "attention_efficiency",
                                "decode_bandwidth_efficiency", "usable_memory_fraction", "pass_efficiency"})
     for (const auto& [name, c] : p.coefficients())

@@ -29,9 +29,9 @@ struct Coefficient {
 };
 
 struct HardwareProfile {
-  static constexpr int kVersion = 5;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node;
+  static constexpr int kVersion = 6;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node;
                                       // 3: iteration_overhead_s; 4: decode_step_overhead_s, curves;
-                                      // 5: gemm_depth_efficiency
+                                      // 5: gemm_depth_efficiency; 6: intra_node_alltoall_bandwidth
   std::string device;                 // the DeviceSpec name it describes
 
   // Device peaks (copied from the DeviceSpec so a profile stands alone).
@@ -70,6 +70,11 @@ struct HardwareProfile {
   // Links: alpha (seconds per message) and beta (bytes/s per device, one direction).
   Coefficient intra_node_latency_s;
   Coefficient intra_node_bandwidth;
+  // The same link under an all-to-all (a mixture-of-experts layer's dispatch and combine): every device
+  // sends to every other at once, without the in-switch reduction (NVLink SHARP) that lifts an all-reduce's
+  // bus bandwidth; a curve over message size like intra_node_bandwidth. Across nodes an all-to-all runs at
+  // inter_node_bandwidth (one NIC per GPU).
+  Coefficient intra_node_alltoall_bandwidth;
   Coefficient inter_node_latency_s;
   Coefficient inter_node_bandwidth;
   // Fixed cost of one collective or send/recv as an eager engine issues it (the framework's call, NCCL's
@@ -97,7 +102,8 @@ bool has_shipped_profile(const DeviceSpec& device);
 // {"version": 4, "device": "...", "<coefficient>": {"value": x, "source": "..."}, ...}; a curve adds
 // "of": "<variable>", "points": [[x, y], ...] (value: y at the last point).
 Json to_json(const HardwareProfile& profile);
-// Reads version 4 too (gemm_depth_efficiency then 1). Throws Error naming the field: another version, a
+// Reads versions 4 and 5 too (gemm_depth_efficiency then 1; intra_node_alltoall_bandwidth then the
+// all-reduce's intra_node_bandwidth). Throws Error naming the field: another version, a
 // missing or unknown coefficient, a bad value, a
 // missing source, a curve whose x does not increase or that is not monotone where it must be
 // (efficiencies and bandwidths do not fall as sizes grow).

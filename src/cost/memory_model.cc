@@ -4,10 +4,15 @@
 
 #include "core/check.h"
 #include "core/units.h"
+#include "cost/moe_cost.h"
 
 namespace realign {
 
 int64_t ShardSizes::max() const { return *std::max_element(numel.begin(), numel.end()); }
+
+int64_t ShardSizes::max_experts() const {
+  return expert_numel.empty() ? 0 : *std::max_element(expert_numel.begin(), expert_numel.end());
+}
 
 int64_t ShardSizes::stage_max(int stage) const {
   int64_t m = 0;
@@ -15,15 +20,25 @@ int64_t ShardSizes::stage_max(int stage) const {
   return m;
 }
 
-ShardSizes shard_sizes(const std::vector<ParamInfo>& params, int64_t n_layers, int tp, int pp) {
+ShardSizes shard_sizes(const std::vector<ParamInfo>& params, int64_t n_layers, int tp, int pp, int ep) {
   ShardSizes s;
   s.tp = tp;
   s.pp = pp;
+  s.ep = ep;
   s.numel.assign(size_t(tp) * pp, 0);
+  s.expert_numel.assign(size_t(pp), 0);
   for (const auto& p : params) {
     const int64_t numel = p.numel();
     for (int stage = 0; stage < pp; ++stage) {
       if (!stage_holds(p, stage, pp, n_layers)) continue;
+      if (p.expert && !experts_cut_by_tp(ep)) {  // ep divides the experts: every rank holds as many
+        const int64_t held = numel / p.shape[0] * ep_shard_range(p, 0, ep).size();
+        s.expert_numel[size_t(stage)] += held;
+        for (int t = 0; t < tp; ++t) s.numel[size_t(stage) * tp + t] += held;
+        continue;
+      }
+      if (p.expert)  // cut by tp along the inner dimension, like a dense MLP (counted below)
+        s.expert_numel[size_t(stage)] += numel / p.shape[size_t(p.split_dim)] * tp_shard_range(p, 0, tp).size();
       for (int t = 0; t < tp; ++t) {
         if (p.split_dim < 0) {
           s.numel[size_t(stage) * tp + t] += numel;
@@ -74,9 +89,28 @@ double optimizer_bytes_per_param(const Strategy& s) {
   return s.zero1 ? kOptimizerBytesPerParam / s.dp : kOptimizerBytesPerParam;
 }
 
+double expert_optimizer_bytes_per_param(const Strategy& s) {
+  return s.zero1 ? kOptimizerBytesPerParam / expert_data_parallel(s.dp, s.tp, s.ep) : kOptimizerBytesPerParam;
+}
+
+double layers_activation_bytes(const ModelSpec& spec, int64_t begin, int64_t end, double tokens, int tp,
+                               int ep) {
+  const int64_t moe = spec.moe.moe_layers_in(begin, end);
+  double bytes = double(end - begin - moe) * layer_activation_bytes(spec, tokens, tp);
+  if (moe > 0) bytes += double(moe) * moe_layer_activation_bytes(spec, tokens, tp, ep);
+  return bytes;
+}
+
+double max_layer_activation_bytes(const ModelSpec& spec, double tokens, int tp, int ep) {
+  const double dense = layer_activation_bytes(spec, tokens, tp);
+  if (!spec.is_moe()) return dense;
+  const double moe = moe_layer_activation_bytes(spec, tokens, tp, ep);
+  return spec.moe.moe_layers_in(0, spec.n_layers) < spec.n_layers ? std::max(dense, moe) : moe;
+}
+
 std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
                                           const ShardSizes& shards) {
-  REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp);
+  REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp && shards.ep == s.ep);
   const ModelSpec& spec = model.spec;
   const double seq_len = double(mfc.seq_len());
   const double mb_seqs = double(seqs_per_micro_batch(mfc, s));
@@ -86,29 +120,33 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
   for (int stage = 0; stage < s.pp; ++stage) {
     MemoryBreakdown m;
     const double params = double(shards.stage_max(stage));
-    const double layers = double(stage_layers(spec.n_layers, stage, s.pp).size());
+    const double experts = double(shards.stage_experts(stage));
+    const Range stage_range = stage_layers(spec.n_layers, stage, s.pp);
+    const double layers = double(stage_range.size());
     const bool last = stage == s.pp - 1;
     m.weights = params * kWeightBytesPerParam;
     if (mfc.kind == MfcKind::kTrain) {
       m.gradients = params * kGradBytesPerParam;
-      m.optimizer = params * optimizer_bytes_per_param(s);
+      m.optimizer = (params - experts) * optimizer_bytes_per_param(s);
+      if (experts > 0) m.optimizer += experts * expert_optimizer_bytes_per_param(s);
       const double in_flight = double(std::min(s.pp - stage, s.micro_batches));
       // With recomputation a layer keeps only its input between forward and backward; the layer being
       // recomputed holds its full activations once.
-      m.activations = s.recompute ? in_flight * layers * recomputed_layer_bytes(spec, mb_tokens) +
-                                        layer_activation_bytes(spec, mb_tokens, s.tp)
-                                  : in_flight * layers * layer_activation_bytes(spec, mb_tokens, s.tp);
+      m.activations =
+          s.recompute ? in_flight * layers * recomputed_layer_bytes(spec, mb_tokens) +
+                            max_layer_activation_bytes(spec, mb_tokens, s.tp, s.ep)
+                      : in_flight * layers_activation_bytes(spec, stage_range.begin, stage_range.end, mb_tokens,
+                                                            s.tp, s.ep);
       // Logits and their gradient, one chunk at a time.
       if (last) m.logits = 2.0 * std::min<double>(mb_tokens, kLogitChunkTokens) * vocab_shard * kLogitBytes;
     } else if (mfc.kind == MfcKind::kInference) {
-      m.activations = layer_activation_bytes(spec, mb_tokens, s.tp);
+      m.activations = max_layer_activation_bytes(spec, mb_tokens, s.tp, s.ep);
       if (last) m.logits = std::min<double>(mb_tokens, kLogitChunkTokens) * vocab_shard * kLogitBytes;
     } else {
       const double prefill_tokens = mb_seqs * double(mfc.prompt_len);
-      m.activations = layer_activation_bytes(spec, prefill_tokens, s.tp);
+      m.activations = max_layer_activation_bytes(spec, prefill_tokens, s.tp, s.ep);
       const double dp_seqs = double(seqs_per_dp_rank(mfc, s.dp));
-      m.kv_cache = 2.0 * layers * double(spec.n_kv_heads / s.tp) * double(spec.head_dim) * kActivationBytes *
-                   dp_seqs * seq_len;
+      m.kv_cache = layers * spec.kv_cache_elements_per_rank(s.tp) * kActivationBytes * dp_seqs * seq_len;
       if (last) m.logits = mb_seqs * vocab_shard * kLogitBytes;  // one position per sequence and step
     }
     out.push_back(m);

@@ -21,16 +21,22 @@ constexpr double kLogitBytes = 4.0;       // fp32 logits for the loss / log-prob
 // Logits are computed this many tokens at a time (chunked LM head + loss), bounding their memory.
 constexpr int64_t kLogitChunkTokens = 4096;
 
-// Parameter elements held by each (pipeline stage, tensor-parallel rank) of a (tp, pp) cut of a model.
+// Parameter elements held by each (pipeline stage, tensor-parallel rank) of a (tp, pp, ep) cut of a model.
+// A mixture-of-experts model's routed experts are split over the ep ranks (plan/expert_parallel.h): every
+// rank of a stage holds num_experts/ep of them, whatever its tp rank.
 struct ShardSizes {
   int tp = 1;
   int pp = 1;
-  std::vector<int64_t> numel;  // (pp * tp), index stage * tp + tp_rank
+  int ep = 1;
+  std::vector<int64_t> numel;          // (pp * tp), index stage * tp + tp_rank: everything held
+  std::vector<int64_t> expert_numel;   // (pp): of which routed experts, on a stage's (first) rank
   int64_t at(int stage, int tp_rank) const { return numel[size_t(stage) * tp + tp_rank]; }
   int64_t max() const;
   int64_t stage_max(int stage) const;  // the largest tp shard of a stage
+  int64_t stage_experts(int stage) const { return expert_numel[size_t(stage)]; }
+  int64_t max_experts() const;         // the most routed-expert elements of any stage
 };
-ShardSizes shard_sizes(const std::vector<ParamInfo>& params, int64_t n_layers, int tp, int pp);
+ShardSizes shard_sizes(const std::vector<ParamInfo>& params, int64_t n_layers, int tp, int pp, int ep = 1);
 
 // What one device holds during a call, in bytes (the worst device of the call's mesh).
 struct MemoryBreakdown {
@@ -58,14 +64,24 @@ double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp);
 // (Korthikanti et al. 2022, "full recomputation": 2sbh per layer).
 double recomputed_layer_bytes(const ModelSpec& spec, double tokens);
 
-// Optimizer state bytes per trained parameter on one device: 12 (fp32 master, m, v), over dp with ZeRO-1.
+// Optimizer state bytes per trained parameter on one device: 12 (fp32 master, m, v), over dp with ZeRO-1;
+// a routed expert's over the edp = dp*tp/ep ranks that hold the same experts (Megatron's distributed
+// optimizer shards expert parameters over the expert-data-parallel group).
 double optimizer_bytes_per_param(const Strategy& s);
+double expert_optimizer_bytes_per_param(const Strategy& s);
+
+// Activation bytes of the layers [begin, end) of a model for `tokens` tokens: dense layers by
+// layer_activation_bytes, MoE layers by moe_layer_activation_bytes (cost/moe_cost.h); and the largest of one
+// layer (the one being recomputed, or the one an inference pass holds at a time).
+double layers_activation_bytes(const ModelSpec& spec, int64_t begin, int64_t end, double tokens, int tp, int ep);
+double max_layer_activation_bytes(const ModelSpec& spec, double tokens, int tp, int ep);
 
 // Memory of a device of each pipeline stage (its largest tp shard) during a call, and the worst of them:
-// weights of the call's layout; for a train call also gradients and optimizer state; activations (train: 1F1B
-// keeps min(pp - stage, micro_batches) micro-batches in flight on a stage; inference/generate: one layer's
-// activations at a time); KV cache for generate: 2 x layers_per_stage x kv_heads/tp x head_dim x 2 bytes x
-// seqs_per_dp x seq_len; chunked fp32 logits.
+// weights of the call's layout (every expert a rank holds, not only the active ones); for a train call also
+// gradients and optimizer state; activations (train: 1F1B keeps min(pp - stage, micro_batches) micro-batches
+// in flight on a stage; inference/generate: one layer's activations at a time); KV cache for generate:
+// layers_per_stage x ModelSpec::kv_cache_elements_per_rank x 2 bytes x seqs_per_dp x seq_len; chunked fp32
+// logits.
 std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
                                           const ShardSizes& shards);
 MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,

@@ -77,19 +77,20 @@ void Simulator::set_call_time(int mfc, double time_s) {
   calls_.clear();
 }
 
-const ShardSizes& Simulator::shards(int model, int tp, int pp) {
-  const Key key{model, tp, pp};
+const ShardSizes& Simulator::shards(int model, int tp, int pp, int ep) {
+  const Key key{model | (int64_t(ep) << 32), tp, pp};
   auto it = shards_.find(key);
   if (it != shards_.end()) return it->second;
   return shards_
-      .emplace(key, shard_sizes(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, tp, pp))
+      .emplace(key, shard_sizes(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, tp, pp, ep))
       .first->second;
 }
 
 const CallEstimate& Simulator::call_estimate(int i, const MfcAssignment& a) {
   const bool spans = mesh_spans_nodes(a.mesh, cluster_);
   const Strategy& s = a.strategy;
-  const Key key{int64_t(i) | (int64_t(spans) << 32), int64_t(a.mesh.size) | (int64_t(s.dp) << 32),
+  const Key key{int64_t(i) | (int64_t(spans) << 32) | (int64_t(s.ep) << 33),
+                int64_t(a.mesh.size) | (int64_t(s.dp) << 32),
                 int64_t(s.tp) | (int64_t(s.pp) << 16) | (int64_t(s.micro_batches) << 32) |
                     (int64_t(s.zero1) << 62) | (int64_t(s.recompute) << 61)};
   auto it = calls_.find(key);
@@ -102,7 +103,7 @@ CallEstimate Simulator::estimate(int i, const MfcAssignment& a, double busy_rank
   const Strategy& s = a.strategy;
   CallEstimate e =
       estimate_call(graph_.models[size_t(m)], graph_.mfcs[size_t(i)], s, mesh_spans_nodes(a.mesh, cluster_),
-                    cluster_.devices_per_node, profile_, shards(m, s.tp, s.pp), busy_ranks);
+                    cluster_.devices_per_node, profile_, shards(m, s.tp, s.pp, s.ep), busy_ranks);
   if (const double fixed = fixed_time_[size_t(i)]; fixed >= 0) {
     e.time_s = e.compute_s = fixed;
     e.comm_s = e.overhead_s = 0;
@@ -111,7 +112,7 @@ CallEstimate Simulator::estimate(int i, const MfcAssignment& a, double busy_rank
 }
 
 const TransferCost& Simulator::realloc(int model, const Layout& src, const Layout& dst) {
-  const Key key{model, pack(src), pack(dst)};
+  const Key key{model | (int64_t(src.ep) << 24) | (int64_t(dst.ep) << 44), pack(src), pack(dst)};
   auto it = reallocs_.find(key);
   if (it != reallocs_.end()) return it->second;
   const TransferCost c = realloc_cost(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, src,
@@ -270,15 +271,20 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     st.home[m] = plan.assignments[size_t(home_call_[m])].layout();
     if (st.offloaded[m]) continue;
     const Layout& l = st.home[m];
-    const ShardSizes& sh = shards(int(m), l.tp, l.pp);
-    const double per_param =
-        graph_.models[m].trained
-            ? kWeightBytesPerParam + kGradBytesPerParam +
-                  optimizer_bytes_per_param(plan.assignments[size_t(home_call_[m])].strategy)
-            : kWeightBytesPerParam;
+    const ShardSizes& sh = shards(int(m), l.tp, l.pp, l.ep);
+    const Strategy& home = plan.assignments[size_t(home_call_[m])].strategy;
+    const bool trained = graph_.models[m].trained;
+    const double per_param = trained ? kWeightBytesPerParam + kGradBytesPerParam + optimizer_bytes_per_param(home)
+                                     : kWeightBytesPerParam;
+    // A routed expert's optimizer state is sharded over its expert-data-parallel ranks (memory_model.h).
+    const double per_expert = trained ? kWeightBytesPerParam + kGradBytesPerParam +
+                                            expert_optimizer_bytes_per_param(home)
+                                      : kWeightBytesPerParam;
     for (int rank = 0; rank < l.size(); ++rank) {
       const int stage = rank / (l.dp * l.tp), tp_rank = rank % l.tp;
-      persistent[size_t(l.first_device + rank)] += double(sh.at(stage, tp_rank)) * per_param;
+      const double experts = double(sh.stage_experts(stage));
+      persistent[size_t(l.first_device + rank)] +=
+          (double(sh.at(stage, tp_rank)) - experts) * per_param + experts * per_expert;
     }
   }
 
@@ -395,7 +401,7 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
 
   if (st.offloaded[size_t(m)]) {
     // Loaded from host memory before the call: every device reads its shard over its own host link.
-    const ShardSizes& sh = shards(m, dst.tp, dst.pp);
+    const ShardSizes& sh = shards(m, dst.tp, dst.pp, dst.ep);
     double bytes = 0, slowest = 0;
     for (int rank = 0; rank < dst.size(); ++rank) {
       const double b = double(sh.at(rank / (dst.dp * dst.tp), rank % dst.tp)) * kWeightBytesPerParam;
@@ -482,13 +488,15 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     if (home_call_[m] < 0 || st.offloaded[m] || !st.home[m].contains(device)) continue;
     const Layout& l = st.home[m];
     const Layout::Coord c = l.coord_of(device);
-    const double n = double(shards(int(m), l.tp, l.pp).at(c.pp, c.tp));
+    const ShardSizes& sh = shards(int(m), l.tp, l.pp, l.ep);
+    const double n = double(sh.at(c.pp, c.tp)), experts = double(sh.stage_experts(c.pp));
     const std::string& name = graph_.models[m].name;
     add(name + " weights", n * kWeightBytesPerParam);
     if (graph_.models[m].trained) {
       add(name + " gradients", n * kGradBytesPerParam);
+      const Strategy& home = plan.assignments[size_t(home_call_[m])].strategy;
       add(name + " optimizer state",
-          n * optimizer_bytes_per_param(plan.assignments[size_t(home_call_[m])].strategy));
+          (n - experts) * optimizer_bytes_per_param(home) + experts * expert_optimizer_bytes_per_param(home));
     }
   }
   if (graph_.staleness > 0)

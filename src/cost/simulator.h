@@ -73,7 +73,7 @@ class Simulator {
   static int64_t pack(const Layout& l);
   struct RunState;  // one simulation's timelines, memory and call instance ends (simulator.cc)
 
-  const ShardSizes& shards(int model, int tp, int pp);
+  const ShardSizes& shards(int model, int tp, int pp, int ep);
   // Call i's estimate with `busy_ranks` beside it (estimate_call), uncached; shard sizes come from the cache.
   CallEstimate estimate(int i, const MfcAssignment& a, double busy_ranks);
   // Input `data` of a call moved straight from its producer's layout to the call's (data_move_cost).

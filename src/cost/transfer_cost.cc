@@ -5,6 +5,7 @@
 
 #include "cost/comm_model.h"
 #include "cost/memory_model.h"
+#include "plan/expert_parallel.h"
 
 namespace realign {
 namespace {
@@ -55,21 +56,52 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
   struct Piece {
     int src_tp, src_stage;  // the sender, in the source replica dst_dp mod src.dp
     double bytes;
+    int src_ep = -1;  // routed experts: sent by a device of this source ep rank (spread over its edp ranks)
   };
   // Pieces a device at `dc` lacks, given what it already holds (`have_coord` when it is in the source
   // layout).
   auto pieces_for = [&](const Layout::Coord& dc, const Layout::Coord* have_coord) {
     std::vector<Piece> out;  // one entry per sender: a device has few senders, so a linear search is cheapest
-    auto add = [&](int t, int stage, double bytes) {
+    auto add = [&](int t, int stage, double bytes, int e = -1) {
       for (Piece& piece : out)
-        if (piece.src_tp == t && piece.src_stage == stage) {
+        if (piece.src_tp == t && piece.src_stage == stage && piece.src_ep == e) {
           piece.bytes += bytes;
           return;
         }
-      out.push_back({t, stage, bytes});
+      out.push_back({t, stage, bytes, e});
     };
     for (int i : by_dst_stage[size_t(dc.pp)]) {
       const ParamInfo& p = params[size_t(i)];
+      if (p.expert) {
+        // An expert stack is held as a rectangle of (experts, inner slice): a tp slice of every expert when
+        // ep = 1, whole experts of one ep rank when ep > 1 (plan/expert_parallel.h). The source's holders
+        // (its tp ranks or its ep ranks) partition the stack, so each sends the part of what the device needs
+        // that it holds and the device lacks.
+        const int64_t E = p.shape[0], I = p.shape[size_t(p.split_dim)];
+        const double cell_bytes = double(p.numel() / (E * I)) * kWeightBytesPerParam;
+        struct Rect {
+          Range experts, inner;
+          double cells() const { return double(experts.size()) * double(inner.size()); }
+          Rect operator&(const Rect& o) const { return {intersect(experts, o.experts), intersect(inner, o.inner)}; }
+        };
+        auto held = [&](const Layout& l, int dp_rank, int tp_rank) {
+          return experts_cut_by_tp(l.ep) ? Rect{{0, E}, tp_shard_range(p, tp_rank, l.tp)}
+                                         : Rect{ep_shard_range(p, ep_rank_of(dp_rank, tp_rank, l.tp, l.ep), l.ep),
+                                                {0, I}};
+        };
+        const Rect need = held(dst, dc.dp, dc.tp);
+        const bool has = have_coord && holds(p, have_coord->pp, src.pp, src_table);
+        const Rect have = has ? held(src, have_coord->dp, have_coord->tp) : Rect{{0, 0}, {0, 0}};
+        const int stage = first_stage(p, src.pp, src_table);
+        const bool by_tp = experts_cut_by_tp(src.ep);
+        for (int j = 0; j < (by_tp ? src.tp : src.ep); ++j) {
+          const Rect slot = by_tp ? Rect{{0, E}, tp_shard_range(p, j, src.tp)} : Rect{ep_shard_range(p, j, src.ep), {0, I}};
+          const Rect wanted = need & slot;
+          const double cells = wanted.cells() - (wanted & have).cells();
+          if (cells > 0) add(by_tp ? j : 0, stage, cells * cell_bytes, by_tp ? -1 : j);
+        }
+        continue;
+      }
       const double row_bytes =
           double(p.numel() / p.shape[p.split_dim < 0 ? 0 : p.split_dim]) * kWeightBytesPerParam;
       const Range need = held_range(p, dc.tp, dst.tp);
@@ -113,11 +145,21 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
     uint64_t key = uint64_t(dc.pp);
     key = key * uint64_t(dst.tp) + uint64_t(dc.tp);
     key = key * uint64_t(src.pp * src.tp + 1) + (in_src ? uint64_t(sc.pp * src.tp + sc.tp + 1) : 0);
+    // Expert-parallel ranks (1 and 0 for a dense model, leaving its patterns as they were).
+    key = key * uint64_t(dst.ep) + uint64_t(ep_rank_of(dc.dp, dc.tp, dst.tp, dst.ep));
+    key = key * uint64_t(src.ep) + (in_src ? uint64_t(ep_rank_of(sc.dp, sc.tp, src.tp, src.ep)) : 0);
     auto it = patterns.find(key);
     if (it == patterns.end()) it = patterns.emplace(key, pieces_for(dc, in_src ? &sc : nullptr)).first;
     const int replica = dc.dp % src.dp;
-    for (const Piece& piece : it->second)
-      fn(r, d, src.device_of({replica, piece.src_tp, piece.src_stage}), piece.bytes);
+    const int local = dc.dp * dst.tp + dc.tp;  // spreads expert senders over the source's edp ranks
+    for (const Piece& piece : it->second) {
+      if (piece.src_ep < 0) {
+        fn(r, d, src.device_of({replica, piece.src_tp, piece.src_stage}), piece.bytes);
+        continue;
+      }
+      const int l = piece.src_ep + src.ep * (local % expert_data_parallel(src.dp, src.tp, src.ep));
+      fn(r, d, src.device_of({l / src.tp, l % src.tp, piece.src_stage}), piece.bytes);
+    }
   }
 }
 

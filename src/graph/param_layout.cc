@@ -12,7 +12,7 @@ int64_t ParamInfo::numel() const {
 
 bool ParamInfo::operator==(const ParamInfo& o) const {
   return name == o.name && shape == o.shape && layer == o.layer && tied_to_head == o.tied_to_head &&
-         split_dim == o.split_dim && split_unit == o.split_unit;
+         split_dim == o.split_dim && split_unit == o.split_unit && expert == o.expert;
 }
 
 namespace {
@@ -25,6 +25,47 @@ ParamInfo param(std::string name, std::vector<int64_t> shape, int layer, int spl
   p.split_dim = split_dim;
   p.split_unit = unit;
   return p;
+}
+
+// Multi-head latent attention (DeepSeek-V3): the per-head projections split over tp by heads; the latents
+// and their norms are replicated.
+void add_mla(const ModelSpec& s, const std::string& p, int i, std::vector<ParamInfo>& out) {
+  const MlaSpec& m = s.mla;
+  const int64_t H = s.hidden, qk = m.qk_head_dim(), kv_unit = m.qk_nope_head_dim + m.v_head_dim;
+  if (m.q_lora_rank > 0) {
+    out.push_back(param(p + "attn.q_a.weight", {m.q_lora_rank, H}, i));
+    out.push_back(param(p + "attn.q_a_norm.weight", {m.q_lora_rank}, i));
+    out.push_back(param(p + "attn.q_b.weight", {s.n_heads * qk, m.q_lora_rank}, i, 0, qk));
+  } else {
+    out.push_back(param(p + "attn.q.weight", {s.n_heads * qk, H}, i, 0, qk));
+  }
+  out.push_back(param(p + "attn.kv_a.weight", {m.kv_lora_rank + m.qk_rope_head_dim, H}, i));
+  out.push_back(param(p + "attn.kv_a_norm.weight", {m.kv_lora_rank}, i));
+  out.push_back(param(p + "attn.kv_b.weight", {s.n_heads * kv_unit, m.kv_lora_rank}, i, 0, kv_unit));
+  out.push_back(param(p + "attn.o.weight", {H, s.n_heads * m.v_head_dim}, i, 1, m.v_head_dim));
+}
+
+// A mixture-of-experts MLP: router (replicated), routed experts (split over ep), shared experts (split over
+// tp like a dense MLP).
+void add_moe(const ModelSpec& s, const std::string& p, int i, std::vector<ParamInfo>& out) {
+  const MoeSpec& m = s.moe;
+  const int64_t H = s.hidden, E = m.num_experts, I = m.expert_intermediate;
+  out.push_back(param(p + "moe.router.weight", {E, H}, i));
+  if (m.selection_bias) out.push_back(param(p + "moe.router.bias", {E}, i));
+  for (const char* name : {"gate", "up", "down"}) {
+    const bool down = std::string(name) == "down";
+    ParamInfo e = param(p + "moe.experts." + name + ".weight",
+                        down ? std::vector<int64_t>{E, H, I} : std::vector<int64_t>{E, I, H}, i, down ? 2 : 1);
+    e.expert = true;
+    out.push_back(e);
+  }
+  if (m.shared_experts > 0) {
+    const int64_t Is = m.shared_experts * m.shared_intermediate;
+    out.push_back(param(p + "moe.shared.gate.weight", {Is, H}, i, 0));
+    out.push_back(param(p + "moe.shared.up.weight", {Is, H}, i, 0));
+    out.push_back(param(p + "moe.shared.down.weight", {H, Is}, i, 1));
+    if (m.shared_expert_gate) out.push_back(param(p + "moe.shared_gate.weight", {1, H}, i));
+  }
 }
 
 }  // namespace
@@ -41,16 +82,28 @@ std::vector<ParamInfo> model_params(const ModelSpec& s, HeadKind head) {
     const std::string p = "layers." + std::to_string(i) + ".";
     out.push_back(param(p + "attn_norm.weight", {H}, i));
     if (gpt2) out.push_back(param(p + "attn_norm.bias", {H}, i));
-    const char* names[] = {"q", "k", "v"};
-    const int64_t rows[] = {q, kv, kv};
-    for (int j = 0; j < 3; ++j) {
-      out.push_back(param(p + "attn." + names[j] + ".weight", {rows[j], H}, i, 0, hd));
-      if (s.qkv_bias) out.push_back(param(p + "attn." + names[j] + ".bias", {rows[j]}, i, 0, hd));
+    if (s.mla.enabled()) {
+      add_mla(s, p, i, out);
+    } else {
+      const char* names[] = {"q", "k", "v"};
+      const int64_t rows[] = {q, kv, kv};
+      for (int j = 0; j < 3; ++j) {
+        out.push_back(param(p + "attn." + names[j] + ".weight", {rows[j], H}, i, 0, hd));
+        if (s.qkv_bias) out.push_back(param(p + "attn." + names[j] + ".bias", {rows[j]}, i, 0, hd));
+      }
+      if (s.qk_norm) {
+        out.push_back(param(p + "attn.q_norm.weight", {hd}, i));
+        out.push_back(param(p + "attn.k_norm.weight", {hd}, i));
+      }
+      out.push_back(param(p + "attn.o.weight", {H, q}, i, 1, hd));
     }
-    out.push_back(param(p + "attn.o.weight", {H, q}, i, 1, hd));
     if (gpt2) out.push_back(param(p + "attn.o.bias", {H}, i));
     out.push_back(param(p + "mlp_norm.weight", {H}, i));
     if (gpt2) out.push_back(param(p + "mlp_norm.bias", {H}, i));
+    if (s.moe.is_moe_layer(i)) {
+      add_moe(s, p, i, out);
+      continue;
+    }
     if (!gpt2) out.push_back(param(p + "mlp.gate.weight", {I, H}, i, 0));
     out.push_back(param(p + "mlp.up.weight", {I, H}, i, 0));
     if (gpt2) out.push_back(param(p + "mlp.up.bias", {I}, i, 0));
@@ -91,6 +144,11 @@ std::vector<int64_t> tp_shard_shape(const ParamInfo& p, int tp_rank, int tp_size
   std::vector<int64_t> shape = p.shape;
   if (p.split_dim >= 0) shape[p.split_dim] = tp_shard_range(p, tp_rank, tp_size).size();
   return shape;
+}
+
+Range ep_shard_range(const ParamInfo& p, int ep_rank, int ep) {
+  if (!p.expert) return Range{0, p.shape.at(0)};
+  return balanced_part(p.shape.at(0), ep_rank, ep);
 }
 
 Range stage_layers(int64_t n_layers, int stage, int pp) { return balanced_part(n_layers, stage, pp); }

@@ -7,6 +7,16 @@
 //   layers.{i}.mlp_norm.{weight,bias}    layers.{i}.mlp.{gate,up,down}.{weight,bias}
 //   final_norm.{weight,bias}        lm_head.weight (V, H) [untied LM head]   value_head.{weight,bias} (1, H) (1)
 // Biases exist only where the family has them (GPT-2: all; Qwen2: q, k, v).
+// Mixture-of-experts layers replace mlp.* by (E experts of inner size I, S shared experts of inner size Is):
+//   layers.{i}.moe.router.weight (E, H)  .router.bias (E) [DeepSeek's selection bias]
+//   layers.{i}.moe.experts.{gate,up}.weight (E, I, H)  .experts.down.weight (E, H, I)   [split over ep, dim 0]
+//   layers.{i}.moe.shared.{gate,up}.weight (S*Is, H)  .shared.down.weight (H, S*Is)  .shared_gate.weight (1, H)
+// Qwen3 adds layers.{i}.attn.{q,k}_norm.weight (head_dim). DeepSeek's latent attention replaces attn.{q,k,v}:
+//   attn.q_a.weight (Rq, H) attn.q_a_norm.weight (Rq) attn.q_b.weight (heads*(dn+dr), Rq)  [Rq = q_lora_rank]
+//   attn.kv_a.weight (Rkv+dr, H) attn.kv_a_norm.weight (Rkv) attn.kv_b.weight (heads*(dn+dv), Rkv)
+//   attn.o.weight (H, heads*dv)
+// An expert stack's split_dim is its inner dimension I: tensor parallelism cuts it when ep = 1; with ep > 1,
+// expert parallelism gives each of ep ranks E/ep whole experts instead (plan/expert_parallel.h).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +40,7 @@ struct ParamInfo {
   bool tied_to_head = false;  // embed.weight of a tied model: also on the last stage
   int split_dim = -1;         // tensor-parallel split dimension; -1 = replicated on every tp rank
   int64_t split_unit = 1;     // the split keeps units of this many rows/columns together (a head's head_dim)
+  bool expert = false;        // a stack of routed experts along dim 0, split over the ep ranks when ep > 1
 
   int64_t numel() const;
   bool operator==(const ParamInfo& o) const;
@@ -57,6 +68,9 @@ Range balanced_part(int64_t units, int part, int parts);
 // Replicated parameters return the whole extent of dim 0.
 Range tp_shard_range(const ParamInfo& param, int tp_rank, int tp_size);
 std::vector<int64_t> tp_shard_shape(const ParamInfo& param, int tp_rank, int tp_size);
+// The experts (dim-0 range) expert-parallel rank `ep_rank` of `ep` holds of an expert stack; the whole dim 0
+// of any other parameter.
+Range ep_shard_range(const ParamInfo& param, int ep_rank, int ep);
 
 // Layers [begin, end) of pipeline stage `stage` of `pp`.
 Range stage_layers(int64_t n_layers, int stage, int pp);

@@ -10,7 +10,8 @@
 namespace realign {
 
 std::string to_string(const Strategy& s) {
-  return "d" + std::to_string(s.dp) + "t" + std::to_string(s.tp) + "p" + std::to_string(s.pp) + " x" +
+  return "d" + std::to_string(s.dp) + "t" + std::to_string(s.tp) + "p" + std::to_string(s.pp) +
+         (s.ep != 1 ? "e" + std::to_string(s.ep) : std::string()) + " x" +
          std::to_string(s.micro_batches) + (s.zero1 ? " zero1" : "") + (s.recompute ? " recompute" : "");
 }
 
@@ -47,6 +48,7 @@ Json to_json(const ExecutionPlan& plan) {
     Json m = {{"name", a.mfc},       {"mesh", to_string(a.mesh)},
               {"dp", a.strategy.dp}, {"tp", a.strategy.tp},
               {"pp", a.strategy.pp}, {"micro_batches", a.strategy.micro_batches}};
+    if (a.strategy.ep != 1) m["ep"] = a.strategy.ep;  // absent for dense models: their plans are unchanged
     if (a.strategy.zero1) m["zero1"] = true;
     if (a.strategy.recompute) m["recompute"] = true;
     j["mfcs"].push_back(m);
@@ -71,10 +73,11 @@ ExecutionPlan plan_from_json(const Json& j, const std::string& path) {
     a.strategy.dp = int(m.get_positive("dp"));
     a.strategy.tp = int(m.get_positive("tp"));
     a.strategy.pp = int(m.get_positive("pp"));
+    a.strategy.ep = int(m.get_positive("ep", 1));
     a.strategy.micro_batches = int(m.get_positive("micro_batches", 1));
     a.strategy.zero1 = m.get_bool("zero1", false);
     a.strategy.recompute = m.get_bool("recompute", false);
-    if (a.strategy.dp > 1 << 20 || a.strategy.tp > 1 << 20 || a.strategy.pp > 1 << 20 ||
+    if (a.strategy.dp > 1 << 20 || a.strategy.tp > 1 << 20 || a.strategy.pp > 1 << 20 || a.strategy.ep > 1 << 20 ||
         a.strategy.micro_batches > 1 << 20)
       throw Error(p, "parallel degrees are limited to 2^20");
     m.finish();
@@ -137,6 +140,7 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
   if (s.pp > spec.n_layers)
     return "pp " + std::to_string(s.pp) + " exceeds " + spec.name + "'s " + std::to_string(spec.n_layers) +
            " layers";
+  if (std::string ep_issue = expert_parallel_problem(spec, s.dp, s.tp, s.ep); !ep_issue.empty()) return ep_issue;
   // Every dp rank needs a row of every optimizer step (a train call's mini-batch is a segment of the batch
   // shared out over dp), so the smallest step counts.
   const int64_t seqs_per_step = mfc.min_seqs_per_step();
@@ -182,6 +186,8 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
         field = ".tp";
       else if (issue.rfind("pp", 0) == 0)
         field = ".pp";
+      else if (issue.rfind("ep", 0) == 0)
+        field = ".ep";
       else if (issue.find("micro-batches") != std::string::npos)
         field = ".micro_batches";
       else if (issue.rfind("dp*tp*pp", 0) == 0)

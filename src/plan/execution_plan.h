@@ -8,6 +8,7 @@
 #include "graph/dataflow_graph.h"
 #include "plan/cluster.h"
 #include "plan/device_mesh.h"
+#include "plan/expert_parallel.h"
 #include "plan/layout.h"
 
 namespace realign {
@@ -22,9 +23,12 @@ struct Strategy {
   // backward pass from its stored input (Megatron's full recomputation): one more forward, far less memory.
   bool zero1 = false;
   bool recompute = false;
+  // Expert parallelism of a mixture-of-experts model (plan/expert_parallel.h); 1 for a dense one. Last, so
+  // the positional initialisers {dp, tp, pp, micro_batches, zero1, recompute} keep their meaning.
+  int ep = 1;
   bool operator==(const Strategy& o) const {
-    return dp == o.dp && tp == o.tp && pp == o.pp && micro_batches == o.micro_batches && zero1 == o.zero1 &&
-           recompute == o.recompute;
+    return dp == o.dp && tp == o.tp && pp == o.pp && ep == o.ep && micro_batches == o.micro_batches &&
+           zero1 == o.zero1 && recompute == o.recompute;
   }
   bool operator!=(const Strategy& o) const { return !(*this == o); }
 };
@@ -33,7 +37,7 @@ struct MfcAssignment {
   std::string mfc;  // the call's name in the graph
   DeviceMesh mesh;
   Strategy strategy;
-  Layout layout() const { return Layout{mesh.first, strategy.dp, strategy.tp, strategy.pp}; }
+  Layout layout() const { return Layout{mesh.first, strategy.dp, strategy.tp, strategy.pp, strategy.ep}; }
   bool operator==(const MfcAssignment& o) const {
     return mfc == o.mfc && mesh == o.mesh && strategy == o.strategy;
   }
@@ -70,6 +74,6 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
 std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster, int mesh_size,
                              const Strategy& s);
 
-std::string to_string(const Strategy& s);  // "d2t4p1 x4", "d2t4p1 x4 zero1 recompute"
+std::string to_string(const Strategy& s);  // "d2t4p1 x4", "d4t2p1e8 x4 zero1 recompute"
 
 }  // namespace realign

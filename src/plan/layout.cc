@@ -20,8 +20,8 @@ int Layout::device_of(const Coord& c) const {
 
 Layout parse_layout(const std::string& text, const std::string& path) {
   const std::string grammar =
-      "a layout is written d<dp>t<tp>p<pp>[@<first device>], e.g. d2t2p1 or d4t1p2@8 (ReaLHF's d2p1m2 "
-      "also works: m is tensor parallel)";
+      "a layout is written d<dp>t<tp>p<pp>[e<ep>][@<first device>], e.g. d2t2p1, d4t1p2@8 or d4t2p1e8 "
+      "(ReaLHF's d2p1m2 also works: m is tensor parallel)";
   Layout layout;
   bool seen[256] = {false};
   size_t i = 0;
@@ -29,7 +29,7 @@ Layout parse_layout(const std::string& text, const std::string& path) {
   if (body.empty()) throw Error(path, "empty layout; " + grammar);
   while (i < body.size()) {
     const unsigned char axis = static_cast<unsigned char>(body[i]);
-    if (axis != 'd' && axis != 't' && axis != 'p' && axis != 'm')
+    if (axis != 'd' && axis != 't' && axis != 'p' && axis != 'm' && axis != 'e')
       throw Error(path, "unexpected '" + std::string(1, char(axis)) + "' in '" + text + "'; " + grammar);
     const unsigned char key = axis == 'm' ? 't' : axis;
     if (seen[key]) throw Error(path, "axis given twice in '" + text + "'; " + grammar);
@@ -39,7 +39,7 @@ Layout parse_layout(const std::string& text, const std::string& path) {
     if (j == i || j - i > 5) throw Error(path, "expected a number after '" + std::string(1, char(axis)) + "' in '" + text + "'; " + grammar);
     const int value = std::stoi(body.substr(i, j - i));
     if (value <= 0) throw Error(path, "parallel degrees must be positive in '" + text + "'");
-    (key == 'd' ? layout.dp : key == 't' ? layout.tp : layout.pp) = value;
+    (key == 'd' ? layout.dp : key == 't' ? layout.tp : key == 'e' ? layout.ep : layout.pp) = value;
     i = j;
   }
   const auto at = text.find('@');
@@ -54,6 +54,7 @@ Layout parse_layout(const std::string& text, const std::string& path) {
 
 std::string to_string(const Layout& l) {
   std::string s = "d" + std::to_string(l.dp) + "t" + std::to_string(l.tp) + "p" + std::to_string(l.pp);
+  if (l.ep != 1) s += "e" + std::to_string(l.ep);
   if (l.first_device != 0) s += "@" + std::to_string(l.first_device);
   return s;
 }

@@ -16,7 +16,11 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
       for (int mb = 1; mb <= max_micro_batches; mb *= 2) {
         // Generation gains nothing from micro-batches without pipelining; keep the space small.
         if (mfc.kind == MfcKind::kGenerate && pp == 1 && mb > 1) break;
+        // A mixture-of-experts model's experts spread over ep ranks of each stage's dp x tp grid: every
+        // power of two the rules allow (plan/expert_parallel.h); a dense model has ep 1 only.
+        for (int ep = 1; ep <= (spec.is_moe() ? dp * tp : 1); ep *= 2) {
         Strategy s{dp, tp, pp, mb};
+        s.ep = ep;
         if (!strategy_problem(mfc, spec, cluster, mesh_size, s).empty()) continue;
         out.push_back(s);
         if (mfc.kind != MfcKind::kTrain) continue;
@@ -30,6 +34,7 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
             v.recompute = recompute;
             out.push_back(v);
           }
+        }
       }
     }
   }
@@ -73,6 +78,16 @@ std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignmen
   if (a.strategy.recompute)
     return a.mfc + " recomputes activations; realign's runtime keeps them (recompute = false)";
   return "";
+}
+
+std::optional<ModelProblem> runtime_model_problem(const DataflowGraph& graph) {
+  for (const ModelRole& m : graph.models)
+    if (m.spec.is_moe() || m.spec.mla.enabled())
+      return ModelProblem{"models." + m.name,
+                          "the runtime does not run mixture-of-experts layers yet: models." + m.name + " is " +
+                              m.spec.name + " (" + to_string(m.spec.family) + ", " + describe_router(m.spec.moe) +
+                              "); realign plan plans it"};
+  return std::nullopt;
 }
 
 bool runtime_runs(const Cluster& cluster) { return is_cpu_device(cluster.device); }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,9 @@
 namespace realign {
 
 // Every valid strategy for a call on a mesh of `mesh_size` devices (dp*tp*pp = size, tp within a node and
-// dividing the heads, pp <= layers, micro-batches a power of two up to the sequences per dp rank, capped);
-// for a train call each also with ZeRO-1 (dp > 1) and with activation recomputation.
+// dividing the heads, pp <= layers, micro-batches a power of two up to the sequences per dp rank, capped; a
+// mixture-of-experts model's ep a power of two dividing its experts and dp*tp); for a train call each also
+// with ZeRO-1 (dp > 1) and with activation recomputation.
 std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster,
                                            int mesh_size, int max_micro_batches = 16);
 
@@ -33,6 +35,15 @@ struct CandidateOptions {
 // Any call, train calls included, may run on any mesh with any dp x tp x pp (generation too: pipelined over
 // its micro-batches, runtime/pipeline.h).
 std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a);
+
+// Empty when realign's runtime can build every model of the graph, else why not, naming the model's config
+// field ("models.actor"). The runtime does not run mixture-of-experts layers (or DeepSeek's latent
+// attention) yet; the planner plans and prices them.
+struct ModelProblem {
+  std::string field;  // "models.<role>"
+  std::string why;
+};
+std::optional<ModelProblem> runtime_model_problem(const DataflowGraph& graph);
 
 // Whether plans for `cluster` must keep to the runtime's limits: a cluster realign's runtime executes (CPU
 // devices, is_cpu_device). `realign plan`, `simulate` and `train` all plan such a config the same way, so a

@@ -45,6 +45,9 @@ std::string runtime_problem(const DataflowGraph& graph, const ExecutionPlan& pla
 PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster, PlanEvaluator& evaluator,
                              const PlanOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
+  // A plan for the runtime (a training run) needs models the runtime builds.
+  if (options.candidates.runtime_limits)
+    if (auto problem = runtime_model_problem(graph)) throw Error(problem->field, problem->why);
   // Check the constraints name real calls before any work.
   for (size_t g = 0; g < options.search.disjoint.size(); ++g)
     for (size_t k = 0; k < options.search.disjoint[g].size(); ++k)

@@ -61,6 +61,21 @@ TEST(HardwareProfile, ReadsAVersionFourProfileWithoutTheDepthCurve) {
   EXPECT_NE(error_of(j).find("profile.version"), std::string::npos) << error_of(j);
 }
 
+// A version-5 profile (before the all-to-all bandwidth) still loads, its all-to-alls at the all-reduce's
+// intra-node bandwidth.
+TEST(HardwareProfile, ReadsAVersionFiveProfileWithoutTheAllToAllBandwidth) {
+  Json j = to_json(h100());
+  j["version"] = 5;
+  j.erase("intra_node_alltoall_bandwidth");
+  const HardwareProfile p = hardware_profile_from_json(j, "profile");
+  EXPECT_EQ(p.intra_node_alltoall_bandwidth.points, h100().intra_node_bandwidth.points);
+  EXPECT_EQ(p.intra_node_alltoall_bandwidth.value, h100().intra_node_bandwidth.value);
+  EXPECT_NE(p.intra_node_alltoall_bandwidth.source.find("version-5"), std::string::npos);
+  // The shipped H100 profile prices an all-to-all below an all-reduce's NVLink SHARP bus bandwidth.
+  const HardwareProfile shipped = builtin_profile(builtin_device("h100-sxm", "device"));
+  EXPECT_LT(shipped.intra_node_alltoall_bandwidth.value, shipped.intra_node_bandwidth.value);
+}
+
 TEST(HardwareProfile, RejectsOtherVersionsAndMissingFields) {
   Json j = to_json(h100());
   j["version"] = 1;  // version 1 lacked call_overhead_s and step_overhead_s
