@@ -29,8 +29,10 @@ Json Trainer::rl_step(int64_t step) {
 
   // The inputs whose producers ran in earlier steps move first, in one exchange: the ranks that produced them
   // (the generation's, with train.staleness > 0) are then free for this step's own calls, which run beside
-  // the calls on other devices. Each call then gets what this step produced for it, and runs; a rank takes
-  // part only in the calls and moves it has a share in, so calls on disjoint devices overlap.
+  // the calls on other devices. A call's outputs then move to every later call of the step that reads them
+  // as soon as it is done: a rank takes part only in the calls and moves it has a share in, in this one
+  // order, so a producer's rank that also runs a long call of its own (actor_inf's, then actor_train) does
+  // not hold another device's call (critic_train) back until that call is over.
   std::vector<Consumer> early;
   for (const CallInstance& c : calls)
     early.push_back(rl_consumer(c, [&](const CallInstance& producer) {
@@ -44,13 +46,6 @@ Json Trainer::rl_step(int64_t step) {
     const Mfc& m = graph_.mfcs[size_t(c.call)];
     RlIteration& it = iterations_.at(c.iteration);
     place_->set_iteration(c.iteration);
-    const Consumer produced_here = rl_consumer(c, [&](const CallInstance& producer) {
-      return std::find(calls.begin(), calls.end(), producer) != calls.end();
-    });
-    if (!produced_here.inputs.empty()) {
-      const std::vector<Rows> moved = bring_inputs(n, {produced_here});  // held: a range-for over [0] dangles
-      for (const auto& [field, tensor] : moved[0]) inputs[k][field] = tensor;
-    }
     if (m.kind != MfcKind::kTrain)
       it.produced[m.name] = Produced{m.name, place_->layout_of(m.name, m.model), {}};
     switch (m.kind) {
@@ -65,6 +60,18 @@ Json Trainer::rl_step(int64_t step) {
         run_together({update_call(m, it, inputs[k], &update_stats[k])});
         break;
     }
+    std::vector<Consumer> readers;
+    std::vector<size_t> reader_at;
+    for (size_t j = k + 1; j < calls.size(); ++j) {
+      Consumer reader = rl_consumer(calls[j], [&](const CallInstance& producer) { return producer == c; });
+      if (reader.inputs.empty()) continue;
+      readers.push_back(std::move(reader));
+      reader_at.push_back(j);
+    }
+    if (readers.empty()) continue;
+    const std::vector<Rows> moved = bring_inputs(n, readers);
+    for (size_t r = 0; r < readers.size(); ++r)
+      for (const auto& [field, tensor] : moved[r]) inputs[reader_at[r]][field] = tensor;
   }
   // The updates' statistics, from each call's first rank: the one point where every rank meets.
   Json stats = Json::object();
