@@ -70,7 +70,7 @@ Measured read_measurement(const Args& args, const std::string& plan) {
       throw Error("--rescore",
                   run_dir + " holds no run; run validate with the same --out, --plans and --seed first");
     }
-    std::istringstream lines(runtime::read_text_file(run_dir + "/metrics.jsonl"));
+    std::istringstream lines(train::read_text_file(run_dir + "/metrics.jsonl"));
     for (std::string line; std::getline(lines, line);) {
       const Json j = Json::parse(line);
       if (j.value("stage", "") != "rl" || j["step"].get<int64_t>() < 2) continue;
@@ -92,7 +92,7 @@ std::vector<CandidatePlan> measured_plans(const Args& args, const RunConfig& con
   const std::string list = args.out + "/plans.txt";
   if (!fs::exists(list)) throw Error("--rescore", list + " not found: run validate with this --out first");
   std::vector<CandidatePlan> plans;
-  std::istringstream names(runtime::read_text_file(list));
+  std::istringstream names(train::read_text_file(list));
   for (std::string name; std::getline(names, name);) {
     if (name.empty()) continue;
     ExecutionPlan plan = load_plan_file(args.out + "/" + name + ".plan.json");
@@ -115,7 +115,7 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
   for (const CandidatePlan& p : plans) plan_list.push_back(p.plan);
   const HardwareProfile fitted =
       fit_iteration_overhead(config.graph, config.cluster, c.profile, plan_list, measured, evidence);
-  runtime::write_text_file(args.calibrate, to_json(fitted).dump(2) + "\n");
+  train::write_text_file(args.calibrate, to_json(fitted).dump(2) + "\n");
   Simulator calibrated(config.graph, config.cluster, fitted);
   std::vector<double> estimated, errors;
   for (size_t i = 0; i < plans.size(); ++i) {
@@ -175,7 +175,7 @@ void add_validate_command(CLI::App& app) {
     if (!args->rescore) {
       std::string names;
       for (const CandidatePlan& p : plans) names += p.name + "\n";
-      runtime::write_text_file(args->out + "/plans.txt", names);
+      train::write_text_file(args->out + "/plans.txt", names);
     }
     if (!args->rescore) {
       for (const CandidatePlan& p : plans) save_plan_file(p.plan, args->out + "/" + p.name + ".plan.json");
@@ -224,7 +224,7 @@ void add_validate_command(CLI::App& app) {
                             {"plan", to_json(p.plan)}});
       if (i == 0 && !args->svg.empty()) {
         const Timeline real = timeline_from_json(load_config_file(run_dir + "/timeline.json"), run_dir);
-        runtime::write_text_file(args->svg, timeline_comparison_svg(sim.timeline, real, p.name));
+        train::write_text_file(args->svg, timeline_comparison_svg(sim.timeline, real, p.name));
       }
     }
     const double mae = median(errors), tau = kendall_tau(estimated, measured);

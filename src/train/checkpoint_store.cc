@@ -13,7 +13,7 @@
 #include "io/atomic_file.h"
 #include "train/run_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace fs = std::filesystem;
 
 namespace {
@@ -144,4 +144,4 @@ CheckpointInfo open_checkpoint(const std::string& root, int64_t step) {
   return info;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -3,13 +3,13 @@
 #include "train/detail/trainer_impl.h"
 #include "train/inference_calls.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 namespace {
 
 // Preference rows [r.begin, r.end) of this step's sample: prompts with chosen and rejected responses.
 struct PreferenceRows {
-  SequenceBatch chosen, rejected;
+  runtime::SequenceBatch chosen, rejected;
 };
 
 }  // namespace
@@ -18,25 +18,26 @@ Json Trainer::dpo_step(int64_t) {
   int64_t n = in_.algorithm.batch.prompts;
   std::vector<int64_t> idx = pref_sampler_->next(n);
   auto pairs = [&](const Range& r) {
-    std::vector<TokenIds> p, c, q;
+    std::vector<runtime::TokenIds> p, c, q;
     for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
       p.push_back(codec_.encode_prompt(rec.prompt));
       c.push_back(codec_.encode(rec.chosen));
       q.push_back(codec_.encode(rec.rejected));
     }
-    return PreferenceRows{make_sequence_batch(p, c, codec_.pad_id()),
-                          make_sequence_batch(p, q, codec_.pad_id())};
+    return PreferenceRows{runtime::make_sequence_batch(p, c, codec_.pad_id()),
+                          runtime::make_sequence_batch(p, q, codec_.pad_id())};
   };
   // The reference's summed log-probs, computed on its layout and moved from there to the policy's.
   Produced ref{"ref_inf", place_->layout_of("ref_inf", "ref"), {}};
-  run("ref_inf", "ref", [&](const CallContext& ctx, model::Transformer& m) {
+  run("ref_inf", "ref", [&](const runtime::CallContext& ctx, model::Transformer& m) {
     const PreferenceRows b = pairs(rows_in("ref_inf", "ref", n));
-    ref.rows["chosen"] = sum_over_response(logprobs_call(ctx, m, b.chosen), b.chosen);
-    ref.rows["rejected"] = sum_over_response(logprobs_call(ctx, m, b.rejected), b.rejected);
+    ref.rows["chosen"] = runtime::sum_over_response(logprobs_call(ctx, m, b.chosen), b.chosen);
+    ref.rows["rejected"] = runtime::sum_over_response(logprobs_call(ctx, m, b.rejected), b.rejected);
   });
-  const Rows on_policy = bring_inputs(n, {{"actor_train", "actor", {{&ref, {"chosen", "rejected"}}}, 1}})[0];
+  const runtime::Rows on_policy =
+      bring_inputs(n, {{"actor_train", "actor", {{&ref, {"chosen", "rejected"}}}, 1}})[0];
   Json stats;
-  run("actor_train", "actor", [&](const CallContext& ctx, model::Transformer&) {
+  run("actor_train", "actor", [&](const runtime::CallContext& ctx, model::Transformer&) {
     const PreferenceRows b = pairs(rows_in("actor_train", "actor", n));
     const PairStats st = dpo_train_call(ctx, *actor_, b.chosen, b.rejected, on_policy.at("chosen"),
                                         on_policy.at("rejected"), t_.dpo_beta, t_.dpo_label_smoothing);
@@ -48,4 +49,4 @@ Json Trainer::dpo_step(int64_t) {
   return from_call("actor_train", "actor", stats);
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

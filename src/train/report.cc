@@ -9,7 +9,7 @@
 #include "train/metrics_log.h"
 #include "train/run_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace fs = std::filesystem;
 
 std::vector<CurvePanel> report_panels() {
@@ -65,4 +65,4 @@ std::vector<std::string> write_report(const std::string& run_dir, const std::str
   return written;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

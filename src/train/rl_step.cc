@@ -11,7 +11,7 @@
 #include "train/detail/step_helpers.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 Json Trainer::rl_step(int64_t step) {
   const Stage& stage = stages_[size_t(current_stage_)];
@@ -37,7 +37,7 @@ Json Trainer::rl_step(int64_t step) {
       return std::find(calls.begin(), calls.end(), producer) == calls.end();
     }));
   place_->set_iteration(iteration);  // they feed this iteration's calls
-  std::vector<Rows> inputs = bring_inputs(n, early);
+  std::vector<runtime::Rows> inputs = bring_inputs(n, early);
   std::vector<Json> update_stats(calls.size(), Json::object());
   for (size_t k = 0; k < calls.size(); ++k) {
     const CallInstance& c = calls[k];
@@ -48,7 +48,8 @@ Json Trainer::rl_step(int64_t step) {
       return std::find(calls.begin(), calls.end(), producer) != calls.end();
     });
     if (!produced_here.inputs.empty()) {
-      const std::vector<Rows> moved = bring_inputs(n, {produced_here});  // held: a range-for over [0] dangles
+      const std::vector<runtime::Rows> moved =
+          bring_inputs(n, {produced_here});  // held: a range-for over [0] dangles
       for (const auto& [field, tensor] : moved[0]) inputs[k][field] = tensor;
     }
     if (m.kind != MfcKind::kTrain)
@@ -80,4 +81,4 @@ Json Trainer::rl_step(int64_t step) {
   return stats;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

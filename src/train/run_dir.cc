@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace fs = std::filesystem;
 
 RunDir create_run_dir(const std::string& root) {
@@ -51,4 +51,4 @@ std::string read_text_file(const std::string& path) {
   return s.str();
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

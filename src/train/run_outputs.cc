@@ -6,7 +6,7 @@
 #include "train/device_idle.h"
 #include "train/metrics_log.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 void Trainer::write_start_files(const RunDir& dir, int64_t done) const {
   if (in_.resume) {
@@ -58,4 +58,4 @@ void Trainer::report_step(const RunDir& dir, int64_t step, int64_t total, const 
   if (in_.progress) bar.update(step, fields);
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 void Trainer::build_stages() {
   const std::string& a = algorithm_;
@@ -57,11 +57,12 @@ void Trainer::enter_stage(int index, bool fresh) {
   current_stage_ = index;
   const Stage& s = stages_[size_t(index)];
   // The plan may shard a model's Adam state over its train call's dp ranks (ZeRO-1); so may the config.
-  auto reset_optim = [&](const std::string& role, TrainedModel& m, OptimConfig c, int64_t steps) {
+  auto reset_optim = [&](const std::string& role, runtime::TrainedModel& m, runtime::OptimConfig c,
+                         int64_t steps) {
     const auto planned = in_.layouts.zero1.find(role);
     c.zero1 = c.zero1 || (planned != in_.layouts.zero1.end() && planned->second);
     m.config = c;
-    if (m.model) m.optim = std::make_unique<AdamW>(m.model->named_params(), c, steps);
+    if (m.model) m.optim = std::make_unique<runtime::AdamW>(m.model->named_params(), c, steps);
   };
   if (s.kind == "sft")
     reset_optim("actor", *actor_, algorithm_ == "sft" ? t_.optim : t_.sft_stage.optim, s.steps);
@@ -79,8 +80,8 @@ void Trainer::enter_stage(int index, bool fresh) {
   // homes; a rank in neither takes no part).
   const ShardMap actor_held = actor_ && actor_->model ? actor_->model->named_params() : ShardMap{};
   auto from_actor = [&](const std::string& role) {
-    ShardMover mover(model_params(spec("actor"), HeadKind::kLanguageModel), spec("actor").n_layers,
-                     shape("actor").dtype);
+    runtime::ShardMover mover(model_params(spec("actor"), HeadKind::kLanguageModel), spec("actor").n_layers,
+                              shape("actor").dtype);
     return mover.move(*world_, actor_held, place_->home("actor"), place_->home(role));
   };
   if ((s.kind == "rl" || s.kind == "dpo") && has_ref_ && spec("ref") == spec("actor") &&
@@ -94,4 +95,4 @@ void Trainer::enter_stage(int index, bool fresh) {
   }
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -10,14 +10,14 @@
 #include "runtime/call_forward.h"
 #include "train/inference_calls.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 at::Tensor rows(const at::Tensor& t, int64_t begin, int64_t end) { return t.slice(0, begin, end); }
 
 // This rank's rows of each mini-batch, as local row ranges: its shares of the whole batch's segments.
-std::vector<std::pair<int64_t, int64_t>> mini_batch_bounds(const CallContext& ctx, int64_t local_rows,
-                                                           int64_t mini_batches) {
+std::vector<std::pair<int64_t, int64_t>> mini_batch_bounds(const runtime::CallContext& ctx,
+                                                           int64_t local_rows, int64_t mini_batches) {
   at::Tensor total = at::tensor({local_rows}, at::kLong);
   if (ctx.dp->size() > 1) ctx.dp->all_reduce_sum(total);
   const int64_t n = total.item<int64_t>();
@@ -34,12 +34,12 @@ std::vector<std::pair<int64_t, int64_t>> mini_batch_bounds(const CallContext& ct
   return out;
 }
 
-double mask_tokens(const SequenceBatch& b) { return b.response_mask.sum().item<double>(); }
+double mask_tokens(const runtime::SequenceBatch& b) { return b.response_mask.sum().item<double>(); }
 
 // The factor that turns a sum over this rank's items (tokens or pairs; `count` of them) into its share of the
 // mean over the whole dp group's items (dp_weight / count): losses summed per micro-batch then add up to it.
-double sum_scale(const CallContext& ctx, double count) {
-  const double w = dp_weight(ctx, count);
+double sum_scale(const runtime::CallContext& ctx, double count) {
+  const double w = runtime::dp_weight(ctx, count);
   return count > 0 ? w / count : 0.0;
 }
 
@@ -54,18 +54,18 @@ int64_t mini_batch_count(int64_t rows, int64_t mini_batches) {
   return std::max<int64_t>(1, std::min(mini_batches, rows));
 }
 
-ActorStats actor_train_call(const CallContext& ctx, TrainedModel& actor, const PpoBatch& batch,
-                            const ActorOptions& o) {
+ActorStats actor_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& actor,
+                            const PpoBatch& batch, const ActorOptions& o) {
   ActorStats stats;
   const auto bounds = mini_batch_bounds(ctx, batch.seqs.size(), o.mini_batches);
   for (int64_t epoch = 0; epoch < o.epochs && !stats.early_stopped; ++epoch) {
     for (auto [b0, b1] : bounds) {
-      SequenceBatch mb = slice_rows(batch.seqs, b0, b1);
+      runtime::SequenceBatch mb = runtime::slice_rows(batch.seqs, b0, b1);
       const double k = sum_scale(ctx, mask_tokens(mb));
       // Per micro-batch (rows [r0, r1) of the mini-batch): token means times its token count, i.e. sums.
-      const LossSums sums = backward_loss(
-          ctx, *actor.model, {&mb}, HeadKindOut::kLogprobsEntropy, 5,
-          [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+      const runtime::LossSums sums = runtime::backward_loss(
+          ctx, *actor.model, {&mb}, runtime::HeadKindOut::kLogprobsEntropy, 5,
+          [&](const std::vector<runtime::HeadOutputs>& out, int64_t r0, int64_t r1) {
             const at::Tensor& logprobs = out[0].logprobs;
             const at::Tensor mask = rows(mb.response_mask, r0, r1);
             const double tokens = k * mask.sum().item<double>();
@@ -83,12 +83,13 @@ ActorStats actor_train_call(const CallContext& ctx, TrainedModel& actor, const P
               kl_loss = kl.item<double>();
             }
             if (o.entropy_coef != 0) loss = loss - o.entropy_coef * ent;
-            return RowsLoss{loss * tokens, scaled({pl.loss.item<double>(), kl_loss, ent.item<double>(),
-                                                   pl.clip_fraction, pl.approx_kl},
-                                                  tokens)};
+            return runtime::RowsLoss{
+                loss * tokens,
+                scaled({pl.loss.item<double>(), kl_loss, ent.item<double>(), pl.clip_fraction, pl.approx_kl},
+                       tokens)};
           });
-      UpdateInfo u = apply_gradients(ctx, actor);
-      std::vector<double> m = dp_mean(ctx, sums.stats);
+      runtime::UpdateInfo u = runtime::apply_gradients(ctx, actor);
+      std::vector<double> m = runtime::dp_mean(ctx, sums.stats);
       stats.policy_loss += m[0], stats.kl_loss += m[1], stats.entropy += m[2], stats.clip_fraction += m[3];
       stats.approx_kl += m[4], stats.grad_norm += u.grad_norm, stats.lr = u.lr;
       ++stats.updates;
@@ -105,26 +106,28 @@ ActorStats actor_train_call(const CallContext& ctx, TrainedModel& actor, const P
   return stats;
 }
 
-CriticStats critic_train_call(const CallContext& ctx, TrainedModel& critic, const PpoBatch& batch,
-                              double value_clip, int64_t epochs, int64_t mini_batches) {
+CriticStats critic_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& critic,
+                              const PpoBatch& batch, double value_clip, int64_t epochs,
+                              int64_t mini_batches) {
   CriticStats stats;
   const auto bounds = mini_batch_bounds(ctx, batch.seqs.size(), mini_batches);
   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
     for (auto [b0, b1] : bounds) {
-      SequenceBatch mb = slice_rows(batch.seqs, b0, b1);
+      runtime::SequenceBatch mb = runtime::slice_rows(batch.seqs, b0, b1);
       const double k = sum_scale(ctx, mask_tokens(mb));
-      const LossSums sums = backward_loss(
-          ctx, *critic.model, {&mb}, HeadKindOut::kValues, 2,
-          [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+      const runtime::LossSums sums = runtime::backward_loss(
+          ctx, *critic.model, {&mb}, runtime::HeadKindOut::kValues, 2,
+          [&](const std::vector<runtime::HeadOutputs>& out, int64_t r0, int64_t r1) {
             const at::Tensor mask = rows(mb.response_mask, r0, r1);
             const double tokens = k * mask.sum().item<double>();
             const algo::ValueLoss vl =
                 algo::ppo_value_loss(out[0].values, rows(batch.old_values, b0 + r0, b0 + r1),
                                      rows(batch.returns, b0 + r0, b0 + r1), mask, value_clip);
-            return RowsLoss{vl.loss * tokens, scaled({vl.loss.item<double>(), vl.clip_fraction}, tokens)};
+            return runtime::RowsLoss{vl.loss * tokens,
+                                     scaled({vl.loss.item<double>(), vl.clip_fraction}, tokens)};
           });
-      UpdateInfo u = apply_gradients(ctx, critic);
-      std::vector<double> m = dp_mean(ctx, sums.stats);
+      runtime::UpdateInfo u = runtime::apply_gradients(ctx, critic);
+      std::vector<double> m = runtime::dp_mean(ctx, sums.stats);
       stats.value_loss += m[0], stats.clip_fraction += m[1], stats.grad_norm += u.grad_norm;
       ++stats.updates;
     }
@@ -134,15 +137,17 @@ CriticStats critic_train_call(const CallContext& ctx, TrainedModel& critic, cons
   return stats;
 }
 
-SftStats sft_train_call(const CallContext& ctx, TrainedModel& m, const SequenceBatch& batch) {
+SftStats sft_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& m,
+                        const runtime::SequenceBatch& batch) {
   const double k = sum_scale(ctx, mask_tokens(batch));
-  const LossSums sums = backward_loss(
-      ctx, *m.model, {&batch}, HeadKindOut::kLogprobs, 0,
-      [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
-        return RowsLoss{-algo::masked_sum(out[0].logprobs, rows(batch.response_mask, r0, r1)) * k, {}};
+  const runtime::LossSums sums = runtime::backward_loss(
+      ctx, *m.model, {&batch}, runtime::HeadKindOut::kLogprobs, 0,
+      [&](const std::vector<runtime::HeadOutputs>& out, int64_t r0, int64_t r1) {
+        return runtime::RowsLoss{-algo::masked_sum(out[0].logprobs, rows(batch.response_mask, r0, r1)) * k,
+                                 {}};
       });
-  UpdateInfo u = apply_gradients(ctx, m);
-  return SftStats{dp_mean(ctx, {sums.loss})[0], u.grad_norm, u.lr};
+  runtime::UpdateInfo u = runtime::apply_gradients(ctx, m);
+  return SftStats{runtime::dp_mean(ctx, {sums.loss})[0], u.grad_norm, u.lr};
 }
 
 namespace {
@@ -150,44 +155,50 @@ namespace {
 // One step of a loss over preference pairs (row i of `chosen` against row i of `rejected`), a mean over every
 // dp rank's pairs: `pair_loss` gives the PairLoss of rows [r0, r1) from their outputs.
 using PairLossOfRows =
-    std::function<algo::PairLoss(const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1)>;
-PairStats pair_train_step(const CallContext& ctx, TrainedModel& m, const SequenceBatch& chosen,
-                          const SequenceBatch& rejected, HeadKindOut what, const PairLossOfRows& pair_loss) {
+    std::function<algo::PairLoss(const std::vector<runtime::HeadOutputs>& out, int64_t r0, int64_t r1)>;
+PairStats pair_train_step(const runtime::CallContext& ctx, runtime::TrainedModel& m,
+                          const runtime::SequenceBatch& chosen, const runtime::SequenceBatch& rejected,
+                          runtime::HeadKindOut what, const PairLossOfRows& pair_loss) {
   const double k = sum_scale(ctx, double(chosen.size()));
-  const LossSums sums = backward_loss(
+  const runtime::LossSums sums = runtime::backward_loss(
       ctx, *m.model, {&chosen, &rejected}, what, 3,
-      [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
+      [&](const std::vector<runtime::HeadOutputs>& out, int64_t r0, int64_t r1) {
         const algo::PairLoss pl = pair_loss(out, r0, r1);
         const double pairs = k * double(r1 - r0);
-        return RowsLoss{pl.loss * pairs, scaled({pl.loss.item<double>(), pl.accuracy, pl.margin}, pairs)};
+        return runtime::RowsLoss{pl.loss * pairs,
+                                 scaled({pl.loss.item<double>(), pl.accuracy, pl.margin}, pairs)};
       });
-  UpdateInfo u = apply_gradients(ctx, m);
-  std::vector<double> v = dp_mean(ctx, sums.stats);
+  runtime::UpdateInfo u = runtime::apply_gradients(ctx, m);
+  std::vector<double> v = runtime::dp_mean(ctx, sums.stats);
   return PairStats{v[0], v[1], v[2], u.grad_norm};
 }
 
 }  // namespace
 
-PairStats reward_model_train_call(const CallContext& ctx, TrainedModel& m, const SequenceBatch& chosen,
-                                  const SequenceBatch& rejected) {
-  return pair_train_step(ctx, m, chosen, rejected, HeadKindOut::kValues,
-                         [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
-                           return algo::bradley_terry_loss(
-                               last_response_value(out[0].values, slice_rows(chosen, r0, r1)),
-                               last_response_value(out[1].values, slice_rows(rejected, r0, r1)));
-                         });
+PairStats reward_model_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& m,
+                                  const runtime::SequenceBatch& chosen,
+                                  const runtime::SequenceBatch& rejected) {
+  return pair_train_step(
+      ctx, m, chosen, rejected, runtime::HeadKindOut::kValues,
+      [&](const std::vector<runtime::HeadOutputs>& out, int64_t r0, int64_t r1) {
+        return algo::bradley_terry_loss(
+            runtime::last_response_value(out[0].values, runtime::slice_rows(chosen, r0, r1)),
+            runtime::last_response_value(out[1].values, runtime::slice_rows(rejected, r0, r1)));
+      });
 }
 
-PairStats dpo_train_call(const CallContext& ctx, TrainedModel& m, const SequenceBatch& chosen,
-                         const SequenceBatch& rejected, const at::Tensor& ref_chosen,
-                         const at::Tensor& ref_rejected, double beta, double label_smoothing) {
-  return pair_train_step(ctx, m, chosen, rejected, HeadKindOut::kLogprobs,
-                         [&](const std::vector<HeadOutputs>& out, int64_t r0, int64_t r1) {
-                           return algo::dpo_loss(
-                               sum_over_response(out[0].logprobs, slice_rows(chosen, r0, r1)),
-                               sum_over_response(out[1].logprobs, slice_rows(rejected, r0, r1)),
-                               rows(ref_chosen, r0, r1), rows(ref_rejected, r0, r1), beta, label_smoothing);
-                         });
+PairStats dpo_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& m,
+                         const runtime::SequenceBatch& chosen, const runtime::SequenceBatch& rejected,
+                         const at::Tensor& ref_chosen, const at::Tensor& ref_rejected, double beta,
+                         double label_smoothing) {
+  return pair_train_step(
+      ctx, m, chosen, rejected, runtime::HeadKindOut::kLogprobs,
+      [&](const std::vector<runtime::HeadOutputs>& out, int64_t r0, int64_t r1) {
+        return algo::dpo_loss(
+            runtime::sum_over_response(out[0].logprobs, runtime::slice_rows(chosen, r0, r1)),
+            runtime::sum_over_response(out[1].logprobs, runtime::slice_rows(rejected, r0, r1)),
+            rows(ref_chosen, r0, r1), rows(ref_rejected, r0, r1), beta, label_smoothing);
+      });
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -14,7 +14,7 @@
 #include "train/detail/trainer_impl.h"
 #include "train/thread_budget.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -113,7 +113,7 @@ TrainResult Trainer::run() {
 }
 
 TrainResult run_training(const TrainerInput& input, comm::World& world) {
-  auto place = std::make_unique<CallPlacement>(
+  auto place = std::make_unique<runtime::CallPlacement>(
       world.global(), [&world](const Layout& layout) { return world.axis_groups(layout); }, input.layouts);
   Trainer trainer(input, std::move(place));
   return trainer.run();
@@ -132,9 +132,9 @@ TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group>
     g.tp = g.pp = comm::single_rank_group();
     return g;
   };
-  auto place = std::make_unique<CallPlacement>(world, groups, CallLayouts{});
+  auto place = std::make_unique<runtime::CallPlacement>(world, groups, runtime::CallLayouts{});
   Trainer trainer(input, std::move(place));
   return trainer.run();
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -6,7 +6,7 @@
 #include "train/detail/train_checkpoint.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 int64_t Trainer::resume_from(const RunDir& dir, int64_t total) {
   // Rank 0 alone reads the run directory (other nodes need not see it) and hands the others the checkpoint's
@@ -19,7 +19,7 @@ int64_t Trainer::resume_from(const RunDir& dir, int64_t total) {
                                    " but the run has only " + std::to_string(total) + " steps");
     head = Json{{"step", latest ? *latest : int64_t(0)}};
   }
-  const int64_t done = broadcast_json(*world_, head, 0)["step"].get<int64_t>();
+  const int64_t done = runtime::broadcast_json(*world_, head, 0)["step"].get<int64_t>();
   if (done == 0) {
     enter_stage(0, true);
     return 0;
@@ -30,7 +30,7 @@ int64_t Trainer::resume_from(const RunDir& dir, int64_t total) {
   std::map<std::string, at::Tensor> in_flight;
   const Json loop =
       lead() ? load_train_checkpoint(dir.checkpoints(), done, full.slots(), &in_flight) : Json();
-  const Json state = broadcast_json(*world_, loop, 0);
+  const Json state = runtime::broadcast_json(*world_, loop, 0);
   restore_loop_state(state);
   full.scatter(*world_, placed);
   restore_in_flight(state.value("in_flight", Json::array()), in_flight);
@@ -42,7 +42,7 @@ void Trainer::save_checkpoint(const RunDir& dir, int64_t step) {
   // ZeRO-1 keeps each dp rank's share of the optimizer state: bring it whole before saving.
   for (auto [role, m] :
        {std::pair{"actor", actor_.get()}, {"critic", critic_.get()}, {"reward", reward_.get()}})
-    if (m && m->optim) gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
+    if (m && m->optim) runtime::gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
   const FullCheckpointSlots full = FullCheckpointSlots::gather(*world_, placed_slots());
   Json loop = loop_state();
   const std::map<std::string, at::Tensor> in_flight = gather_in_flight(&loop["in_flight"]);
@@ -89,7 +89,8 @@ std::map<std::string, at::Tensor> Trainer::gather_in_flight(Json* meta) {
   for (const auto& [number, it] : iterations_) {
     Json calls = Json::object();
     for (const auto& [call, produced] : it.produced) {
-      const Rows all = place_->move_rows({{call, produced.layout, kLead, it.rows.n, produced.rows, 1}}).at(0);
+      const runtime::Rows all =
+          place_->move_rows({{call, produced.layout, kLead, it.rows.n, produced.rows, 1}}).at(0);
       calls[call] = Json::array();
       for (const auto& [field, tensor] : all) {
         out[in_flight_key(number, call, field)] = tensor;
@@ -116,7 +117,7 @@ void Trainer::restore_in_flight(const Json& meta, const std::map<std::string, at
     it.weight_version = entry.at("weight_version").get<int64_t>();
     for (const auto& [call, fields] : entry.at("calls").items()) {
       const Mfc& m = graph_.mfcs.at(size_t(graph_.mfc_index(call)));
-      Rows lead_rows;
+      runtime::Rows lead_rows;
       if (lead())
         for (const Json& f : fields) {
           auto found = rows.find(in_flight_key(number, call, f.get<std::string>()));
@@ -133,4 +134,4 @@ void Trainer::restore_in_flight(const Json& meta, const std::map<std::string, at
   }
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

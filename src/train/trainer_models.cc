@@ -7,7 +7,7 @@
 #include "train/detail/step_helpers.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 const ModelSpec& Trainer::spec(const std::string& role) const {
   auto it = in_.algorithm.models.find(role);
@@ -24,14 +24,16 @@ HeadKind head_of(const std::string& role) {
 
 }  // namespace
 
-ModelShape Trainer::shape(const std::string& role) const {
-  return ModelShape{spec(role), head_of(role), t_.dtype == "bf16" ? at::kBFloat16 : at::kFloat,
-                    at::Device(at::kCPU)};
+runtime::ModelShape Trainer::shape(const std::string& role) const {
+  return runtime::ModelShape{spec(role), head_of(role), t_.dtype == "bf16" ? at::kBFloat16 : at::kFloat,
+                             at::Device(at::kCPU)};
 }
 
 model::Transformer* Trainer::held(const std::string& role) const {
   if (role == "ref") return ref_.get();
-  const TrainedModel* m = role == "actor" ? actor_.get() : role == "critic" ? critic_.get() : reward_.get();
+  const runtime::TrainedModel* m = role == "actor"    ? actor_.get()
+                                   : role == "critic" ? critic_.get()
+                                                      : reward_.get();
   REALIGN_CHECK(m) << "the algorithm has no " << role << " model";
   return m->model.get();
 }
@@ -50,7 +52,7 @@ std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role,
   const Layout home = place_->home(role);
   if (!home.contains(rank())) return nullptr;
   const Layout::Coord c = home.coord_of(rank());
-  const std::optional<CallContext> ctx = place_->context(role, home);
+  const std::optional<runtime::CallContext> ctx = place_->context(role, home);
   auto m = std::make_unique<model::Transformer>(s, head, model::ParallelContext{ctx->tp, c.pp, home.pp},
                                                 dtype, at::Device(at::kCPU));
   auto dir = in_.model_dirs.find(role);
@@ -69,11 +71,11 @@ void Trainer::build_models() {
   const std::string& a = algorithm_;
   bool rl = a == "ppo" || a == "grpo" || a == "remax";
   auto trained = [&](const std::string& role, HeadKind head, uint64_t seed) {
-    auto m = std::make_unique<TrainedModel>();
+    auto m = std::make_unique<runtime::TrainedModel>();
     auto model = make_model(role, head, seed);
     // The optimizer is replaced by enter_stage(); this one only gives the slot a state of the right shape.
     // Outside the model's home the rank holds neither parameters nor optimizer state.
-    if (model) *m = make_trained_model(std::move(model), t_.optim, 1);
+    if (model) *m = runtime::make_trained_model(std::move(model), t_.optim, 1);
     return m;
   };
   if (a != "rm") actor_ = trained("actor", HeadKind::kLanguageModel, t_.seed);
@@ -87,7 +89,7 @@ void Trainer::build_models() {
 
 std::vector<PlacedSlot> Trainer::placed_slots() {
   std::vector<PlacedSlot> out;
-  auto add = [&](const std::string& role, model::Transformer* m, AdamW* optim, bool trained) {
+  auto add = [&](const std::string& role, model::Transformer* m, runtime::AdamW* optim, bool trained) {
     out.push_back({ModelSlot{role, m, optim}, place_->home(role), shape(role), trained});
   };
   if (actor_) add("actor", actor_->model.get(), actor_->optim.get(), true);
@@ -97,4 +99,4 @@ std::vector<PlacedSlot> Trainer::placed_slots() {
   return out;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

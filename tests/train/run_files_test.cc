@@ -10,7 +10,7 @@
 #include "train/report.h"
 #include "train/run_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 using io::testing::TempDir;
 
@@ -83,4 +83,4 @@ TEST(RunDir, ResumeNeedsAConfig) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -16,7 +16,7 @@
 #include "train/metrics_log.h"
 #include "train/run_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 using io::testing::TempDir;
 namespace fs = std::filesystem;
@@ -246,4 +246,4 @@ TEST(Trainer, UnknownAlgorithmOrKeyIsRejected) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -30,7 +30,7 @@
 #include "train/train_calls.h"
 #include "train/trainer.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct Stage {
   std::string kind;  // sft | rm | rl | dpo
@@ -40,7 +40,7 @@ struct Stage {
 
 class Trainer {
  public:
-  Trainer(const TrainerInput& in, std::unique_ptr<CallPlacement> place)
+  Trainer(const TrainerInput& in, std::unique_ptr<runtime::CallPlacement> place)
       : in_(in),
         t_(in.sections.train),
         place_(std::move(place)),
@@ -57,10 +57,10 @@ class Trainer {
     return samples_of(n, place_->layout_of(call, role), rank());
   }
   const ModelSpec& spec(const std::string& role) const;
-  ModelShape shape(const std::string& role) const;
+  runtime::ModelShape shape(const std::string& role) const;
   // This rank's shards of `role`'s model in its home layout; null on a rank outside the home.
   model::Transformer* held(const std::string& role) const;
-  using CallBody = CallPlacement::CallBody;
+  using CallBody = runtime::CallPlacement::CallBody;
   void run(const std::string& call, const std::string& role, const CallBody& body) {
     place_->run_call(call, role, shape(role), held(role), body);
   }
@@ -70,7 +70,7 @@ class Trainer {
     CallBody body;
   };
   void run_together(const std::vector<Call>& calls) {
-    std::vector<CallPlacement::CallRun> runs;
+    std::vector<runtime::CallPlacement::CallRun> runs;
     for (const Call& c : calls)
       runs.push_back(
           {c.call, c.role, place_->layout_of(c.call, c.role), shape(c.role), held(c.role), c.body});
@@ -78,7 +78,7 @@ class Trainer {
   }
   // A call's statistics (set on its ranks) on every rank, from the call's first rank.
   Json from_call(const std::string& call, const std::string& role, const Json& stats) {
-    return broadcast_json(*world_, stats, place_->layout_of(call, role).first_device);
+    return runtime::broadcast_json(*world_, stats, place_->layout_of(call, role).first_device);
   }
   // Null on a rank outside `role`'s home layout.
   std::unique_ptr<model::Transformer> make_model(const std::string& role, HeadKind head, uint64_t seed);
@@ -122,20 +122,20 @@ class Trainer {
   const data::PromptRecord& record_of(const RlRows& rows, int64_t i) const {
     return data_.prompts[size_t(rows.idx[size_t(i / rows.group)])];
   }
-  std::vector<TokenIds> prompts_of(const RlRows& rows, const std::vector<int64_t>& index) const;
+  std::vector<runtime::TokenIds> prompts_of(const RlRows& rows, const std::vector<int64_t>& index) const;
   // The sample indices of this rank's rows in a call's layout: its dp group's shares of `segments` segments,
   // in order (realloc/data_plan.h segment_shares); empty outside the layout.
   std::vector<int64_t> rows_of(const std::string& call, const std::string& role, int64_t n,
                                int64_t segments) const;
   // Scores less train.ppo.missing_stop_penalty for each response cut at gen_len (no stop token at its end).
-  at::Tensor stop_penalised(const at::Tensor& scores, const std::vector<TokenIds>& responses) const;
+  at::Tensor stop_penalised(const at::Tensor& scores, const std::vector<runtime::TokenIds>& responses) const;
 
   // The rows one call produced, on this rank: they stay on the call's ranks (empty elsewhere) until they move
   // straight to the calls that need them (bring_inputs).
   struct Produced {
     std::string call;
     Layout layout;
-    Rows rows;
+    runtime::Rows rows;
   };
   // A consumer call and what it reads: some fields of some producers' rows, in `segments` segments.
   struct Input {
@@ -149,7 +149,7 @@ class Trainer {
   };
   // Every consumer's inputs moved from their producers' layouts in one exchange (CallPlacement::move_rows):
   // per consumer, its rows with the fields of all its inputs (empty outside its layout).
-  std::vector<Rows> bring_inputs(int64_t n, const std::vector<Consumer>& consumers);
+  std::vector<runtime::Rows> bring_inputs(int64_t n, const std::vector<Consumer>& consumers);
 
   // One RL iteration from its generation to its updates: its rows (prompts), the actor weight version its
   // generation read, and the rows each of its calls produced so far (on that call's ranks). With
@@ -166,15 +166,15 @@ class Trainer {
   // an inference call writes its output field on its ranks; an update computes its batch (rl_batch) and
   // writes its statistics into `stats` on its ranks.
   Call generation_call(const Mfc& m, RlIteration& it, int64_t step);
-  Call inference_call(const Mfc& m, RlIteration& it, const Rows& in);
-  Call update_call(const Mfc& m, RlIteration& it, const Rows& in, Json* stats);
+  Call inference_call(const Mfc& m, RlIteration& it, const runtime::Rows& in);
+  Call update_call(const Mfc& m, RlIteration& it, const runtime::Rows& in, Json* stats);
   // Without a reward model the generation scores its own rows (rule rewards; stop penalty included):
   // "score", or "base_score" for ReMax's greedy baseline.
   void score_rule_rewards(const Mfc& m, RlIteration& it);
   // A train call's PpoBatch from the rows it received (`index`: their sample indices): advantages and the
   // like computed on the call's ranks over the whole batch (rl_batch.cc); `stats` (when given): the step's
   // batch statistics.
-  PpoBatch rl_batch(const CallContext& ctx, const RlRows& rows, const Rows& got,
+  PpoBatch rl_batch(const runtime::CallContext& ctx, const RlRows& rows, const runtime::Rows& got,
                     const std::vector<int64_t>& index, double kl_coef, Json* stats) const;
 
   // One step of each algorithm: sft_step.cc, reward_model_step.cc, rl_step.cc (PPO, GRPO, ReMax; the rows
@@ -188,7 +188,7 @@ class Trainer {
 
   TrainerInput in_;
   const TrainConfig& t_;
-  std::unique_ptr<CallPlacement> place_;
+  std::unique_ptr<runtime::CallPlacement> place_;
   std::shared_ptr<comm::Group> world_;
   TextCodec codec_;
   TaskData data_;
@@ -198,7 +198,7 @@ class Trainer {
 
   // Present on every rank when the algorithm uses the model; the Transformer (and optimizer) inside only on
   // the ranks of its home layout.
-  std::unique_ptr<TrainedModel> actor_, critic_, reward_;
+  std::unique_ptr<runtime::TrainedModel> actor_, critic_, reward_;
   bool has_ref_ = false;
   std::unique_ptr<model::Transformer> ref_;  // null outside the reference's home
   std::unique_ptr<data::EpochSampler> prompt_sampler_, sft_sampler_, pref_sampler_;
@@ -209,4 +209,4 @@ class Trainer {
   Timeline last_timeline_;
 };
 
-}  // namespace realign::runtime
+}  // namespace realign::train
