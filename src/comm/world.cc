@@ -142,14 +142,30 @@ WorldOptions world_options_from_env() {
   return o;
 }
 
-std::vector<int> axis_ranks(const Layout& layout, int rank, char axis) {
+namespace {
+
+int& coordinate(Layout::Coord& c, LayoutAxis axis) {
+  switch (axis) {
+    case LayoutAxis::kData:
+      return c.dp;
+    case LayoutAxis::kTensor:
+      return c.tp;
+    case LayoutAxis::kPipeline:
+      return c.pp;
+  }
+  REALIGN_CHECK(false) << "axis " << int(axis);
+  return c.dp;
+}
+
+}  // namespace
+
+std::vector<int> axis_ranks(const Layout& layout, int rank, LayoutAxis axis) {
   const Layout::Coord c = layout.coord_of(rank);
+  Layout::Coord size{layout.dp, layout.tp, layout.pp};
   std::vector<int> out;
-  const int n = axis == 'd' ? layout.dp : axis == 't' ? layout.tp : layout.pp;
-  REALIGN_CHECK(axis == 'd' || axis == 't' || axis == 'p') << "axis '" << axis << "'";
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < coordinate(size, axis); ++i) {
     Layout::Coord x = c;
-    (axis == 'd' ? x.dp : axis == 't' ? x.tp : x.pp) = i;
+    coordinate(x, axis) = i;
     out.push_back(layout.device_of(x));
   }
   return out;
@@ -424,9 +440,9 @@ std::optional<AxisGroups> World::axis_groups(const Layout& layout) {
   if (!layout.contains(rank())) return std::nullopt;
   AxisGroups a;
   a.coord = layout.coord_of(rank());
-  a.tp = subgroup(axis_ranks(layout, rank(), 't'));
-  a.dp = subgroup(axis_ranks(layout, rank(), 'd'));
-  a.pp = subgroup(axis_ranks(layout, rank(), 'p'));
+  a.tp = subgroup(axis_ranks(layout, rank(), LayoutAxis::kTensor));
+  a.dp = subgroup(axis_ranks(layout, rank(), LayoutAxis::kData));
+  a.pp = subgroup(axis_ranks(layout, rank(), LayoutAxis::kPipeline));
   return a;
 }
 

@@ -112,8 +112,11 @@ class World {
   std::unique_ptr<Impl> impl_;
 };
 
-// Ranks of `layout` that share this rank's coordinates except along one axis, in axis order.
-std::vector<int> axis_ranks(const Layout& layout, int rank, char axis /* 'd', 't' or 'p' */);
+// The three axes of a Layout: data, tensor and pipeline parallelism.
+enum class LayoutAxis { kData, kTensor, kPipeline };
+
+// Ranks of `layout` that share this rank's coordinates except along `axis`, in axis order.
+std::vector<int> axis_ranks(const Layout& layout, int rank, LayoutAxis axis);
 
 // A worker's main: builds the World from the environment, runs `body`; an exception escaping `body` (or the
 // rendezvous) is reported with abort() and the process exits 1 at once (no destructors, which could block on

@@ -15,7 +15,7 @@ struct PreferenceRows {
 }  // namespace
 
 Json Trainer::dpo_step(int64_t) {
-  int64_t n = in_.algorithm.batch.prompts;
+  int64_t n = input_.algorithm.batch.prompts;
   std::vector<int64_t> idx = pref_sampler_->next(n);
   auto pairs = [&](const Range& r) {
     std::vector<runtime::TokenIds> p, c, q;
@@ -29,24 +29,25 @@ Json Trainer::dpo_step(int64_t) {
   };
   // The reference's summed log-probs, computed on its layout and moved from there to the policy's.
   Produced ref{"ref_inf", place_->layout_of("ref_inf", "ref"), {}};
-  run("ref_inf", "ref", [&](const runtime::CallContext& ctx, model::Transformer& m) {
-    const PreferenceRows b = pairs(rows_in("ref_inf", "ref", n));
+  run_call("ref_inf", "ref", [&](const runtime::CallContext& ctx, model::Transformer& m) {
+    const PreferenceRows b = pairs(contiguous_rows("ref_inf", "ref", n));
     ref.rows["chosen"] = runtime::sum_over_response(logprobs_call(ctx, m, b.chosen), b.chosen);
     ref.rows["rejected"] = runtime::sum_over_response(logprobs_call(ctx, m, b.rejected), b.rejected);
   });
   const runtime::Rows on_policy =
       bring_inputs(n, {{"actor_train", "actor", {{&ref, {"chosen", "rejected"}}}, 1}})[0];
   Json stats;
-  run("actor_train", "actor", [&](const runtime::CallContext& ctx, model::Transformer&) {
-    const PreferenceRows b = pairs(rows_in("actor_train", "actor", n));
-    const PairStats st = dpo_train_call(ctx, *actor_, b.chosen, b.rejected, on_policy.at("chosen"),
-                                        on_policy.at("rejected"), t_.dpo_beta, t_.dpo_label_smoothing);
+  run_call("actor_train", "actor", [&](const runtime::CallContext& ctx, model::Transformer&) {
+    const PreferenceRows b = pairs(contiguous_rows("actor_train", "actor", n));
+    const PairStats st =
+        dpo_train_call(ctx, *actor_, b.chosen, b.rejected, on_policy.at("chosen"), on_policy.at("rejected"),
+                       train_config_.dpo_beta, train_config_.dpo_label_smoothing);
     stats = Json{{"loss/dpo", st.loss},
                  {"dpo/accuracy", st.accuracy},
                  {"dpo/margin", st.margin},
                  {"grad_norm/actor", st.grad_norm}};
   });
-  return from_call("actor_train", "actor", stats);
+  return broadcast_call_stats("actor_train", "actor", stats);
 }
 
 }  // namespace realign::train

@@ -23,7 +23,7 @@ double Trainer::evaluate() {
     for (const auto& p : local) prompts.push_back(codec_.encode_prompt(p.prompt));
     SamplingOptions o;
     o.greedy = true;
-    o.max_new_tokens = in_.algorithm.batch.gen_len;
+    o.max_new_tokens = input_.algorithm.batch.gen_len;
     o.stop_tokens = codec_.stop_tokens();
     o.pad_id = codec_.pad_id();
     std::vector<runtime::TokenIds> responses =
@@ -35,9 +35,9 @@ double Trainer::evaluate() {
     for (double v : rule_rewards(RewardConfig{}, local, texts)) sums[0] += v;
     sums[1] += double(local.size());
   };
-  place_->run_calls({{"eval_gen", "actor", layout, shape("actor"), held("actor"), body}});
+  place_->run_calls({{"eval_gen", "actor", layout, shape("actor"), home_shards("actor"), body}});
   at::Tensor t = at::tensor({sums[0], sums[1]}, at::kDouble);
-  world_->all_reduce_sum(t);
+  all_ranks_->all_reduce_sum(t);
   return t[0].item<double>() / std::max(1.0, t[1].item<double>());
 }
 

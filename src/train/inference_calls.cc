@@ -9,14 +9,15 @@ namespace realign::train {
 at::Tensor logprobs_call(const runtime::CallContext& ctx, model::Transformer& model,
                          const runtime::SequenceBatch& batch, at::Tensor* entropy) {
   runtime::HeadOutputs o = runtime::forward_outputs(
-      ctx, model, batch, entropy ? runtime::HeadKindOut::kLogprobsEntropy : runtime::HeadKindOut::kLogprobs);
+      ctx, model, batch,
+      entropy ? runtime::WantedOutputs::kLogprobsEntropy : runtime::WantedOutputs::kLogprobs);
   if (entropy) *entropy = o.entropy;
   return o.logprobs;
 }
 
 at::Tensor values_call(const runtime::CallContext& ctx, model::Transformer& model,
                        const runtime::SequenceBatch& batch) {
-  return runtime::forward_outputs(ctx, model, batch, runtime::HeadKindOut::kValues).values;
+  return runtime::forward_outputs(ctx, model, batch, runtime::WantedOutputs::kValues).values;
 }
 
 at::Tensor scores_call(const runtime::CallContext& ctx, model::Transformer& model,

@@ -5,11 +5,11 @@
 namespace realign::train {
 
 Json Trainer::rm_step(int64_t) {
-  int64_t n = algorithm_ == "rm" ? in_.algorithm.batch.prompts : t_.reward_model_stage.batch;
+  int64_t n = algorithm_ == "rm" ? input_.algorithm.batch.prompts : train_config_.reward_model_stage.batch;
   std::vector<int64_t> idx = pref_sampler_->next(n);
   Json stats;
-  run("reward_train", "reward", [&](const runtime::CallContext& ctx, model::Transformer&) {
-    const Range r = rows_in("reward_train", "reward", n);
+  run_call("reward_train", "reward", [&](const runtime::CallContext& ctx, model::Transformer&) {
+    const Range r = contiguous_rows("reward_train", "reward", n);
     std::vector<runtime::TokenIds> p, c, q;
     for (const auto& rec : pick(data_.preferences, idx, r.begin, r.end)) {
       p.push_back(codec_.encode_prompt(rec.prompt));
@@ -24,7 +24,7 @@ Json Trainer::rm_step(int64_t) {
                  {"rm/margin", st.margin},
                  {"grad_norm/reward", st.grad_norm}};
   });
-  return from_call("reward_train", "reward", stats);
+  return broadcast_call_stats("reward_train", "reward", stats);
 }
 
 }  // namespace realign::train

@@ -18,7 +18,7 @@ namespace realign::train {
 
 PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const RlRows& rows, const runtime::Rows& got,
                            const std::vector<int64_t>& index, double kl_coef, Json* stats) const {
-  const PpoConfig& ppo = t_.ppo;
+  const PpoConfig& ppo = train_config_.ppo;
   const int64_t n = rows.n;
   comm::Group& dp = *ctx.dp;
   PpoBatch batch;

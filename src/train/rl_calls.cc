@@ -56,18 +56,18 @@ Trainer::Call Trainer::generation_call(const Mfc& m, RlIteration& it, int64_t st
   SamplingOptions so;
   so.max_new_tokens = m.gen_len;
   so.greedy = m.greedy;
-  so.temperature = t_.sampling.temperature;
-  so.top_p = t_.sampling.top_p;
-  so.top_k = t_.sampling.top_k;
+  so.temperature = train_config_.sampling.temperature;
+  so.top_p = train_config_.sampling.top_p;
+  so.top_k = train_config_.sampling.top_k;
   so.stop_tokens = codec_.stop_tokens();
   so.pad_id = codec_.pad_id();
-  so.seed = mix_seed(t_.seed, uint64_t(step), 0);
+  so.seed = mix_seed(train_config_.seed, uint64_t(step), 0);
   // The sampling's own log-probs, when the graph has the generation give the behaviour policy's.
   const bool keep = std::find(m.outputs.begin(), m.outputs.end(), "logprobs") != m.outputs.end();
   Produced& out = it.produced.at(m.name);
   return {m.name, m.model,
           [this, &m, &it, &out, so, keep](const runtime::CallContext& ctx, model::Transformer& model) {
-            const Range r = rows_in(m.name, m.model, it.rows.n);
+            const Range r = contiguous_rows(m.name, m.model, it.rows.n);
             SamplingOptions o = so;
             for (int64_t i = r.begin; i < r.end; ++i)
               o.row_seeds.push_back(mix_seed(so.seed, uint64_t(i), 1));
@@ -86,7 +86,7 @@ void Trainer::score_rule_rewards(const Mfc& m, RlIteration& it) {
   Produced& out = it.produced.at(m.name);
   const std::optional<runtime::CallContext> ctx = place_->context(m.name, out.layout);
   if (!ctx) return;
-  const Range r = rows_in(m.name, m.model, it.rows.n);
+  const Range r = contiguous_rows(m.name, m.model, it.rows.n);
   at::Tensor score = at::zeros({r.size()}, at::kFloat);
   if (r.size() > 0) {
     if (ctx->tp->rank() == 0 && ctx->pp->rank() == 0) {
@@ -98,7 +98,7 @@ void Trainer::score_rule_rewards(const Mfc& m, RlIteration& it) {
         texts.push_back(codec_.decode(responses[size_t(i - r.begin)]));
       }
       score = stop_penalised(
-          at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat),
+          at::tensor(rule_rewards(input_.sections.reward, records, texts), at::kDouble).to(at::kFloat),
           responses);
     }
     ctx->tp->broadcast(score, 0);
@@ -115,7 +115,8 @@ Trainer::Call Trainer::inference_call(const Mfc& m, RlIteration& it, const runti
             const std::vector<runtime::TokenIds> r = token_lists(in, "response");
             if (r.empty()) return;
             const runtime::SequenceBatch b = runtime::make_sequence_batch(
-                prompts_of(it.rows, range_indices(rows_in(m.name, m.model, it.rows.n))), r, codec_.pad_id());
+                prompts_of(it.rows, range_indices(contiguous_rows(m.name, m.model, it.rows.n))), r,
+                codec_.pad_id());
             if (m.model == "reward") {
               out.rows[field] = stop_penalised(scores_call(ctx, model, b), r);
             } else if (m.model == "critic") {
@@ -127,21 +128,21 @@ Trainer::Call Trainer::inference_call(const Mfc& m, RlIteration& it, const runti
 }
 
 Trainer::Call Trainer::update_call(const Mfc& m, RlIteration& it, const runtime::Rows& in, Json* stats) {
-  const BatchShape& bs = in_.algorithm.batch;
-  const PpoConfig& ppo = t_.ppo;
+  const BatchShape& bs = input_.algorithm.batch;
+  const PpoConfig& ppo = train_config_.ppo;
   const double kl_coef = kl_ctl_->coef();
   const int64_t segments = mini_batch_count(it.rows.n, bs.mini_batches);
   if (m.model == "critic")
-    return {m.name, m.model,
-            [this, &m, &it, &in, stats, kl_coef, segments](const runtime::CallContext& ctx,
-                                                           model::Transformer&) {
-              const PpoBatch batch =
-                  rl_batch(ctx, it.rows, in, rows_of(m.name, m.model, it.rows.n, segments), kl_coef, nullptr);
-              const BatchShape& b = in_.algorithm.batch;
-              const CriticStats cs =
-                  critic_train_call(ctx, *critic_, batch, t_.ppo.value_clip, b.epochs, b.mini_batches);
-              *stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
-            }};
+    return {
+        m.name, m.model,
+        [this, &m, &it, &in, stats, kl_coef, segments](const runtime::CallContext& ctx, model::Transformer&) {
+          const PpoBatch batch = rl_batch(
+              ctx, it.rows, in, segmented_rows(m.name, m.model, it.rows.n, segments), kl_coef, nullptr);
+          const BatchShape& b = input_.algorithm.batch;
+          const CriticStats cs =
+              critic_train_call(ctx, *critic_, batch, train_config_.ppo.value_clip, b.epochs, b.mini_batches);
+          *stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
+        }};
   ActorOptions ao;
   ao.clip_eps = ppo.clip_eps;
   ao.kl_loss_coef = ppo.kl_mode == "reward" ? 0.0 : kl_coef;
@@ -154,8 +155,9 @@ Trainer::Call Trainer::update_call(const Mfc& m, RlIteration& it, const runtime:
           [this, &m, &it, &in, stats, kl_coef, segments, ao](const runtime::CallContext& ctx,
                                                              model::Transformer&) {
             Json batch_stats;
-            const PpoBatch batch = rl_batch(ctx, it.rows, in, rows_of(m.name, m.model, it.rows.n, segments),
-                                            kl_coef, &batch_stats);
+            const PpoBatch batch =
+                rl_batch(ctx, it.rows, in, segmented_rows(m.name, m.model, it.rows.n, segments), kl_coef,
+                         &batch_stats);
             const ActorStats as = actor_train_call(ctx, *actor_, batch, ao);
             *stats = Json{{"loss/policy", as.policy_loss},
                           {"entropy", as.entropy},

@@ -15,8 +15,8 @@ std::vector<runtime::TokenIds> Trainer::prompts_of(const RlRows& rows,
   return out;
 }
 
-std::vector<int64_t> Trainer::rows_of(const std::string& call, const std::string& role, int64_t n,
-                                      int64_t segments) const {
+std::vector<int64_t> Trainer::segmented_rows(const std::string& call, const std::string& role, int64_t n,
+                                             int64_t segments) const {
   std::vector<int64_t> out;
   for (const Range& r : segment_shares(n, place_->layout_of(call, role), rank(), segments))
     for (int64_t i = r.begin; i < r.end; ++i) out.push_back(i);
@@ -25,7 +25,7 @@ std::vector<int64_t> Trainer::rows_of(const std::string& call, const std::string
 
 at::Tensor Trainer::stop_penalised(const at::Tensor& scores,
                                    const std::vector<runtime::TokenIds>& responses) const {
-  const double penalty = t_.ppo.missing_stop_penalty;
+  const double penalty = train_config_.ppo.missing_stop_penalty;
   if (penalty <= 0) return scores;
   return scores - runtime::missing_stop_penalties(responses, codec_.stop_tokens(), penalty);
 }

@@ -5,18 +5,18 @@
 namespace realign::train {
 
 Json Trainer::sft_step(int64_t) {
-  int64_t n = algorithm_ == "sft" ? in_.algorithm.batch.prompts : t_.sft_stage.batch;
+  int64_t n = algorithm_ == "sft" ? input_.algorithm.batch.prompts : train_config_.sft_stage.batch;
   std::vector<int64_t> idx = sft_sampler_->next(n);
   Json stats;
-  run("actor_train", "actor", [&](const runtime::CallContext& ctx, model::Transformer&) {
-    const Range r = rows_in("actor_train", "actor", n);
+  run_call("actor_train", "actor", [&](const runtime::CallContext& ctx, model::Transformer&) {
+    const Range r = contiguous_rows("actor_train", "actor", n);
     std::vector<runtime::TokenIds> p, q;
     for (const auto& rec : pick(data_.sft, idx, r.begin, r.end))
       p.push_back(codec_.encode_prompt(rec.prompt)), q.push_back(codec_.encode(rec.response));
     const SftStats st = sft_train_call(ctx, *actor_, runtime::make_sequence_batch(p, q, codec_.pad_id()));
     stats = Json{{"loss/sft", st.loss}, {"grad_norm/actor", st.grad_norm}, {"lr", st.lr}};
   });
-  return from_call("actor_train", "actor", stats);
+  return broadcast_call_stats("actor_train", "actor", stats);
 }
 
 }  // namespace realign::train

@@ -41,28 +41,32 @@ struct Stage {
 class Trainer {
  public:
   Trainer(const TrainerInput& in, std::unique_ptr<runtime::CallPlacement> place)
-      : in_(in),
-        t_(in.sections.train),
+      : input_(in),
+        train_config_(in.sections.train),
         place_(std::move(place)),
-        world_(place_->global_ptr()),
+        all_ranks_(place_->global_ptr()),
         codec_(TextCodec::bytes()) {}
 
+  // The whole schedule: every stage's steps, with evaluation, checkpoints and outputs (trainer.cc).
   TrainResult run();
 
  private:
-  bool lead() const { return world_->rank() == 0; }
-  int rank() const { return world_->rank(); }
-  // Rows of an n-row batch that this rank handles in `call`'s layout.
-  Range rows_in(const std::string& call, const std::string& role, int64_t n) const {
+  // Rank 0 of every rank writes the run's files.
+  bool is_rank0() const { return all_ranks_->rank() == 0; }
+  int rank() const { return all_ranks_->rank(); }
+  // The rows of an n-row batch that this rank handles in `call`'s layout, as one contiguous range (its dp
+  // group's share); empty outside the layout. segmented_rows is the same split per segment (mini-batch).
+  Range contiguous_rows(const std::string& call, const std::string& role, int64_t n) const {
     return samples_of(n, place_->layout_of(call, role), rank());
   }
   const ModelSpec& spec(const std::string& role) const;
   runtime::ModelShape shape(const std::string& role) const;
   // This rank's shards of `role`'s model in its home layout; null on a rank outside the home.
-  model::Transformer* held(const std::string& role) const;
+  model::Transformer* home_shards(const std::string& role) const;
   using CallBody = runtime::CallPlacement::CallBody;
-  void run(const std::string& call, const std::string& role, const CallBody& body) {
-    place_->run_call(call, role, shape(role), held(role), body);
+  // One call of `role`'s model in the call's plan layout (CallPlacement::run_call); `body` runs on its ranks.
+  void run_call(const std::string& call, const std::string& role, const CallBody& body) {
+    place_->run_call(call, role, shape(role), home_shards(role), body);
   }
   // (call, role, body) of calls that do not depend on each other, run together (CallPlacement::run_calls).
   struct Call {
@@ -73,12 +77,12 @@ class Trainer {
     std::vector<runtime::CallPlacement::CallRun> runs;
     for (const Call& c : calls)
       runs.push_back(
-          {c.call, c.role, place_->layout_of(c.call, c.role), shape(c.role), held(c.role), c.body});
+          {c.call, c.role, place_->layout_of(c.call, c.role), shape(c.role), home_shards(c.role), c.body});
     place_->run_calls(runs);
   }
-  // A call's statistics (set on its ranks) on every rank, from the call's first rank.
-  Json from_call(const std::string& call, const std::string& role, const Json& stats) {
-    return runtime::broadcast_json(*world_, stats, place_->layout_of(call, role).first_device);
+  // A call's statistics (set on its ranks) on every rank, broadcast from the call's first rank.
+  Json broadcast_call_stats(const std::string& call, const std::string& role, const Json& stats) {
+    return runtime::broadcast_json(*all_ranks_, stats, place_->layout_of(call, role).first_device);
   }
   // Null on a rank outside `role`'s home layout.
   std::unique_ptr<model::Transformer> make_model(const std::string& role, HeadKind head, uint64_t seed);
@@ -125,8 +129,8 @@ class Trainer {
   std::vector<runtime::TokenIds> prompts_of(const RlRows& rows, const std::vector<int64_t>& index) const;
   // The sample indices of this rank's rows in a call's layout: its dp group's shares of `segments` segments,
   // in order (realloc/data_plan.h segment_shares); empty outside the layout.
-  std::vector<int64_t> rows_of(const std::string& call, const std::string& role, int64_t n,
-                               int64_t segments) const;
+  std::vector<int64_t> segmented_rows(const std::string& call, const std::string& role, int64_t n,
+                                      int64_t segments) const;
   // Scores less train.ppo.missing_stop_penalty for each response cut at gen_len (no stop token at its end).
   at::Tensor stop_penalised(const at::Tensor& scores, const std::vector<runtime::TokenIds>& responses) const;
 
@@ -186,10 +190,10 @@ class Trainer {
   // Held-out greedy accuracy of the actor (evaluation.cc); -1 without an actor or held-out prompts.
   double evaluate();
 
-  TrainerInput in_;
-  const TrainConfig& t_;
+  TrainerInput input_;
+  const TrainConfig& train_config_;  // input_.sections.train
   std::unique_ptr<runtime::CallPlacement> place_;
-  std::shared_ptr<comm::Group> world_;
+  std::shared_ptr<comm::Group> all_ranks_;  // the group of every rank of the run (place_->global_ptr())
   TextCodec codec_;
   TaskData data_;
   std::vector<Stage> stages_;
