@@ -14,6 +14,7 @@
 #include "comm/launcher.h"
 #include "core/config_file.h"
 #include "core/host.h"
+#include "core/read_file.h"
 #include "cost/calibration.h"
 #include "cost/timeline_svg.h"
 #include "train/run_dir.h"
@@ -70,7 +71,7 @@ Measured read_measurement(const Args& args, const std::string& plan) {
       throw Error("--rescore",
                   run_dir + " holds no run; run validate with the same --out, --plans and --seed first");
     }
-    std::istringstream lines(train::read_text_file(run_dir + "/metrics.jsonl"));
+    std::istringstream lines(read_file(run_dir + "/metrics.jsonl"));
     for (std::string line; std::getline(lines, line);) {
       const Json j = Json::parse(line);
       if (j.value("stage", "") != "rl" || j["step"].get<int64_t>() < 2) continue;
@@ -92,7 +93,7 @@ std::vector<PlanToMeasure> measured_plans(const Args& args, const RunConfig& con
   const std::string list = args.out + "/plans.txt";
   if (!fs::exists(list)) throw Error("--rescore", list + " not found: run validate with this --out first");
   std::vector<PlanToMeasure> plans;
-  std::istringstream names(train::read_text_file(list));
+  std::istringstream names(read_file(list));
   for (std::string name; std::getline(names, name);) {
     if (name.empty()) continue;
     ExecutionPlan plan = load_plan_file(args.out + "/" + name + ".plan.json");

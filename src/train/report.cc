@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/read_file.h"
 #include "cost/simulation_result.h"
 #include "cost/timeline_svg.h"
 #include "train/curves_svg.h"
@@ -45,7 +46,7 @@ std::vector<std::string> write_report(const std::string& run_dir, const std::str
   auto load_timeline = [](const std::string& path) {
     Json j;
     try {
-      j = Json::parse(read_text_file(path));
+      j = Json::parse(read_file(path));
     } catch (const Json::exception& e) {
       throw Error(path, std::string("not valid JSON: ") + e.what());
     }

@@ -2,8 +2,6 @@
 
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
@@ -41,14 +39,6 @@ std::string default_run_dir(const std::string& parent, const std::string& stem) 
 
 void write_text_file(const std::string& path, const std::string& text) {
   io::write_file_atomically(path, text);
-}
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot read the file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace realign::train
