@@ -181,6 +181,21 @@ class Trainer {
   PpoBatch rl_batch(const runtime::CallContext& ctx, const RlRows& rows, const runtime::Rows& got,
                     const std::vector<int64_t>& index, double kl_coef, Json* stats) const;
 
+  // What the SFT, reward-model and DPO steps share (sft_step.cc). A stage's batch: the algorithm's batch
+  // when the stage is the whole algorithm (algorithm `kind`), else the stage's own (`own_batch`).
+  int64_t stage_batch(const std::string& kind, int64_t own_batch) const {
+    return algorithm_ == kind ? input_.algorithm.batch.prompts : own_batch;
+  }
+  // A step's train call: `body` runs on the call's ranks and gives the step's statistics, which every rank
+  // returns (broadcast_call_stats).
+  Json train_call_stats(const std::string& call, const std::string& role,
+                        const std::function<Json(const runtime::CallContext&)>& body);
+  // The preference pairs idx[r.begin, r.end) of data_.preferences as (prompt + chosen, prompt + rejected).
+  struct PreferenceBatches {
+    runtime::SequenceBatch chosen, rejected;
+  };
+  PreferenceBatches preference_batches(const std::vector<int64_t>& idx, const Range& r) const;
+
   // One step of each algorithm: sft_step.cc, reward_model_step.cc, rl_step.cc (PPO, GRPO, ReMax; the rows
   // it moves between calls in rl_rows.cc, the batch on a train call in rl_batch.cc), dpo_step.cc.
   Json sft_step(int64_t step);
