@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "comm/group.h"
+#include "comm/layout_axes.h"  // axis_ranks, for the callers of axis_groups
 #include "plan/layout.h"
 
 namespace realign::comm {
@@ -111,12 +112,6 @@ class World {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// The three axes of a Layout: data, tensor and pipeline parallelism.
-enum class LayoutAxis { kData, kTensor, kPipeline };
-
-// Ranks of `layout` that share this rank's coordinates except along `axis`, in axis order.
-std::vector<int> axis_ranks(const Layout& layout, int rank, LayoutAxis axis);
 
 // A worker's main: builds the World from the environment, runs `body`; an exception escaping `body` (or the
 // rendezvous) is reported with abort() and the process exits 1 at once (no destructors, which could block on
