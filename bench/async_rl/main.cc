@@ -49,8 +49,7 @@ int main(int argc, char** argv) {
     const std::string args = config + overrides + " train.staleness=" + std::to_string(staleness);
     run(std::string(REALIGN_BINARY) + " train " + args + " --no-progress --no-summary --out " + dir + " > " +
         dir + ".log 2>&1");
-    const apps::MeasuredIterations m =
-        apps::measure_iterations(runtime::read_metrics(dir + "/metrics.jsonl"));
+    const apps::MeasuredIterations m = apps::measure_iterations(train::read_metrics(dir + "/metrics.jsonl"));
     const Json sim = Json::parse(run(std::string(REALIGN_BINARY) + " simulate " + args + " --plan " + dir +
                                      "/plan.json --json 2>/dev/null"));
     const double estimated = sim["iteration_time_s"].get<double>();

@@ -18,7 +18,7 @@ void add_report_command(CLI::App& app) {
       ->required();
   sub->add_option("--out", args->out, "Where to write the SVGs (default: the run directory)");
   on_run(sub, [args] {
-    for (const std::string& path : runtime::write_report(args->run_dir, args->out))
+    for (const std::string& path : train::write_report(args->run_dir, args->out))
       std::printf("%s\n", path.c_str());
     return 0;
   });

@@ -50,7 +50,7 @@ std::map<std::string, std::string> model_dirs(const Json& raw) {
   return dirs;
 }
 
-void print_result(const runtime::TrainResult& r) {
+void print_result(const train::TrainResult& r) {
   std::printf("run directory: %s\n", r.run_dir.c_str());
   std::printf("steps %lld..%lld in %.1f s\n", (long long)r.first_step, (long long)r.last_step, r.seconds);
   if (r.eval_before >= 0) std::printf("held-out accuracy before: %.3f\n", r.eval_before);
@@ -68,7 +68,7 @@ std::pair<std::string, std::vector<std::string>> config_source(const Args& args)
   if (!args.resume.empty()) {
     if (!config_file.empty() && config_file.find('=') != std::string::npos)
       overrides.insert(overrides.begin(), config_file);
-    config_file = runtime::open_run_dir(args.resume).config_file();
+    config_file = train::open_run_dir(args.resume).config_file();
   } else if (config_file.empty()) {
     throw Error("config", "a config file is required (or --resume RUN_DIR)");
   }
@@ -78,11 +78,11 @@ std::pair<std::string, std::vector<std::string>> config_source(const Args& args)
 std::string run_dir_of(const Args& args, const std::string& config_file) {
   if (!args.resume.empty()) return args.resume;
   if (!args.out.empty()) return args.out;
-  return runtime::default_run_dir("runs", fs::path(config_file).stem().string());
+  return train::default_run_dir("runs", fs::path(config_file).stem().string());
 }
 
-runtime::TrainerInput trainer_input(const Args& args, const RunConfig& config, const std::string& run_dir) {
-  runtime::TrainerInput input;
+train::TrainerInput trainer_input(const Args& args, const RunConfig& config, const std::string& run_dir) {
+  train::TrainerInput input;
   input.algorithm = config.algorithm;
   input.sections = config.training;
   input.model_dirs = model_dirs(config.raw);
@@ -110,10 +110,10 @@ PlanReport plan_run(const RunConfig& config, const std::string& run_dir, bool re
         throw Error("plan.mode",
                     config.plan.mode + ": " + why + " (plan.mode=search finds a plan the runtime executes)");
   if (!resume) {
-    runtime::create_run_dir(run_dir);  // only once the plan is known to run: no empty run directories
-    runtime::write_text_file(run_dir + "/plan.json", to_json(report.planner.plan).dump(2) + "\n");
-    runtime::write_text_file(run_dir + "/timeline_estimated.json",
-                             to_json(report.simulation.timeline).dump(2) + "\n");
+    train::create_run_dir(run_dir);  // only once the plan is known to run: no empty run directories
+    train::write_text_file(run_dir + "/plan.json", to_json(report.planner.plan).dump(2) + "\n");
+    train::write_text_file(run_dir + "/timeline_estimated.json",
+                           to_json(report.simulation.timeline).dump(2) + "\n");
   }
   return report;
 }
@@ -145,7 +145,7 @@ int run_distributed(const Args& args, bool plans) {
       throw Error("cluster", "describes " + std::to_string(config.cluster.n_devices()) +
                                  " devices but the job has " + std::to_string(world.size()) +
                                  " ranks (WORLD_SIZE)");
-    runtime::TrainerInput input = trainer_input(args, config, shared["run_dir"].get<std::string>());
+    train::TrainerInput input = trainer_input(args, config, shared["run_dir"].get<std::string>());
     input.model_dirs = shared["model_dirs"].get<std::map<std::string, std::string>>();
     input.resume = shared["resume"].get<bool>();  // rank 0's command decides, whatever the others were given
     const std::string plan_source =
@@ -153,7 +153,7 @@ int run_distributed(const Args& args, bool plans) {
     ExecutionPlan plan = plan_from_json(shared["plan"], plan_source);
     validate_plan(config.graph, config.cluster, plan, plan_source);
     input.layouts = runtime::call_layouts(config.graph, plan);
-    const runtime::TrainResult r = runtime::run_training(input, world);
+    const train::TrainResult r = train::run_training(input, world);
     if (world.rank() == 0 && !args.no_summary) print_result(r);
   });
 }
@@ -168,7 +168,7 @@ void print_summary(const Args& args, const std::string& config_file,
   std::vector<PlanMeasurement> rows;
   rows.push_back({config.plan.mode == "search" ? "searched plan" : config.plan.mode + " plan",
                   report.simulation.iteration_time_s, report.simulation.realloc_bytes,
-                  measure_iterations(runtime::read_metrics(run_dir + "/metrics.jsonl"))});
+                  measure_iterations(train::read_metrics(run_dir + "/metrics.jsonl"))});
   const bool compare = config.plan.mode == "search" && args.preset_steps > 0 &&
                        !report.planner.presets.empty() && report.planner.presets[0].plan &&
                        report.preset_simulations[0].fits;
@@ -185,16 +185,16 @@ void print_summary(const Args& args, const std::string& config_file,
     o.argv.push_back("train.steps=" + std::to_string(args.preset_steps + 1));
     for (const char* flag : {"--no-progress", "--no-summary", "--out"}) o.argv.push_back(flag);
     o.argv.push_back(side);
-    runtime::create_run_dir(side);
+    train::create_run_dir(side);
     // The launcher's report already holds the co-located preset (presets[0]), as its estimate does.
-    runtime::write_text_file(side + "/plan.json", to_json(*report.planner.presets[0].plan).dump(2) + "\n");
+    train::write_text_file(side + "/plan.json", to_json(*report.planner.presets[0].plan).dump(2) + "\n");
     std::fprintf(stderr, "measuring %d RL steps of the co-located preset in %s ...\n", args.preset_steps,
                  side.c_str());
     const comm::LaunchResult r = comm::launch_local(o);
     if (r.exit_code == 0)
       rows.push_back({"co-located preset", report.preset_simulations[0].iteration_time_s,
                       report.preset_simulations[0].realloc_bytes,
-                      measure_iterations(runtime::read_metrics(side + "/metrics.jsonl"))});
+                      measure_iterations(train::read_metrics(side + "/metrics.jsonl"))});
     else
       std::fprintf(stderr, "the co-located preset's side run failed: %s\n", r.failure.c_str());
   }
@@ -241,8 +241,8 @@ void add_train_command(CLI::App& app) {
     const PlanReport report = plan_run(planned, run_dir, !args->resume.empty());
     const int n = config.cluster.n_devices();
     if (n == 1) {
-      const runtime::TrainResult r =
-          runtime::run_training(trainer_input(*args, config, run_dir), comm::single_rank_group());
+      const train::TrainResult r =
+          train::run_training(trainer_input(*args, config, run_dir), comm::single_rank_group());
       if (!args->no_summary) print_result(r);
       return 0;
     }

@@ -10,10 +10,11 @@
 #include <sstream>
 
 #include "apps/commands.h"
-#include "apps/validation.h"
+#include "apps/estimate_accuracy.h"
 #include "comm/launcher.h"
 #include "core/config_file.h"
 #include "core/host.h"
+#include "core/read_file.h"
 #include "cost/calibration.h"
 #include "cost/timeline_svg.h"
 #include "train/run_dir.h"
@@ -70,7 +71,7 @@ Measured read_measurement(const Args& args, const std::string& plan) {
       throw Error("--rescore",
                   run_dir + " holds no run; run validate with the same --out, --plans and --seed first");
     }
-    std::istringstream lines(runtime::read_text_file(run_dir + "/metrics.jsonl"));
+    std::istringstream lines(read_file(run_dir + "/metrics.jsonl"));
     for (std::string line; std::getline(lines, line);) {
       const Json j = Json::parse(line);
       if (j.value("stage", "") != "rl" || j["step"].get<int64_t>() < 2) continue;
@@ -88,11 +89,11 @@ Measured read_measurement(const Args& args, const std::string& plan) {
 }
 
 // The plans of an earlier validate run in args.out, in the order it ran them (--rescore).
-std::vector<CandidatePlan> measured_plans(const Args& args, const RunConfig& config) {
+std::vector<PlanToMeasure> measured_plans(const Args& args, const RunConfig& config) {
   const std::string list = args.out + "/plans.txt";
   if (!fs::exists(list)) throw Error("--rescore", list + " not found: run validate with this --out first");
-  std::vector<CandidatePlan> plans;
-  std::istringstream names(runtime::read_text_file(list));
+  std::vector<PlanToMeasure> plans;
+  std::istringstream names(read_file(list));
   for (std::string name; std::getline(names, name);) {
     if (name.empty()) continue;
     ExecutionPlan plan = load_plan_file(args.out + "/" + name + ".plan.json");
@@ -104,7 +105,7 @@ std::vector<CandidatePlan> measured_plans(const Args& args, const RunConfig& con
 
 // Fits the profile to the measured call times, writes it, and re-scores the same plans with it (in sample).
 Json calibrate_profile(const Args& args, const RunConfig& config, const HardwareProfile& profile,
-                       const std::vector<CandidatePlan>& plans,
+                       const std::vector<PlanToMeasure>& plans,
                        const std::vector<CallMeasurement>& call_times, const std::vector<double>& measured) {
   const std::string evidence = "fitted to " + std::to_string(call_times.size()) + " call times of " +
                                std::to_string(plans.size()) + " plans measured by `realign validate` on " +
@@ -112,10 +113,10 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
                                " local workers)";
   const Calibration c = calibrate(config.graph, config.cluster, profile, call_times, evidence);
   std::vector<ExecutionPlan> plan_list;
-  for (const CandidatePlan& p : plans) plan_list.push_back(p.plan);
+  for (const PlanToMeasure& p : plans) plan_list.push_back(p.plan);
   const HardwareProfile fitted =
       fit_iteration_overhead(config.graph, config.cluster, c.profile, plan_list, measured, evidence);
-  runtime::write_text_file(args.calibrate, to_json(fitted).dump(2) + "\n");
+  train::write_text_file(args.calibrate, to_json(fitted).dump(2) + "\n");
   Simulator calibrated(config.graph, config.cluster, fitted);
   std::vector<double> estimated, errors;
   for (size_t i = 0; i < plans.size(); ++i) {
@@ -167,18 +168,18 @@ void add_validate_command(CLI::App& app) {
     const RunConfig config = load_run_config(args->config, args->overrides);
     const HardwareProfile profile = run_profile(config);
     Simulator simulator(config.graph, config.cluster, profile);
-    const std::vector<CandidatePlan> plans =
+    const std::vector<PlanToMeasure> plans =
         args->rescore ? measured_plans(*args, config)
-                      : validation_plans(config, simulator, args->plans, args->seed);
+                      : plans_to_measure(config, simulator, args->plans, args->seed);
     if (plans.size() < 2) throw Error("--plans", "fewer than 2 runnable plans fit this cluster");
     fs::create_directories(args->out);
     if (!args->rescore) {
       std::string names;
-      for (const CandidatePlan& p : plans) names += p.name + "\n";
-      runtime::write_text_file(args->out + "/plans.txt", names);
+      for (const PlanToMeasure& p : plans) names += p.name + "\n";
+      train::write_text_file(args->out + "/plans.txt", names);
     }
     if (!args->rescore) {
-      for (const CandidatePlan& p : plans) save_plan_file(p.plan, args->out + "/" + p.name + ".plan.json");
+      for (const PlanToMeasure& p : plans) save_plan_file(p.plan, args->out + "/" + p.name + ".plan.json");
       for (int round = 1; round <= args->rounds; ++round)
         for (size_t i = 0; i < plans.size(); ++i) {
           std::fprintf(stderr, "[%zu/%zu] %s%s ...\n", i + 1, plans.size(), plans[i].name.c_str(),
@@ -192,7 +193,7 @@ void add_validate_command(CLI::App& app) {
     std::vector<CallMeasurement> call_times;
     const std::vector<std::string> groups = calibration_groups();
     for (size_t i = 0; i < plans.size(); ++i) {
-      const CandidatePlan& p = plans[i];
+      const PlanToMeasure& p = plans[i];
       const SimulationResult sim = simulator.run(p.plan);
       const std::string run_dir = run_dir_of(*args, p.name, 1);
       const Measured m = read_measurement(*args, p.name);
@@ -226,7 +227,7 @@ void add_validate_command(CLI::App& app) {
                             {"plan", to_json(p.plan)}});
       if (i == 0 && !args->svg.empty()) {
         const Timeline real = timeline_from_json(load_config_file(run_dir + "/timeline.json"), run_dir);
-        runtime::write_text_file(args->svg, timeline_comparison_svg(sim.timeline, real, p.name));
+        train::write_text_file(args->svg, timeline_comparison_svg(sim.timeline, real, p.name));
       }
     }
     const double mae = median(errors), tau = kendall_tau(estimated, measured);

@@ -12,7 +12,7 @@ RunConfig run_config_from_json(Json raw) {
   rc.raw = std::move(raw);
   ObjectReader root(rc.raw, "");
   rc.algorithm = algorithm_config_from_json(root);
-  rc.training = runtime::training_sections_from_json(root);
+  rc.training = train::training_sections_from_json(root);
   rc.algorithm = with_training_sections(rc.algorithm, rc.training);
   const bool names_reward_model = rc.raw.contains("models") && rc.raw["models"].contains("reward");
   const auto roles = algorithm_roles(rc.algorithm.algorithm);

@@ -21,7 +21,7 @@ struct RunConfig {
   PlanOptions plan;
   std::string
       profile_path;  // a hardware profile from `realign profile`; empty = derived from the device spec
-  runtime::TrainingSections
+  train::TrainingSections
       training;  // `train`, `data`, `reward` (defaults when absent; used by `realign train`)
 };
 

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "comm/group.h"
+#include "comm/layout_axes.h"  // axis_ranks, for the callers of axis_groups
 #include "plan/layout.h"
 
 namespace realign::comm {
@@ -111,9 +112,6 @@ class World {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Ranks of `layout` that share this rank's coordinates except along one axis, in axis order.
-std::vector<int> axis_ranks(const Layout& layout, int rank, char axis /* 'd', 't' or 'p' */);
 
 // A worker's main: builds the World from the environment, runs `body`; an exception escaping `body` (or the
 // rendezvous) is reported with abort() and the process exits 1 at once (no destructors, which could block on

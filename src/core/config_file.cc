@@ -3,8 +3,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
-#include <fstream>
 #include <sstream>
+
+#include "core/read_file.h"
 
 namespace realign {
 namespace {
@@ -66,11 +67,7 @@ Json parse_yaml(const std::string& text, const std::string& source_name) {
 }
 
 Json load_config_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open config file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  Json config = parse_yaml(buffer.str(), path);
+  Json config = parse_yaml(read_file(path), path);
   if (!config.is_object()) throw Error(path, "a config must be a mapping of keys to values");
   return config;
 }

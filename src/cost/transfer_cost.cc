@@ -6,6 +6,7 @@
 #include "cost/comm_model.h"
 #include "cost/memory_model.h"
 #include "plan/expert_parallel.h"
+#include "plan/held_slice.h"
 
 namespace realign {
 namespace {
@@ -14,10 +15,7 @@ struct Load {
   double intra = 0, inter = 0;
 };
 
-// The slice of `p` (elements along its split dim, or dim 0 when replicated) a rank holds.
-Range held_range(const ParamInfo& p, int tp_rank, int tp) { return tp_shard_range(p, tp_rank, tp); }
-
-// The stage of every layer under `pp` stages (stage_layers, tabulated once per layout).
+// The stage of every layer under `pp` stages (stage_layers, tabulated once per layout): which stage sends.
 std::vector<int> layer_stages(int64_t n_layers, int pp) {
   std::vector<int> table(size_t(n_layers), 0);
   for (int s = 0; s < pp; ++s) {
@@ -34,24 +32,17 @@ int first_stage(const ParamInfo& p, int pp, const std::vector<int>& table) {
   return table[size_t(p.layer)];
 }
 
-bool holds(const ParamInfo& p, int stage, int pp, const std::vector<int>& table) {
-  if (p.layer == ParamInfo::kEmbedding) return stage == 0 || (p.tied_to_head && stage == pp - 1);
-  if (p.layer == ParamInfo::kHead) return stage == pp - 1;
-  return table[size_t(p.layer)] == stage;
-}
-
 // Walks every missing piece, summed per sender: fn(dst_rank, dst_device, src_device, bytes). Devices with the
 // same (stage, tp rank) in both layouts lack the same pieces from the same senders up to the sender's
 // replica, so each pattern is computed once; this keeps 1,000-device layouts cheap.
 template <class Fn>
 void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& src,
                        const Layout& dst, Fn&& fn) {
-  const std::vector<int> src_table = layer_stages(n_layers, src.pp),
-                         dst_table = layer_stages(n_layers, dst.pp);
+  const std::vector<int> src_table = layer_stages(n_layers, src.pp);
   std::vector<std::vector<int>> by_dst_stage(size_t(dst.pp));
   for (size_t i = 0; i < params.size(); ++i)
     for (int s = 0; s < dst.pp; ++s)
-      if (holds(params[i], s, dst.pp, dst_table)) by_dst_stage[size_t(s)].push_back(int(i));
+      if (stage_holds(params[i], s, dst.pp, n_layers)) by_dst_stage[size_t(s)].push_back(int(i));
 
   struct Piece {
     int src_tp, src_stage;  // the sender, in the source replica dst_dp mod src.dp
@@ -90,7 +81,7 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
                                                 {0, I}};
         };
         const Rect need = held(dst, dc.dp, dc.tp);
-        const bool has = have_coord && holds(p, have_coord->pp, src.pp, src_table);
+        const bool has = have_coord && stage_holds(p, have_coord->pp, src.pp, n_layers);
         const Rect have = has ? held(src, have_coord->dp, have_coord->tp) : Rect{{0, 0}, {0, 0}};
         const int stage = first_stage(p, src.pp, src_table);
         const bool by_tp = experts_cut_by_tp(src.ep);
@@ -102,12 +93,9 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
         }
         continue;
       }
-      const double row_bytes =
-          double(p.numel() / p.shape[p.split_dim < 0 ? 0 : p.split_dim]) * kWeightBytesPerParam;
-      const Range need = held_range(p, dc.tp, dst.tp);
-      Range have{0, 0};
-      if (have_coord && holds(p, have_coord->pp, src.pp, src_table))
-        have = held_range(p, have_coord->tp, src.tp);
+      const double row_bytes = double(p.numel() / p.shape[size_t(slice_dim(p))]) * kWeightBytesPerParam;
+      const Range need = held_slice(p, n_layers, dst, dc);
+      const Range have = have_coord ? held_slice(p, n_layers, src, *have_coord) : Range{0, 0};
       // need minus have: up to two pieces.
       Range parts[2] = {need, {0, 0}};
       const Range common = intersect(need, have);
@@ -125,7 +113,7 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
           continue;
         }
         for (int t = 0; t < src.tp; ++t) {
-          const Range part = intersect(piece, held_range(p, t, src.tp));
+          const Range part = intersect(piece, tp_shard_range(p, t, src.tp));
           if (part.size() > 0) add(t, stage, double(part.size()) * row_bytes);
         }
       }

@@ -1,8 +1,9 @@
 #include "data/jsonl.h"
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
+
+#include "core/read_file.h"
 
 namespace realign::data {
 
@@ -26,13 +27,7 @@ std::vector<JsonlRecord> parse_jsonl(const std::string& text, const std::string&
   return out;
 }
 
-std::vector<JsonlRecord> read_jsonl(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open data file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_jsonl(buffer.str(), path);
-}
+std::vector<JsonlRecord> read_jsonl(const std::string& path) { return parse_jsonl(read_file(path), path); }
 
 JsonlWriter::JsonlWriter(const std::string& path, bool append) : path_(path) {
   file_ = std::fopen(path.c_str(), append ? "a" : "w");

@@ -1,24 +1,16 @@
 #include "io/bpe_tokenizer.h"
 
-#include <fstream>
 #include <functional>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/read_file.h"
 #include "io/tokenizer_json_util.h"
 #include "io/utf8.h"
 
 namespace realign::io {
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 nlohmann::json parse_json(const std::string& text, const std::string& path) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -201,12 +193,12 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::from_gpt2_files(const std::string& e
                                                             const std::string& vocab_bpe) {
   std::unique_ptr<BpeTokenizer> tok(new BpeTokenizer());
   tok->where_ = encoder_json;
-  nlohmann::json enc = parse_json(read_text(encoder_json), encoder_json);
+  nlohmann::json enc = parse_json(read_file(encoder_json), encoder_json);
   if (!enc.is_object()) throw Error(encoder_json, "must hold a JSON object of token -> id");
   std::unordered_map<std::string, int32_t> vocab;
   for (auto it = enc.begin(); it != enc.end(); ++it)
     vocab[it.key()] = static_cast<int32_t>(json_to_int(it.value(), encoder_json + ": '" + it.key() + "'"));
-  std::istringstream lines(read_text(vocab_bpe));
+  std::istringstream lines(read_file(vocab_bpe));
   std::vector<std::pair<std::string, std::string>> merges;
   std::string line;
   int lineno = 0;

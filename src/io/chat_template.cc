@@ -2,10 +2,8 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace realign::io {
 
@@ -39,11 +37,7 @@ ChatTemplate::ChatTemplate(const std::string& source, const Json& special_tokens
 
 std::optional<ChatTemplate> ChatTemplate::from_tokenizer_config(const std::string& dir_or_file) {
   const std::string path = is_dir(dir_or_file) ? dir_or_file + "/tokenizer_config.json" : dir_or_file;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json config = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json config = nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded() || !config.is_object()) throw Error(path, "not a JSON object");
   if (!config.contains("chat_template") || config["chat_template"].is_null()) return std::nullopt;
   const nlohmann::json& t = config["chat_template"];

@@ -2,9 +2,7 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "core/read_file.h"
 #include "io/atomic_file.h"
 
 namespace realign::io {
@@ -13,11 +11,7 @@ ModelSpec read_hf_config(const std::string& dir_or_file) {
   struct stat st;
   std::string path = dir_or_file;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) path += "/config.json";
-  std::ifstream in(path);
-  if (!in) throw Error(path, "cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  Json j = Json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  Json j = Json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw Error(path, "not valid JSON");
   return model_spec_from_hf_config(j, path);
 }

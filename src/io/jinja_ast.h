@@ -1,4 +1,4 @@
-// The parsed form of a Jinja template (internal to jinja_parser.cc and jinja_render.cc).
+// The parsed form of a Jinja template (internal to the Jinja engine: its parser and jinja_render.cc).
 #pragma once
 
 #include <memory>

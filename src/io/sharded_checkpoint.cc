@@ -3,10 +3,9 @@
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "core/json.h"
+#include "core/read_file.h"
 #include "io/atomic_file.h"
 
 namespace realign::io {
@@ -35,11 +34,7 @@ std::string shard_name(int i, int n) {
 }  // namespace
 
 ShardIndex read_shard_index(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path, "cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  Json j = Json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  Json j = Json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw Error(path, "not valid JSON");
   if (!j.is_object()) throw Error(path, "must hold a JSON object");
   ShardIndex index;

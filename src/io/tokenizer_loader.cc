@@ -1,10 +1,8 @@
 // load_tokenizer: picks the tokenizer kind from the files present.
 #include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "core/error.h"
+#include "core/read_file.h"
 #include "io/bpe_tokenizer.h"
 #include "io/sentencepiece_tokenizer.h"
 #include "io/tokenizer.h"
@@ -23,11 +21,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw Error(path, "not valid JSON");
   return j;
 }

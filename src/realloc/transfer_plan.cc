@@ -9,7 +9,6 @@
 namespace realign {
 namespace {
 
-
 // Elements per unit along the slice dim: a split_unit of rows/columns times everything else.
 int64_t unit_elements(const ParamInfo& p) {
   const int dim = slice_dim(p);
@@ -25,15 +24,6 @@ int64_t unit_of(const ParamInfo& p) { return p.split_dim < 0 ? 1 : p.split_unit;
 bool SliceTransfer::operator==(const SliceTransfer& o) const {
   return param == o.param && src == o.src && dst == o.dst && dim == o.dim && range == o.range &&
          src_offset == o.src_offset && dst_offset == o.dst_offset && numel == o.numel;
-}
-
-int slice_dim(const ParamInfo& p) { return p.split_dim < 0 ? 0 : p.split_dim; }
-
-Range held_slice(const ParamInfo& p, int64_t n_layers, const Layout& layout, int device) {
-  if (!layout.contains(device)) return Range{0, 0};
-  const Layout::Coord c = layout.coord_of(device);
-  if (!stage_holds(p, c.pp, layout.pp, n_layers)) return Range{0, 0};
-  return tp_shard_range(p, c.tp, layout.tp);
 }
 
 TransferPlan plan_reallocation(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& from,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "graph/param_layout.h"
+#include "plan/held_slice.h"  // slice_dim, held_slice: what a device holds, used with the plans
 #include "plan/layout.h"
 
 namespace realign {
@@ -55,10 +56,5 @@ struct TransferPlanOptions {
 // degrees; stages or tp ranks that hold nothing (pp > n_layers, tp > a tensor's units) are allowed.
 TransferPlan plan_reallocation(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& from,
                                const Layout& to, const TransferPlanOptions& options = {});
-
-// The slice `dim`/`range` a rank holds of `param` in a layout, in full-tensor coordinates (the whole dim 0 for
-// a replicated parameter); size 0 when its stage does not hold the parameter.
-int slice_dim(const ParamInfo& param);
-Range held_slice(const ParamInfo& param, int64_t n_layers, const Layout& layout, int device);
 
 }  // namespace realign

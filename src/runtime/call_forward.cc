@@ -47,31 +47,31 @@ std::vector<model::TokenBatch> tokens_of(const std::vector<Micro>& micro) {
 }
 
 HeadOutputs outputs_of(model::Transformer& model, const at::Tensor& hidden, const SequenceBatch& b,
-                       HeadKindOut what) {
+                       WantedOutputs what) {
   HeadOutputs o;
-  if (what == HeadKindOut::kValues) {
+  if (what == WantedOutputs::kValues) {
     o.values = model.values(hidden);
   } else {
     at::Tensor ent;
     o.logprobs =
-        model.token_logprobs(hidden, b.targets, what == HeadKindOut::kLogprobsEntropy ? &ent : nullptr);
+        model.token_logprobs(hidden, b.targets, what == WantedOutputs::kLogprobsEntropy ? &ent : nullptr);
     o.entropy = ent;
   }
   return o;
 }
 
 // The head outputs as one tensor (what pipeline_forward broadcasts), and back.
-at::Tensor pack(const HeadOutputs& o, HeadKindOut what) {
-  if (what == HeadKindOut::kValues) return o.values;
-  if (what == HeadKindOut::kLogprobs) return o.logprobs;
+at::Tensor pack(const HeadOutputs& o, WantedOutputs what) {
+  if (what == WantedOutputs::kValues) return o.values;
+  if (what == WantedOutputs::kLogprobs) return o.logprobs;
   return at::stack({o.logprobs, o.entropy});
 }
 
-HeadOutputs unpack(const at::Tensor& t, HeadKindOut what) {
+HeadOutputs unpack(const at::Tensor& t, WantedOutputs what) {
   HeadOutputs o;
-  if (what == HeadKindOut::kValues) o.values = t;
-  if (what == HeadKindOut::kLogprobs) o.logprobs = t;
-  if (what == HeadKindOut::kLogprobsEntropy) o.logprobs = t[0], o.entropy = t[1];
+  if (what == WantedOutputs::kValues) o.values = t;
+  if (what == WantedOutputs::kLogprobs) o.logprobs = t;
+  if (what == WantedOutputs::kLogprobsEntropy) o.logprobs = t[0], o.entropy = t[1];
   return o;
 }
 
@@ -82,7 +82,7 @@ at::Tensor cat_rows(const std::vector<at::Tensor>& parts) {
 // Per batch, the micro-batches' outputs put back together (pp > 1, no grad).
 std::vector<HeadOutputs> pipelined_outputs(const CallContext& ctx, model::Transformer& model,
                                            const std::vector<const SequenceBatch*>& batches,
-                                           const std::vector<Micro>& micro, HeadKindOut what) {
+                                           const std::vector<Micro>& micro, WantedOutputs what) {
   const std::vector<at::Tensor> packed =
       pipeline_forward(ctx.pp_group(), model, tokens_of(micro), [&](const at::Tensor& hidden, int i) {
         return pack(outputs_of(model, hidden, micro[size_t(i)].rows, what), what);
@@ -114,7 +114,7 @@ int64_t micro_batch_rows(const CallContext& ctx, int64_t rows) {
 }
 
 HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
-                            HeadKindOut what) {
+                            WantedOutputs what) {
   require_matching_stages(ctx, model);
   at::NoGradGuard no_grad;
   const std::vector<Micro> micro = split(ctx, {&batch});
@@ -122,12 +122,12 @@ HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, c
   std::vector<at::Tensor> parts;
   for (const Micro& m : micro)
     parts.push_back(pack(outputs_of(model, model.forward(m.rows.batch), m.rows, what), what));
-  return unpack(parts.size() == 1 ? parts[0] : at::cat(parts, what == HeadKindOut::kLogprobsEntropy ? 1 : 0),
-                what);
+  return unpack(
+      parts.size() == 1 ? parts[0] : at::cat(parts, what == WantedOutputs::kLogprobsEntropy ? 1 : 0), what);
 }
 
 LossSums backward_loss(const CallContext& ctx, model::Transformer& model,
-                       const std::vector<const SequenceBatch*>& batches, HeadKindOut what, size_t n_stats,
+                       const std::vector<const SequenceBatch*>& batches, WantedOutputs what, size_t n_stats,
                        const LossOfRows& loss_fn) {
   require_matching_stages(ctx, model);
   REALIGN_CHECK(!batches.empty());

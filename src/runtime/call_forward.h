@@ -15,7 +15,9 @@
 
 namespace realign::runtime {
 
-enum class HeadKindOut { kLogprobs, kLogprobsEntropy, kValues };
+// Which HeadOutputs a pass computes: the language-model head's log-probs (with or without the entropy), or a
+// value head's values.
+enum class WantedOutputs { kLogprobs, kLogprobsEntropy, kValues };
 
 // (B, T) fp32 each; undefined when not asked for.
 struct HeadOutputs {
@@ -28,7 +30,7 @@ int64_t micro_batch_rows(const CallContext& ctx, int64_t rows);
 
 // No gradients. Outputs on the model's device.
 HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
-                            HeadKindOut what);
+                            WantedOutputs what);
 
 // A loss that is a sum over rows: the contribution of rows [begin, end) of every batch, given those rows'
 // outputs (one HeadOutputs per batch, same order as passed), with figures to report summed the same way.
@@ -56,7 +58,7 @@ struct LossSums {
 // loss sum(outputs * G), whose parameter gradient equals the loss's: one extra forward per update.
 // All batches have the same number of rows.
 LossSums backward_loss(const CallContext& ctx, model::Transformer& model,
-                       const std::vector<const SequenceBatch*>& batches, HeadKindOut what, size_t n_stats,
+                       const std::vector<const SequenceBatch*>& batches, WantedOutputs what, size_t n_stats,
                        const LossOfRows& loss_fn);
 
 }  // namespace realign::runtime

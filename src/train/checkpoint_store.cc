@@ -10,10 +10,11 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/read_file.h"
 #include "io/atomic_file.h"
 #include "train/run_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace fs = std::filesystem;
 
 namespace {
@@ -106,7 +107,7 @@ std::string CheckpointWriter::commit(const Json& metadata) {
 std::optional<int64_t> latest_checkpoint_step(const std::string& root) {
   std::string pointer = root + "/latest";
   if (!fs::exists(pointer)) return std::nullopt;
-  std::string text = read_text_file(pointer);
+  std::string text = read_file(pointer);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (text.rfind("step-", 0) != 0) throw Error(pointer, "expected 'step-N', found '" + text + "'");
   try {
@@ -125,7 +126,7 @@ CheckpointInfo open_checkpoint(const std::string& root, int64_t step) {
     throw Error(info.dir, "checkpoint has no manifest.json (incomplete write?)");
   Json manifest;
   try {
-    manifest = Json::parse(read_text_file(manifest_path));
+    manifest = Json::parse(read_file(manifest_path));
   } catch (const Json::exception& e) {
     throw Error(manifest_path, std::string("not valid JSON: ") + e.what());
   }
@@ -144,4 +145,4 @@ CheckpointInfo open_checkpoint(const std::string& root, int64_t step) {
   return info;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -10,7 +10,7 @@
 
 #include "core/json.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 class CheckpointWriter {
  public:
@@ -45,4 +45,4 @@ CheckpointInfo open_checkpoint(const std::string& checkpoints_root, int64_t step
 
 std::string checkpoint_dir_name(int64_t step);  // "step-12"
 
-}  // namespace realign::runtime
+}  // namespace realign::train

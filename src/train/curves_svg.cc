@@ -7,7 +7,7 @@
 #include "core/axis_ticks.h"
 #include "core/svg_text.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 constexpr int kCols = 2;
@@ -166,4 +166,4 @@ std::string curves_svg(const std::vector<Json>& records, const std::vector<Curve
   return svg;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

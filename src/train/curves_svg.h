@@ -7,7 +7,7 @@
 
 #include "core/json.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct CurvePanel {
   std::string key;        // the metrics field ("reward/mean")
@@ -21,4 +21,4 @@ struct CurvePanel {
 std::string curves_svg(const std::vector<Json>& records, const std::vector<CurvePanel>& panels,
                        const std::string& title);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-namespace realign::runtime {
+namespace realign::train {
 
 double idle_share(const Timeline& timeline, const Layout& devices, double span_s) {
   if (span_s <= 0 || devices.size() <= 0) return 0;
@@ -25,4 +25,4 @@ double idle_share(const Timeline& timeline, const Layout& devices, double span_s
   return std::clamp(1.0 - busy / (span_s * devices.size()), 0.0, 1.0);
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

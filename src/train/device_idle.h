@@ -5,10 +5,10 @@
 #include "cost/simulation_result.h"
 #include "plan/layout.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 // 1 - (time each device of `devices` was inside some event of `timeline`, summed) / (span_s x devices), in
 // [0, 1]; events that overlap on a device count once.
 double idle_share(const Timeline& timeline, const Layout& devices, double span_s);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

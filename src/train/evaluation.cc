@@ -5,7 +5,7 @@
 
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 double Trainer::evaluate() {
   if (!actor_ || data_.eval_prompts.empty()) return -1;
@@ -15,30 +15,30 @@ double Trainer::evaluate() {
   // into data parallelism (greedy decoding of a few prompts gains nothing from stage hand-offs).
   const Layout home = place_->home("actor");
   const Layout layout{home.first_device, home.dp * home.pp, home.tp, 1};
-  const auto body = [&](const CallContext& ctx, model::Transformer& m) {
+  const auto body = [&](const runtime::CallContext& ctx, model::Transformer& m) {
     const Range r = samples_of(n, layout, rank());
     std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin,
                                           data_.eval_prompts.begin() + r.end);
-    std::vector<TokenIds> prompts;
+    std::vector<runtime::TokenIds> prompts;
     for (const auto& p : local) prompts.push_back(codec_.encode_prompt(p.prompt));
     SamplingOptions o;
     o.greedy = true;
-    o.max_new_tokens = in_.algorithm.batch.gen_len;
+    o.max_new_tokens = input_.algorithm.batch.gen_len;
     o.stop_tokens = codec_.stop_tokens();
     o.pad_id = codec_.pad_id();
-    std::vector<TokenIds> responses =
-        prompts.empty() ? std::vector<TokenIds>{} : generate_call(ctx, m, prompts, o);
+    std::vector<runtime::TokenIds> responses =
+        prompts.empty() ? std::vector<runtime::TokenIds>{} : generate_call(ctx, m, prompts, o);
     std::vector<std::string> texts;
-    for (const TokenIds& t : responses) texts.push_back(codec_.decode(t));
+    for (const runtime::TokenIds& t : responses) texts.push_back(codec_.decode(t));
     // Tensor-parallel replicas generate the same rows: count each row once.
     if (ctx.tp->rank() != 0) return;
     for (double v : rule_rewards(RewardConfig{}, local, texts)) sums[0] += v;
     sums[1] += double(local.size());
   };
-  place_->run_calls({{"eval_gen", "actor", layout, shape("actor"), held("actor"), body}});
+  place_->run_calls({{"eval_gen", "actor", layout, shape("actor"), home_shards("actor"), body}});
   at::Tensor t = at::tensor({sums[0], sums[1]}, at::kDouble);
-  world_->all_reduce_sum(t);
+  all_ranks_->all_reduce_sum(t);
   return t[0].item<double>() / std::max(1.0, t[1].item<double>());
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 // Every rank of the home holds the whole model (no tp or pp cut).
@@ -19,12 +19,13 @@ ShardMap moments(const std::map<std::string, at::Tensor>& state, const std::stri
 }  // namespace
 
 void FullCheckpointSlots::add_full(const PlacedSlot& like) {
-  const ModelShape& s = like.shape;
+  const runtime::ModelShape& s = like.shape;
   models_.push_back(
       std::make_unique<model::Transformer>(s.spec, s.head, model::ParallelContext{}, s.dtype, s.device));
   ModelSlot full{like.slot.role, models_.back().get(), nullptr};
   if (like.trained) {
-    optims_.push_back(std::make_unique<AdamW>(full.model->named_params(), OptimConfig{}, 1));
+    optims_.push_back(
+        std::make_unique<runtime::AdamW>(full.model->named_params(), runtime::OptimConfig{}, 1));
     full.optim = optims_.back().get();
   }
   slots_.push_back(full);
@@ -39,8 +40,8 @@ FullCheckpointSlots FullCheckpointSlots::gather(comm::Group& global, const std::
       continue;
     }
     // Rank 0 lacks some of it (a tp/pp shard, or the whole model when its home lies elsewhere).
-    const ModelShape& s = p.shape;
-    ShardMover mover(model_params(s.spec, s.head), s.spec.n_layers, s.dtype);
+    const runtime::ModelShape& s = p.shape;
+    runtime::ShardMover mover(model_params(s.spec, s.head), s.spec.n_layers, s.dtype);
     const ModelSlot& held = p.slot;  // null outside the home
     const ShardMap params =
         mover.move(global, held.model ? held.model->named_params() : ShardMap{}, p.home, one);
@@ -80,8 +81,8 @@ void FullCheckpointSlots::scatter(comm::Group& global, const std::vector<PlacedS
   const bool root = global.rank() == 0;
   for (size_t i = 0; i < placed.size(); ++i) {
     const PlacedSlot& p = placed[i];
-    const ModelShape& s = p.shape;
-    ShardMover mover(model_params(s.spec, s.head), s.spec.n_layers, s.dtype);
+    const runtime::ModelShape& s = p.shape;
+    runtime::ShardMover mover(model_params(s.spec, s.head), s.spec.n_layers, s.dtype);
     const ModelSlot* full = root ? &slots_[i] : nullptr;
     const ShardMap params = mover.move(global, full ? full->model->named_params() : ShardMap{}, one, p.home);
     if (p.slot.model) p.slot.model->load_shards(params);
@@ -99,4 +100,4 @@ void FullCheckpointSlots::scatter(comm::Group& global, const std::vector<PlacedS
   }
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -10,14 +10,15 @@
 #include "runtime/pipeline.h"
 #include "train/inference_calls.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
-std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& model,
-                                    const std::vector<TokenIds>& prompts, const SamplingOptions& o,
-                                    at::Tensor* logprobs) {
-  std::vector<TokenIds> out(prompts.size());
+std::vector<runtime::TokenIds> generate_call(const runtime::CallContext& ctx, model::Transformer& model,
+                                             const std::vector<runtime::TokenIds>& prompts,
+                                             const SamplingOptions& o, at::Tensor* logprobs) {
+  std::vector<runtime::TokenIds> out(prompts.size());
   int64_t longest_prompt = 0;
-  for (const TokenIds& p : prompts) longest_prompt = std::max<int64_t>(longest_prompt, int64_t(p.size()));
+  for (const runtime::TokenIds& p : prompts)
+    longest_prompt = std::max<int64_t>(longest_prompt, int64_t(p.size()));
   if (logprobs) *logprobs = at::zeros({int64_t(prompts.size()), longest_prompt}, at::kFloat);
   if (prompts.empty() || o.max_new_tokens <= 0) return out;
   model::GenerateOptions g;
@@ -33,9 +34,9 @@ std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& 
   // pp > 1: the stages generate pipelined over the plan's micro-batches (at pp = 1 micro-batches would only
   // serialise the batch).
   const model::GenerateResult r =
-      ctx.pp->size() > 1
-          ? pipeline_generate(*ctx.pp, model, prompts, g, micro_batch_rows(ctx, int64_t(prompts.size())))
-          : model::generate(model, prompts, g);
+      ctx.pp->size() > 1 ? runtime::pipeline_generate(*ctx.pp, model, prompts, g,
+                                                      runtime::micro_batch_rows(ctx, int64_t(prompts.size())))
+                         : model::generate(model, prompts, g);
   const at::Tensor tokens = r.tokens.to(at::kCPU).contiguous(), lengths = r.lengths.to(at::kCPU).contiguous();
   for (size_t b = 0; b < prompts.size(); ++b) {
     const int64_t n = lengths[int64_t(b)].item<int64_t>();
@@ -54,4 +55,4 @@ std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& 
   return out;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

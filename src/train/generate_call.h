@@ -11,7 +11,7 @@
 #include "runtime/call_context.h"
 #include "runtime/sequence_batch.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct SamplingOptions {
   int64_t max_new_tokens = 16;
@@ -31,8 +31,8 @@ struct SamplingOptions {
 // response token's log-prob under the sampling distribution (before top-k / top-p truncation), laid out as
 // logprobs_call lays out a forward pass's: (B, longest prompt + response) fp32, the log-prob of the token at
 // position t + 1 at position t (a response token j of row b at prompt_len_b - 1 + j), 0 elsewhere.
-std::vector<TokenIds> generate_call(const CallContext& ctx, model::Transformer& model,
-                                    const std::vector<TokenIds>& prompts, const SamplingOptions& options,
-                                    at::Tensor* logprobs = nullptr);
+std::vector<runtime::TokenIds> generate_call(const runtime::CallContext& ctx, model::Transformer& model,
+                                             const std::vector<runtime::TokenIds>& prompts,
+                                             const SamplingOptions& options, at::Tensor* logprobs = nullptr);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -4,22 +4,25 @@
 
 #include "runtime/call_forward.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
-at::Tensor logprobs_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
-                         at::Tensor* entropy) {
-  HeadOutputs o =
-      forward_outputs(ctx, model, batch, entropy ? HeadKindOut::kLogprobsEntropy : HeadKindOut::kLogprobs);
+at::Tensor logprobs_call(const runtime::CallContext& ctx, model::Transformer& model,
+                         const runtime::SequenceBatch& batch, at::Tensor* entropy) {
+  runtime::HeadOutputs o = runtime::forward_outputs(
+      ctx, model, batch,
+      entropy ? runtime::WantedOutputs::kLogprobsEntropy : runtime::WantedOutputs::kLogprobs);
   if (entropy) *entropy = o.entropy;
   return o.logprobs;
 }
 
-at::Tensor values_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch) {
-  return forward_outputs(ctx, model, batch, HeadKindOut::kValues).values;
+at::Tensor values_call(const runtime::CallContext& ctx, model::Transformer& model,
+                       const runtime::SequenceBatch& batch) {
+  return runtime::forward_outputs(ctx, model, batch, runtime::WantedOutputs::kValues).values;
 }
 
-at::Tensor scores_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch) {
-  return last_response_value(values_call(ctx, model, batch), batch);
+at::Tensor scores_call(const runtime::CallContext& ctx, model::Transformer& model,
+                       const runtime::SequenceBatch& batch) {
+  return runtime::last_response_value(values_call(ctx, model, batch), batch);
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

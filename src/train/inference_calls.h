@@ -11,15 +11,17 @@
 #include "runtime/call_context.h"
 #include "runtime/sequence_batch.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 // (B, T) fp32 log p(targets[t] | tokens[..t]); `entropy` (B, T) when given. Values outside the response mask
 // are meaningless (mask them).
-at::Tensor logprobs_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
-                         at::Tensor* entropy = nullptr);
+at::Tensor logprobs_call(const runtime::CallContext& ctx, model::Transformer& model,
+                         const runtime::SequenceBatch& batch, at::Tensor* entropy = nullptr);
 // (B, T) fp32 value head outputs.
-at::Tensor values_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch);
+at::Tensor values_call(const runtime::CallContext& ctx, model::Transformer& model,
+                       const runtime::SequenceBatch& batch);
 // (B) the value head at each sequence's last token.
-at::Tensor scores_call(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch);
+at::Tensor scores_call(const runtime::CallContext& ctx, model::Transformer& model,
+                       const runtime::SequenceBatch& batch);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

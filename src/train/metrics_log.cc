@@ -5,7 +5,7 @@
 #include "data/jsonl.h"
 #include "io/atomic_file.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 std::vector<Json> read_metrics(const std::string& path) {
   std::vector<Json> out;
@@ -25,4 +25,4 @@ void truncate_metrics_after(const std::string& path, int64_t step) {
   io::write_file_atomically(path, kept);
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -7,7 +7,7 @@
 
 #include "core/json.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 // Every line of the file (an absent file gives none). Errors name file:line.
 std::vector<Json> read_metrics(const std::string& path);
@@ -16,4 +16,4 @@ std::vector<Json> read_metrics(const std::string& path);
 // checkpoint exactly as the uninterrupted run did. An absent file is left absent.
 void truncate_metrics_after(const std::string& path, int64_t step);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace realign::runtime {
+namespace realign::train {
 
 bool stderr_is_tty() { return isatty(fileno(stderr)) == 1; }
 
@@ -72,4 +72,4 @@ void ProgressBar::finish() {
   std::fflush(out_);
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

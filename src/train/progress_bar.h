@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace realign::runtime {
+namespace realign::train {
 
 class ProgressBar {
  public:
@@ -40,4 +40,4 @@ bool stderr_is_tty();
 // "9m50s", "1h02m", "12.3s".
 std::string format_duration(double seconds);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -3,13 +3,14 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/read_file.h"
 #include "cost/simulation_result.h"
 #include "cost/timeline_svg.h"
 #include "train/curves_svg.h"
 #include "train/metrics_log.h"
 #include "train/run_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace fs = std::filesystem;
 
 std::vector<CurvePanel> report_panels() {
@@ -45,7 +46,7 @@ std::vector<std::string> write_report(const std::string& run_dir, const std::str
   auto load_timeline = [](const std::string& path) {
     Json j;
     try {
-      j = Json::parse(read_text_file(path));
+      j = Json::parse(read_file(path));
     } catch (const Json::exception& e) {
       throw Error(path, std::string("not valid JSON: ") + e.what());
     }
@@ -65,4 +66,4 @@ std::vector<std::string> write_report(const std::string& run_dir, const std::str
   return written;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

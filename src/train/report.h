@@ -7,7 +7,7 @@
 
 #include "train/curves_svg.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 // Writes the SVGs into `out_dir` (the run directory when empty); returns the paths written. Throws Error when
 // run_dir holds no metrics.jsonl.
@@ -16,4 +16,4 @@ std::vector<std::string> write_report(const std::string& run_dir, const std::str
 // The metrics panels drawn, in order (the keys the trainer writes).
 std::vector<CurvePanel> report_panels();
 
-}  // namespace realign::runtime
+}  // namespace realign::train

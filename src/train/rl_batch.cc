@@ -14,15 +14,16 @@
 #include "train/detail/step_helpers.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
-PpoBatch Trainer::rl_batch(const CallContext& ctx, const RlRows& rows, const Rows& got,
+PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const RlRows& rows, const runtime::Rows& got,
                            const std::vector<int64_t>& index, double kl_coef, Json* stats) const {
-  const PpoConfig& ppo = t_.ppo;
+  const PpoConfig& ppo = train_config_.ppo;
   const int64_t n = rows.n;
   comm::Group& dp = *ctx.dp;
   PpoBatch batch;
-  batch.seqs = make_sequence_batch(prompts_of(rows, index), token_lists(got, "response"), codec_.pad_id());
+  batch.seqs =
+      runtime::make_sequence_batch(prompts_of(rows, index), token_lists(got, "response"), codec_.pad_id());
   const at::Tensor& mask = batch.seqs.response_mask;
   const int64_t T = batch.seqs.batch.tokens.size(1);
   auto field = [&](const char* name) {
@@ -109,4 +110,4 @@ PpoBatch Trainer::rl_batch(const CallContext& ctx, const RlRows& rows, const Row
   return batch;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

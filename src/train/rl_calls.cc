@@ -8,7 +8,7 @@
 #include "train/detail/trainer_impl.h"
 #include "train/inference_calls.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 // The row fields that carry a graph data item between calls. Rule rewards are scored on the generation's
@@ -56,40 +56,41 @@ Trainer::Call Trainer::generation_call(const Mfc& m, RlIteration& it, int64_t st
   SamplingOptions so;
   so.max_new_tokens = m.gen_len;
   so.greedy = m.greedy;
-  so.temperature = t_.sampling.temperature;
-  so.top_p = t_.sampling.top_p;
-  so.top_k = t_.sampling.top_k;
+  so.temperature = train_config_.sampling.temperature;
+  so.top_p = train_config_.sampling.top_p;
+  so.top_k = train_config_.sampling.top_k;
   so.stop_tokens = codec_.stop_tokens();
   so.pad_id = codec_.pad_id();
-  so.seed = mix_seed(t_.seed, uint64_t(step), 0);
+  so.seed = mix_seed(train_config_.seed, uint64_t(step), 0);
   // The sampling's own log-probs, when the graph has the generation give the behaviour policy's.
   const bool keep = std::find(m.outputs.begin(), m.outputs.end(), "logprobs") != m.outputs.end();
   Produced& out = it.produced.at(m.name);
-  return {
-      m.name, m.model, [this, &m, &it, &out, so, keep](const CallContext& ctx, model::Transformer& model) {
-        const Range r = rows_in(m.name, m.model, it.rows.n);
-        SamplingOptions o = so;
-        for (int64_t i = r.begin; i < r.end; ++i) o.row_seeds.push_back(mix_seed(so.seed, uint64_t(i), 1));
-        const std::vector<TokenIds> p = prompts_of(it.rows, range_indices(r));
-        at::Tensor logprobs;
-        out.rows =
-            token_rows("response", p.empty() ? std::vector<TokenIds>{}
-                                             : generate_call(ctx, model, p, o, keep ? &logprobs : nullptr));
-        if (keep) out.rows["old_logprobs"] = p.empty() ? at::zeros({0, 0}, at::kFloat) : logprobs;
-      }};
+  return {m.name, m.model,
+          [this, &m, &it, &out, so, keep](const runtime::CallContext& ctx, model::Transformer& model) {
+            const Range r = contiguous_rows(m.name, m.model, it.rows.n);
+            SamplingOptions o = so;
+            for (int64_t i = r.begin; i < r.end; ++i)
+              o.row_seeds.push_back(mix_seed(so.seed, uint64_t(i), 1));
+            const std::vector<runtime::TokenIds> p = prompts_of(it.rows, range_indices(r));
+            at::Tensor logprobs;
+            out.rows = token_rows("response",
+                                  p.empty() ? std::vector<runtime::TokenIds>{}
+                                            : generate_call(ctx, model, p, o, keep ? &logprobs : nullptr));
+            if (keep) out.rows["old_logprobs"] = p.empty() ? at::zeros({0, 0}, at::kFloat) : logprobs;
+          }};
 }
 
 void Trainer::score_rule_rewards(const Mfc& m, RlIteration& it) {
   // Scored where the responses are: once per row, by the first tp and pp rank of each of the generation's dp
   // groups, then sent to the group's other ranks (every rank of a dp group holds its rows).
   Produced& out = it.produced.at(m.name);
-  const std::optional<CallContext> ctx = place_->context(m.name, out.layout);
+  const std::optional<runtime::CallContext> ctx = place_->context(m.name, out.layout);
   if (!ctx) return;
-  const Range r = rows_in(m.name, m.model, it.rows.n);
+  const Range r = contiguous_rows(m.name, m.model, it.rows.n);
   at::Tensor score = at::zeros({r.size()}, at::kFloat);
   if (r.size() > 0) {
     if (ctx->tp->rank() == 0 && ctx->pp->rank() == 0) {
-      const std::vector<TokenIds> responses = token_lists(out.rows, "response");
+      const std::vector<runtime::TokenIds> responses = token_lists(out.rows, "response");
       std::vector<data::PromptRecord> records;
       std::vector<std::string> texts;
       for (int64_t i = r.begin; i < r.end; ++i) {
@@ -97,7 +98,7 @@ void Trainer::score_rule_rewards(const Mfc& m, RlIteration& it) {
         texts.push_back(codec_.decode(responses[size_t(i - r.begin)]));
       }
       score = stop_penalised(
-          at::tensor(rule_rewards(in_.sections.reward, records, texts), at::kDouble).to(at::kFloat),
+          at::tensor(rule_rewards(input_.sections.reward, records, texts), at::kDouble).to(at::kFloat),
           responses);
     }
     ctx->tp->broadcast(score, 0);
@@ -106,15 +107,16 @@ void Trainer::score_rule_rewards(const Mfc& m, RlIteration& it) {
   out.rows[m.greedy ? "base_score" : "score"] = score;
 }
 
-Trainer::Call Trainer::inference_call(const Mfc& m, RlIteration& it, const Rows& in) {
+Trainer::Call Trainer::inference_call(const Mfc& m, RlIteration& it, const runtime::Rows& in) {
   const std::string field = output_field(m);
   Produced& out = it.produced.at(m.name);
   return {m.name, m.model,
-          [this, &m, &it, &in, &out, field](const CallContext& ctx, model::Transformer& model) {
-            const std::vector<TokenIds> r = token_lists(in, "response");
+          [this, &m, &it, &in, &out, field](const runtime::CallContext& ctx, model::Transformer& model) {
+            const std::vector<runtime::TokenIds> r = token_lists(in, "response");
             if (r.empty()) return;
-            const SequenceBatch b = make_sequence_batch(
-                prompts_of(it.rows, range_indices(rows_in(m.name, m.model, it.rows.n))), r, codec_.pad_id());
+            const runtime::SequenceBatch b = runtime::make_sequence_batch(
+                prompts_of(it.rows, range_indices(contiguous_rows(m.name, m.model, it.rows.n))), r,
+                codec_.pad_id());
             if (m.model == "reward") {
               out.rows[field] = stop_penalised(scores_call(ctx, model, b), r);
             } else if (m.model == "critic") {
@@ -125,21 +127,22 @@ Trainer::Call Trainer::inference_call(const Mfc& m, RlIteration& it, const Rows&
           }};
 }
 
-Trainer::Call Trainer::update_call(const Mfc& m, RlIteration& it, const Rows& in, Json* stats) {
-  const BatchShape& bs = in_.algorithm.batch;
-  const PpoConfig& ppo = t_.ppo;
+Trainer::Call Trainer::update_call(const Mfc& m, RlIteration& it, const runtime::Rows& in, Json* stats) {
+  const BatchShape& bs = input_.algorithm.batch;
+  const PpoConfig& ppo = train_config_.ppo;
   const double kl_coef = kl_ctl_->coef();
   const int64_t segments = mini_batch_count(it.rows.n, bs.mini_batches);
   if (m.model == "critic")
-    return {m.name, m.model,
-            [this, &m, &it, &in, stats, kl_coef, segments](const CallContext& ctx, model::Transformer&) {
-              const PpoBatch batch =
-                  rl_batch(ctx, it.rows, in, rows_of(m.name, m.model, it.rows.n, segments), kl_coef, nullptr);
-              const BatchShape& b = in_.algorithm.batch;
-              const CriticStats cs =
-                  critic_train_call(ctx, *critic_, batch, t_.ppo.value_clip, b.epochs, b.mini_batches);
-              *stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
-            }};
+    return {
+        m.name, m.model,
+        [this, &m, &it, &in, stats, kl_coef, segments](const runtime::CallContext& ctx, model::Transformer&) {
+          const PpoBatch batch = rl_batch(
+              ctx, it.rows, in, segmented_rows(m.name, m.model, it.rows.n, segments), kl_coef, nullptr);
+          const BatchShape& b = input_.algorithm.batch;
+          const CriticStats cs =
+              critic_train_call(ctx, *critic_, batch, train_config_.ppo.value_clip, b.epochs, b.mini_batches);
+          *stats = Json{{"loss/value", cs.value_loss}, {"grad_norm/critic", cs.grad_norm}};
+        }};
   ActorOptions ao;
   ao.clip_eps = ppo.clip_eps;
   ao.kl_loss_coef = ppo.kl_mode == "reward" ? 0.0 : kl_coef;
@@ -149,10 +152,12 @@ Trainer::Call Trainer::update_call(const Mfc& m, RlIteration& it, const Rows& in
   ao.epochs = bs.epochs;
   ao.mini_batches = bs.mini_batches;
   return {m.name, m.model,
-          [this, &m, &it, &in, stats, kl_coef, segments, ao](const CallContext& ctx, model::Transformer&) {
+          [this, &m, &it, &in, stats, kl_coef, segments, ao](const runtime::CallContext& ctx,
+                                                             model::Transformer&) {
             Json batch_stats;
-            const PpoBatch batch = rl_batch(ctx, it.rows, in, rows_of(m.name, m.model, it.rows.n, segments),
-                                            kl_coef, &batch_stats);
+            const PpoBatch batch =
+                rl_batch(ctx, it.rows, in, segmented_rows(m.name, m.model, it.rows.n, segments), kl_coef,
+                         &batch_stats);
             const ActorStats as = actor_train_call(ctx, *actor_, batch, ao);
             *stats = Json{{"loss/policy", as.policy_loss},
                           {"entropy", as.entropy},
@@ -167,4 +172,4 @@ Trainer::Call Trainer::update_call(const Mfc& m, RlIteration& it, const Rows& in
           }};
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

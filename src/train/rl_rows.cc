@@ -6,35 +6,37 @@
 #include "train/detail/step_helpers.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
-std::vector<TokenIds> Trainer::prompts_of(const RlRows& rows, const std::vector<int64_t>& index) const {
-  std::vector<TokenIds> out;
+std::vector<runtime::TokenIds> Trainer::prompts_of(const RlRows& rows,
+                                                   const std::vector<int64_t>& index) const {
+  std::vector<runtime::TokenIds> out;
   for (int64_t i : index) out.push_back(codec_.encode_prompt(record_of(rows, i).prompt));
   return out;
 }
 
-std::vector<int64_t> Trainer::rows_of(const std::string& call, const std::string& role, int64_t n,
-                                      int64_t segments) const {
+std::vector<int64_t> Trainer::segmented_rows(const std::string& call, const std::string& role, int64_t n,
+                                             int64_t segments) const {
   std::vector<int64_t> out;
   for (const Range& r : segment_shares(n, place_->layout_of(call, role), rank(), segments))
     for (int64_t i = r.begin; i < r.end; ++i) out.push_back(i);
   return out;
 }
 
-at::Tensor Trainer::stop_penalised(const at::Tensor& scores, const std::vector<TokenIds>& responses) const {
-  const double penalty = t_.ppo.missing_stop_penalty;
+at::Tensor Trainer::stop_penalised(const at::Tensor& scores,
+                                   const std::vector<runtime::TokenIds>& responses) const {
+  const double penalty = train_config_.ppo.missing_stop_penalty;
   if (penalty <= 0) return scores;
-  return scores - missing_stop_penalties(responses, codec_.stop_tokens(), penalty);
+  return scores - runtime::missing_stop_penalties(responses, codec_.stop_tokens(), penalty);
 }
 
-std::vector<Rows> Trainer::bring_inputs(int64_t n, const std::vector<Consumer>& consumers) {
-  std::vector<CallPlacement::RowsMove> moves;
+std::vector<runtime::Rows> Trainer::bring_inputs(int64_t n, const std::vector<Consumer>& consumers) {
+  std::vector<runtime::CallPlacement::RowsMove> moves;
   std::vector<size_t> owner;
   for (size_t c = 0; c < consumers.size(); ++c) {
     const Consumer& to = consumers[c];
     for (const Input& in : to.inputs) {
-      Rows fields;
+      runtime::Rows fields;
       for (const std::string& f : in.fields) {
         auto it = in.from->rows.find(f);
         if (it != in.from->rows.end()) fields[f] = it->second;
@@ -44,11 +46,11 @@ std::vector<Rows> Trainer::bring_inputs(int64_t n, const std::vector<Consumer>& 
       owner.push_back(c);
     }
   }
-  const std::vector<Rows> got = place_->move_rows(moves);
-  std::vector<Rows> out(consumers.size());
+  const std::vector<runtime::Rows> got = place_->move_rows(moves);
+  std::vector<runtime::Rows> out(consumers.size());
   for (size_t k = 0; k < got.size(); ++k)
     for (const auto& [field, tensor] : got[k]) out[owner[k]][field] = tensor;
   return out;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

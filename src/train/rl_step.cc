@@ -11,11 +11,11 @@
 #include "train/detail/step_helpers.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 Json Trainer::rl_step(int64_t step) {
   const Stage& stage = stages_[size_t(current_stage_)];
-  const BatchShape& bs = in_.algorithm.batch;
+  const BatchShape& bs = input_.algorithm.batch;
   const int64_t group = algorithm_ == "grpo" ? std::max<int64_t>(1, bs.samples_per_prompt) : 1;
   const int64_t n = bs.prompts * group;
   const int64_t iteration = step - stage.first + 1;
@@ -39,7 +39,7 @@ Json Trainer::rl_step(int64_t step) {
       return std::find(calls.begin(), calls.end(), producer) == calls.end();
     }));
   place_->set_iteration(iteration);  // they feed this iteration's calls
-  std::vector<Rows> inputs = bring_inputs(n, early);
+  std::vector<runtime::Rows> inputs = bring_inputs(n, early);
   std::vector<Json> update_stats(calls.size(), Json::object());
   for (size_t k = 0; k < calls.size(); ++k) {
     const CallInstance& c = calls[k];
@@ -69,7 +69,7 @@ Json Trainer::rl_step(int64_t step) {
       reader_at.push_back(j);
     }
     if (readers.empty()) continue;
-    const std::vector<Rows> moved = bring_inputs(n, readers);
+    const std::vector<runtime::Rows> moved = bring_inputs(n, readers);
     for (size_t r = 0; r < readers.size(); ++r)
       for (const auto& [field, tensor] : moved[r]) inputs[reader_at[r]][field] = tensor;
   }
@@ -77,14 +77,14 @@ Json Trainer::rl_step(int64_t step) {
   Json stats = Json::object();
   for (size_t k = 0; k < calls.size(); ++k) {
     const Mfc& m = graph_.mfcs[size_t(calls[k].call)];
-    if (m.kind == MfcKind::kTrain) stats.update(from_call(m.name, m.model, update_stats[k]));
+    if (m.kind == MfcKind::kTrain) stats.update(broadcast_call_stats(m.name, m.model, update_stats[k]));
   }
   const RlIteration& done = iterations_.at(iteration);
   stats["weights/version"] = done.weight_version;
   stats["weights/lag"] = version - done.weight_version;
   iterations_.erase(iteration);
-  if (t_.ppo.adaptive_kl) kl_ctl_->update(stats["kl/sequence"].get<double>(), n);
+  if (train_config_.ppo.adaptive_kl) kl_ctl_->update(stats["kl/sequence"].get<double>(), n);
   return stats;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

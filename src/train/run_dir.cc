@@ -2,13 +2,11 @@
 
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace fs = std::filesystem;
 
 RunDir create_run_dir(const std::string& root) {
@@ -43,12 +41,4 @@ void write_text_file(const std::string& path, const std::string& text) {
   io::write_file_atomically(path, text);
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot read the file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace realign::runtime
+}  // namespace realign::train

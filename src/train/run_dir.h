@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct RunDir {
   std::string root;
@@ -26,6 +26,5 @@ RunDir open_run_dir(const std::string& root);
 std::string default_run_dir(const std::string& parent, const std::string& stem);
 
 void write_text_file(const std::string& path, const std::string& text);  // atomic replace
-std::string read_text_file(const std::string& path);  // Error naming the path if unreadable
 
-}  // namespace realign::runtime
+}  // namespace realign::train

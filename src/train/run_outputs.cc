@@ -6,18 +6,18 @@
 #include "train/device_idle.h"
 #include "train/metrics_log.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 void Trainer::write_start_files(const RunDir& dir, int64_t done) const {
-  if (in_.resume) {
+  if (input_.resume) {
     truncate_metrics_after(dir.metrics_file(), done);
-    write_text_file(dir.config_file(), in_.raw_config.dump(2) + "\n");  // with this resume's overrides
+    write_text_file(dir.config_file(), input_.raw_config.dump(2) + "\n");  // with this resume's overrides
     return;
   }
-  write_text_file(dir.config_file(), in_.raw_config.dump(2) + "\n");
-  if (!in_.plan.is_null()) write_text_file(dir.plan_file(), in_.plan.dump(2) + "\n");
-  if (!in_.estimated_timeline.is_null())
-    write_text_file(in_.run_dir + "/timeline_estimated.json", in_.estimated_timeline.dump(2) + "\n");
+  write_text_file(dir.config_file(), input_.raw_config.dump(2) + "\n");
+  if (!input_.plan.is_null()) write_text_file(dir.plan_file(), input_.plan.dump(2) + "\n");
+  if (!input_.estimated_timeline.is_null())
+    write_text_file(input_.run_dir + "/timeline_estimated.json", input_.estimated_timeline.dump(2) + "\n");
   std::filesystem::remove(dir.metrics_file());
 }
 
@@ -55,7 +55,7 @@ void Trainer::report_step(const RunDir& dir, int64_t step, int64_t total, const 
                             {"loss/dpo", "loss"},
                             {"eval/accuracy", "eval"}})
     if (rec.contains(key)) fields.emplace_back(label, rec[key].get<double>());
-  if (in_.progress) bar.update(step, fields);
+  if (input_.progress) bar.update(step, fields);
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 void Trainer::build_stages() {
   const std::string& a = algorithm_;
@@ -15,22 +15,22 @@ void Trainer::build_stages() {
     stages_.push_back({kind, steps, first});
   };
   if (a == "sft") {
-    add("sft", t_.steps);
+    add("sft", train_config_.steps);
   } else if (a == "rm") {
-    add("rm", t_.steps);
+    add("rm", train_config_.steps);
   } else if (a == "dpo") {
-    add("sft", t_.sft_stage.steps);
-    add("dpo", t_.steps);
+    add("sft", train_config_.sft_stage.steps);
+    add("dpo", train_config_.steps);
   } else {
-    add("sft", t_.sft_stage.steps);
-    if (in_.sections.reward.kind == "model") {
-      if (t_.reward_model_stage.steps <= 0 && !in_.model_dirs.count("reward"))
+    add("sft", train_config_.sft_stage.steps);
+    if (input_.sections.reward.kind == "model") {
+      if (train_config_.reward_model_stage.steps <= 0 && !input_.model_dirs.count("reward"))
         throw Error("train.reward_model_stage.steps",
                     "reward.kind is model: train one here (steps > 0) or give models.reward a trained model "
                     "directory");
-      add("rm", t_.reward_model_stage.steps);
+      add("rm", train_config_.reward_model_stage.steps);
     }
-    add("rl", t_.steps);
+    add("rl", train_config_.steps);
   }
   if (stages_.empty()) throw Error("train.steps", "nothing to run: every stage has 0 steps");
   for (const Stage& s : stages_) {
@@ -50,27 +50,31 @@ int Trainer::stage_of(int64_t step) const {
 }
 
 int64_t Trainer::rl_optimizer_steps() const {
-  return t_.steps * in_.algorithm.batch.epochs * std::max<int64_t>(1, in_.algorithm.batch.mini_batches);
+  return train_config_.steps * input_.algorithm.batch.epochs *
+         std::max<int64_t>(1, input_.algorithm.batch.mini_batches);
 }
 
 void Trainer::enter_stage(int index, bool fresh) {
   current_stage_ = index;
   const Stage& s = stages_[size_t(index)];
   // The plan may shard a model's Adam state over its train call's dp ranks (ZeRO-1); so may the config.
-  auto reset_optim = [&](const std::string& role, TrainedModel& m, OptimConfig c, int64_t steps) {
-    const auto planned = in_.layouts.zero1.find(role);
-    c.zero1 = c.zero1 || (planned != in_.layouts.zero1.end() && planned->second);
+  auto reset_optim = [&](const std::string& role, runtime::TrainedModel& m, runtime::OptimConfig c,
+                         int64_t steps) {
+    const auto planned = input_.layouts.zero1.find(role);
+    c.zero1 = c.zero1 || (planned != input_.layouts.zero1.end() && planned->second);
     m.config = c;
-    if (m.model) m.optim = std::make_unique<AdamW>(m.model->named_params(), c, steps);
+    if (m.model) m.optim = std::make_unique<runtime::AdamW>(m.model->named_params(), c, steps);
   };
   if (s.kind == "sft")
-    reset_optim("actor", *actor_, algorithm_ == "sft" ? t_.optim : t_.sft_stage.optim, s.steps);
+    reset_optim("actor", *actor_, algorithm_ == "sft" ? train_config_.optim : train_config_.sft_stage.optim,
+                s.steps);
   if (s.kind == "rm")
-    reset_optim("reward", *reward_, algorithm_ == "rm" ? t_.optim : t_.reward_model_stage.optim, s.steps);
-  if (s.kind == "dpo") reset_optim("actor", *actor_, t_.optim, s.steps);
+    reset_optim("reward", *reward_,
+                algorithm_ == "rm" ? train_config_.optim : train_config_.reward_model_stage.optim, s.steps);
+  if (s.kind == "dpo") reset_optim("actor", *actor_, train_config_.optim, s.steps);
   if (s.kind == "rl") {
-    reset_optim("actor", *actor_, t_.optim, rl_optimizer_steps());
-    if (critic_) reset_optim("critic", *critic_, t_.critic_optim, rl_optimizer_steps());
+    reset_optim("actor", *actor_, train_config_.optim, rl_optimizer_steps());
+    if (critic_) reset_optim("critic", *critic_, train_config_.critic_optim, rl_optimizer_steps());
   }
   if (!fresh) return;
   // A policy stage starts from the actor as it is now: the reference is its frozen copy, and the critic's
@@ -79,19 +83,19 @@ void Trainer::enter_stage(int index, bool fresh) {
   // homes; a rank in neither takes no part).
   const ShardMap actor_held = actor_ && actor_->model ? actor_->model->named_params() : ShardMap{};
   auto from_actor = [&](const std::string& role) {
-    ShardMover mover(model_params(spec("actor"), HeadKind::kLanguageModel), spec("actor").n_layers,
-                     shape("actor").dtype);
-    return mover.move(*world_, actor_held, place_->home("actor"), place_->home(role));
+    runtime::ShardMover mover(model_params(spec("actor"), HeadKind::kLanguageModel), spec("actor").n_layers,
+                              shape("actor").dtype);
+    return mover.move(*all_ranks_, actor_held, place_->home("actor"), place_->home(role));
   };
   if ((s.kind == "rl" || s.kind == "dpo") && has_ref_ && spec("ref") == spec("actor") &&
-      !in_.model_dirs.count("ref")) {
+      !input_.model_dirs.count("ref")) {
     const ShardMap shards = from_actor("ref");
     if (ref_) ref_->load_shards(shards, false);
   }
-  if (s.kind == "rl" && critic_ && spec("critic") == spec("actor") && !in_.model_dirs.count("critic")) {
+  if (s.kind == "rl" && critic_ && spec("critic") == spec("actor") && !input_.model_dirs.count("critic")) {
     const ShardMap trunk = from_actor("critic");  // with the actor's head, which the critic does not load
     if (critic_->model) critic_->model->load_shards(trunk, false);
   }
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
-namespace realign::runtime {
+namespace realign::train {
 
-Rows token_rows(const std::string& name, const std::vector<TokenIds>& lists) {
+runtime::Rows token_rows(const std::string& name, const std::vector<runtime::TokenIds>& lists) {
   std::vector<int64_t> lengths;
   int64_t longest = 0;
-  for (const TokenIds& l : lists) {
+  for (const runtime::TokenIds& l : lists) {
     lengths.push_back(int64_t(l.size()));
     longest = std::max<int64_t>(longest, int64_t(l.size()));
   }
@@ -18,11 +18,11 @@ Rows token_rows(const std::string& name, const std::vector<TokenIds>& lists) {
   for (size_t i = 0; i < lists.size(); ++i)
     if (!lists[i].empty())
       tokens[int64_t(i)].narrow(0, 0, int64_t(lists[i].size())).copy_(at::tensor(lists[i], at::kLong));
-  return Rows{{name, tokens}, {name + "_len", at::tensor(lengths, at::kLong)}};
+  return runtime::Rows{{name, tokens}, {name + "_len", at::tensor(lengths, at::kLong)}};
 }
 
-std::vector<TokenIds> token_lists(const Rows& rows, const std::string& name) {
-  std::vector<TokenIds> out;
+std::vector<runtime::TokenIds> token_lists(const runtime::Rows& rows, const std::string& name) {
+  std::vector<runtime::TokenIds> out;
   auto it = rows.find(name);
   if (it == rows.end()) return out;
   const at::Tensor tokens = it->second.contiguous(), lengths = rows.at(name + "_len").contiguous();
@@ -62,4 +62,4 @@ at::Tensor global_masked_whiten(comm::Group& group, const at::Tensor& x, const a
   return (x - mean) / std::sqrt(var + 1e-8);
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

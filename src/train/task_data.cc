@@ -6,7 +6,7 @@
 #include "io/chat_template.h"
 #include "io/utf8.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 // Sampled bytes need not be UTF-8; the command reads JSON, so invalid bytes become U+FFFD.
@@ -65,4 +65,4 @@ std::vector<double> rule_rewards(const RewardConfig& c, const std::vector<data::
   return out;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

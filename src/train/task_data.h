@@ -9,7 +9,7 @@
 #include "data/datasets.h"
 #include "train/train_config.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct TaskData {
   std::vector<data::PromptRecord> prompts;       // RL prompts
@@ -26,4 +26,4 @@ TaskData load_task_data(const DataConfig& config, int64_t eval_n);
 std::vector<double> rule_rewards(const RewardConfig& config, const std::vector<data::PromptRecord>& prompts,
                                  const std::vector<std::string>& responses);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

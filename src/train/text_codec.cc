@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 TextCodec TextCodec::bytes() {
   TextCodec c;
@@ -29,14 +29,14 @@ TextCodec TextCodec::from_tokenizer(std::shared_ptr<io::Tokenizer> tokenizer, bo
   return c;
 }
 
-TokenIds TextCodec::encode(const std::string& text) const {
-  if (!tokenizer_) return TokenIds(text.begin(), text.end());
+runtime::TokenIds TextCodec::encode(const std::string& text) const {
+  if (!tokenizer_) return runtime::TokenIds(text.begin(), text.end());
   std::vector<int32_t> ids = tokenizer_->encode(text);
-  return TokenIds(ids.begin(), ids.end());
+  return runtime::TokenIds(ids.begin(), ids.end());
 }
 
-TokenIds TextCodec::encode_prompt(const std::string& text) const {
-  TokenIds ids = encode(text);
+runtime::TokenIds TextCodec::encode_prompt(const std::string& text) const {
+  runtime::TokenIds ids = encode(text);
   if (tokenizer_ && special_tokens_) {
     const std::vector<int32_t>& prefix = tokenizer_->special_prefix();
     // A prompt rendered by a chat template already starts with the BOS it prints: not a second one (as TRL).
@@ -46,7 +46,7 @@ TokenIds TextCodec::encode_prompt(const std::string& text) const {
   return ids;
 }
 
-std::string TextCodec::decode(const TokenIds& ids) const {
+std::string TextCodec::decode(const runtime::TokenIds& ids) const {
   if (!tokenizer_) {
     std::string s;
     for (int64_t id : ids) s += char(id);
@@ -57,4 +57,4 @@ std::string TextCodec::decode(const TokenIds& ids) const {
 
 int64_t TextCodec::vocab_size() const { return tokenizer_ ? tokenizer_->vocab_size() : 256; }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

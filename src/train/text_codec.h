@@ -9,7 +9,7 @@
 #include "io/tokenizer.h"
 #include "runtime/sequence_batch.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 class TextCodec {
  public:
@@ -20,10 +20,10 @@ class TextCodec {
   static TextCodec from_tokenizer(std::shared_ptr<io::Tokenizer> tokenizer, bool special_tokens = true);
 
   // Text that continues a sequence (responses): no special tokens.
-  TokenIds encode(const std::string& text) const;
+  runtime::TokenIds encode(const std::string& text) const;
   // Text that begins a sequence (prompts): the special prefix first, unless the text already begins with it.
-  TokenIds encode_prompt(const std::string& text) const;
-  std::string decode(const TokenIds& ids) const;
+  runtime::TokenIds encode_prompt(const std::string& text) const;
+  std::string decode(const runtime::TokenIds& ids) const;
   const std::vector<int64_t>& stop_tokens() const { return stop_; }
   int64_t pad_id() const { return pad_; }
   int64_t vocab_size() const;
@@ -35,4 +35,4 @@ class TextCodec {
   int64_t pad_ = 0;
 };
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-namespace realign::runtime {
+namespace realign::train {
 
 ThreadBudget thread_budget(int64_t configured, int cores, int local_workers) {
   cores = std::max(1, cores);
@@ -31,4 +31,4 @@ int local_workers_from_env(int fallback) {
   return end != v && *end == '\0' && n > 0 ? int(n) : fallback;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct ThreadBudget {
   int threads = 1;
@@ -21,4 +21,4 @@ ThreadBudget thread_budget(int64_t configured, int cores, int local_workers);
 // LOCAL_WORLD_SIZE when set (a positive number), else `fallback`.
 int local_workers_from_env(int fallback);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -18,11 +18,11 @@
 #include "runtime/trained_model.h"
 #include "train/train_config.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 // What the actor and critic updates read, all (B, T) fp32 aligned with seqs.response_mask.
 struct PpoBatch {
-  SequenceBatch seqs;
+  runtime::SequenceBatch seqs;
   at::Tensor old_logprobs, ref_logprobs;       // the behaviour policy and the reference
   at::Tensor advantages, returns, old_values;  // returns / old_values: PPO with a critic only
 };
@@ -44,31 +44,34 @@ struct ActorStats {
   int64_t updates = 0;
   bool early_stopped = false;
 };
-ActorStats actor_train_call(const CallContext& ctx, TrainedModel& actor, const PpoBatch& batch,
-                            const ActorOptions& options);
+ActorStats actor_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& actor,
+                            const PpoBatch& batch, const ActorOptions& options);
 
 struct CriticStats {
   double value_loss = 0, clip_fraction = 0, grad_norm = 0;
   int64_t updates = 0;
 };
-CriticStats critic_train_call(const CallContext& ctx, TrainedModel& critic, const PpoBatch& batch,
-                              double value_clip, int64_t epochs, int64_t mini_batches);
+CriticStats critic_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& critic,
+                              const PpoBatch& batch, double value_clip, int64_t epochs, int64_t mini_batches);
 
 struct SftStats {
   double loss = 0, grad_norm = 0, lr = 0;
 };
 // One step of next-token cross-entropy on the response tokens only (prompt tokens masked).
-SftStats sft_train_call(const CallContext& ctx, TrainedModel& model, const SequenceBatch& batch);
+SftStats sft_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& model,
+                        const runtime::SequenceBatch& batch);
 
 struct PairStats {
   double loss = 0, accuracy = 0, margin = 0, grad_norm = 0;
 };
 // One Bradley-Terry step: the reward model's score of chosen row i should exceed that of rejected row i.
-PairStats reward_model_train_call(const CallContext& ctx, TrainedModel& model, const SequenceBatch& chosen,
-                                  const SequenceBatch& rejected);
+PairStats reward_model_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& model,
+                                  const runtime::SequenceBatch& chosen,
+                                  const runtime::SequenceBatch& rejected);
 // One DPO step; ref_*_logps (P) are the reference's summed response log-probs.
-PairStats dpo_train_call(const CallContext& ctx, TrainedModel& policy, const SequenceBatch& chosen,
-                         const SequenceBatch& rejected, const at::Tensor& ref_chosen_logps,
-                         const at::Tensor& ref_rejected_logps, double beta, double label_smoothing);
+PairStats dpo_train_call(const runtime::CallContext& ctx, runtime::TrainedModel& policy,
+                         const runtime::SequenceBatch& chosen, const runtime::SequenceBatch& rejected,
+                         const at::Tensor& ref_chosen_logps, const at::Tensor& ref_rejected_logps,
+                         double beta, double label_smoothing);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

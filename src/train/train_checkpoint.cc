@@ -9,7 +9,7 @@
 #include "model/checkpoint.h"
 #include "train/checkpoint_store.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 const char* const kInFlightFile = "in_flight.safetensors";
@@ -82,4 +82,4 @@ Json load_train_checkpoint(const std::string& root, int64_t step, const std::vec
   return info.metadata.value("loop", Json::object());
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

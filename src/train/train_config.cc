@@ -1,6 +1,6 @@
 #include "train/train_config.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 template <class F>
@@ -31,7 +31,7 @@ double non_negative(ObjectReader& r, const std::string& key, double fallback) {
   return v;
 }
 
-void read_optim(ObjectReader& r, OptimConfig& o) {
+void read_optim(ObjectReader& r, runtime::OptimConfig& o) {
   o.lr = r.get_double("lr", o.lr);
   if (!(o.lr > 0)) throw Error(r.path_of("lr"), "must be > 0");
   o.warmup_steps = r.get_int("warmup_steps", o.warmup_steps);
@@ -178,4 +178,4 @@ AlgorithmConfig with_training_sections(AlgorithmConfig a, const TrainingSections
   return a;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

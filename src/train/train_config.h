@@ -10,7 +10,7 @@
 #include "graph/algorithms.h"
 #include "runtime/optim_config.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct PpoConfig {
   double gamma = 1.0, lambda = 0.95;
@@ -50,7 +50,7 @@ struct SamplingConfig {
 struct StageConfig {
   int64_t steps = 0;  // 0: the stage is skipped
   int64_t batch = 32;
-  OptimConfig optim;
+  runtime::OptimConfig optim;
 };
 
 struct TrainConfig {
@@ -64,8 +64,8 @@ struct TrainConfig {
   int64_t eval_prompts = 64;   // greedy accuracy on held-out prompts: at step 0, stage ends, every eval_every
   int64_t eval_every = 0;      // 0 = only at step 0 and at the end of each stage
   std::string dtype = "fp32";  // fp32 | bf16
-  OptimConfig optim;
-  OptimConfig critic_optim;
+  runtime::OptimConfig optim;
+  runtime::OptimConfig critic_optim;
   PpoConfig ppo;
   SamplingConfig sampling;
   double dpo_beta = 0.1, dpo_label_smoothing = 0;
@@ -102,4 +102,4 @@ TrainingSections training_sections_from_json(ObjectReader& root);
 // staleness (refused, naming train.staleness, for algorithms without generation).
 AlgorithmConfig with_training_sections(AlgorithmConfig algorithm, const TrainingSections& sections);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -14,7 +14,7 @@
 #include "train/detail/trainer_impl.h"
 #include "train/thread_budget.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -23,46 +23,46 @@ using Clock = std::chrono::steady_clock;
 
 TrainResult Trainer::run() {
   auto wall0 = Clock::now();
-  algorithm_ = in_.algorithm.algorithm;
-  graph_ = build_graph(with_training_sections(in_.algorithm, in_.sections));
-  const ThreadBudget threads = thread_budget(t_.threads, int(std::thread::hardware_concurrency()),
-                                             local_workers_from_env(world_->size()));
-  if (!threads.warning.empty() && world_->rank() == 0) {
+  algorithm_ = input_.algorithm.algorithm;
+  graph_ = build_graph(with_training_sections(input_.algorithm, input_.sections));
+  const ThreadBudget threads = thread_budget(train_config_.threads, int(std::thread::hardware_concurrency()),
+                                             local_workers_from_env(all_ranks_->size()));
+  if (!threads.warning.empty() && all_ranks_->rank() == 0) {
     REALIGN_LOG(kWarn) << threads.warning;
   }
   at::set_num_threads(threads.threads);
-  if (in_.algorithm.batch.prompts < world_->size())
-    throw Error("batch.prompts", std::to_string(in_.algorithm.batch.prompts) +
-                                     " prompts cannot be split over " + std::to_string(world_->size()) +
+  if (input_.algorithm.batch.prompts < all_ranks_->size())
+    throw Error("batch.prompts", std::to_string(input_.algorithm.batch.prompts) +
+                                     " prompts cannot be split over " + std::to_string(all_ranks_->size()) +
                                      " data-parallel ranks");
-  data_ = load_task_data(in_.sections.data, t_.eval_prompts);
+  data_ = load_task_data(input_.sections.data, train_config_.eval_prompts);
   build_stages();
   build_models();
   prompt_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.prompts.size())),
-                                                         mix_seed(t_.seed, 10, 0));
+                                                         mix_seed(train_config_.seed, 10, 0));
   sft_sampler_ = std::make_unique<data::EpochSampler>(std::max<int64_t>(1, int64_t(data_.sft.size())),
-                                                      mix_seed(t_.seed, 11, 0));
+                                                      mix_seed(train_config_.seed, 11, 0));
   pref_sampler_ = std::make_unique<data::EpochSampler>(
-      std::max<int64_t>(1, int64_t(data_.preferences.size())), mix_seed(t_.seed, 12, 0));
+      std::max<int64_t>(1, int64_t(data_.preferences.size())), mix_seed(train_config_.seed, 12, 0));
 
-  RunDir dir{in_.run_dir};
+  RunDir dir{input_.run_dir};
   const int64_t total = stages_.back().first + stages_.back().steps - 1;
   int64_t done = 0;
   TrainResult result;
-  result.run_dir = in_.run_dir;
-  if (in_.resume) {
+  result.run_dir = input_.run_dir;
+  if (input_.resume) {
     done = resume_from(dir, total);
   } else {
     enter_stage(0, true);
   }
-  if (lead()) write_start_files(dir, done);
-  world_->barrier();
+  if (is_rank0()) write_start_files(dir, done);
+  all_ranks_->barrier();
   std::unique_ptr<data::JsonlWriter> metrics;
-  if (lead()) metrics = std::make_unique<data::JsonlWriter>(dir.metrics_file(), true);
+  if (is_rank0()) metrics = std::make_unique<data::JsonlWriter>(dir.metrics_file(), true);
   if (done == 0) {
     double acc = evaluate();
     result.eval_before = acc;
-    if (lead() && acc >= 0)
+    if (is_rank0() && acc >= 0)
       metrics->write(Json{{"step", 0}, {"stage", stages_[0].kind}, {"eval/accuracy", acc}});
   }
   ProgressBar bar(algorithm_, total, done, stderr, stderr_is_tty(), 2.0);
@@ -82,7 +82,7 @@ TrainResult Trainer::run() {
     const Timeline timeline = place_->gathered_timeline();
     Json rec = step_record(step, s.kind, m, timeline, step_s);
     bool stage_end = step == s.first + s.steps - 1;
-    if (stage_end || (t_.eval_every > 0 && step % t_.eval_every == 0)) {
+    if (stage_end || (train_config_.eval_every > 0 && step % train_config_.eval_every == 0)) {
       double acc = evaluate();
       if (acc >= 0) rec["eval/accuracy"] = acc;
       if (step == total) result.eval_after = acc;
@@ -98,14 +98,15 @@ TrainResult Trainer::run() {
     } else if (!rl_seen) {
       last_timeline_ = timeline;
     }
-    if (lead()) report_step(dir, step, total, rec, *metrics, bar);
-    bool checkpoint = step == total || (t_.checkpoint_every > 0 && step % t_.checkpoint_every == 0);
+    if (is_rank0()) report_step(dir, step, total, rec, *metrics, bar);
+    bool checkpoint =
+        step == total || (train_config_.checkpoint_every > 0 && step % train_config_.checkpoint_every == 0);
     if (checkpoint) save_checkpoint(dir, step);
     result.last_step = step;
-    if (in_.stop_after > 0 && step >= in_.stop_after) break;
+    if (input_.stop_after > 0 && step >= input_.stop_after) break;
   }
-  if (in_.progress) bar.finish();
-  if (lead()) {
+  if (input_.progress) bar.finish();
+  if (is_rank0()) {
     write_text_file(dir.timeline_file(), to_json(last_timeline_).dump(2) + "\n");
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - wall0).count();
@@ -113,7 +114,7 @@ TrainResult Trainer::run() {
 }
 
 TrainResult run_training(const TrainerInput& input, comm::World& world) {
-  auto place = std::make_unique<CallPlacement>(
+  auto place = std::make_unique<runtime::CallPlacement>(
       world.global(), [&world](const Layout& layout) { return world.axis_groups(layout); }, input.layouts);
   Trainer trainer(input, std::move(place));
   return trainer.run();
@@ -132,9 +133,9 @@ TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group>
     g.tp = g.pp = comm::single_rank_group();
     return g;
   };
-  auto place = std::make_unique<CallPlacement>(world, groups, CallLayouts{});
+  auto place = std::make_unique<runtime::CallPlacement>(world, groups, runtime::CallLayouts{});
   Trainer trainer(input, std::move(place));
   return trainer.run();
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

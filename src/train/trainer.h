@@ -28,7 +28,7 @@
 #include "runtime/call_layouts.h"
 #include "train/train_config.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct TrainerInput {
   AlgorithmConfig algorithm;  // algorithm, model specs by role, batch shape
@@ -41,7 +41,7 @@ struct TrainerInput {
   // layout. Where each model lives between calls (CallLayouts::home: its train call's layout, else its first
   // call's), any mesh; a rank outside a model's home holds nothing of it. Roles absent: every rank (dp over
   // every rank). Empty: every call in the co-located layout.
-  CallLayouts layouts;
+  runtime::CallLayouts layouts;
   Json estimated_timeline;  // the planner's estimate of one iteration (timeline_estimated.json); may be null
   std::string run_dir;
   bool resume = false;     // continue from run_dir's latest checkpoint
@@ -64,4 +64,4 @@ TrainResult run_training(const TrainerInput& input, comm::World& world);
 // The same on one process (or co-located data parallelism over `world`: input.layouts must be empty).
 TrainResult run_training(const TrainerInput& input, std::shared_ptr<comm::Group> world);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

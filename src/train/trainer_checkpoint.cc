@@ -6,20 +6,20 @@
 #include "train/detail/train_checkpoint.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 int64_t Trainer::resume_from(const RunDir& dir, int64_t total) {
   // Rank 0 alone reads the run directory (other nodes need not see it) and hands the others the checkpoint's
   // step, the loop's state and their shards of every model.
   Json head;
-  if (lead()) {
+  if (is_rank0()) {
     const std::optional<int64_t> latest = latest_checkpoint_step(dir.checkpoints());
     if (latest && *latest > total)
-      throw Error(in_.run_dir, "its latest checkpoint is step " + std::to_string(*latest) +
-                                   " but the run has only " + std::to_string(total) + " steps");
+      throw Error(input_.run_dir, "its latest checkpoint is step " + std::to_string(*latest) +
+                                      " but the run has only " + std::to_string(total) + " steps");
     head = Json{{"step", latest ? *latest : int64_t(0)}};
   }
-  const int64_t done = broadcast_json(*world_, head, 0)["step"].get<int64_t>();
+  const int64_t done = runtime::broadcast_json(*all_ranks_, head, 0)["step"].get<int64_t>();
   if (done == 0) {
     enter_stage(0, true);
     return 0;
@@ -29,10 +29,10 @@ int64_t Trainer::resume_from(const RunDir& dir, int64_t total) {
   const FullCheckpointSlots full = FullCheckpointSlots::for_loading(rank(), placed);
   std::map<std::string, at::Tensor> in_flight;
   const Json loop =
-      lead() ? load_train_checkpoint(dir.checkpoints(), done, full.slots(), &in_flight) : Json();
-  const Json state = broadcast_json(*world_, loop, 0);
+      is_rank0() ? load_train_checkpoint(dir.checkpoints(), done, full.slots(), &in_flight) : Json();
+  const Json state = runtime::broadcast_json(*all_ranks_, loop, 0);
   restore_loop_state(state);
-  full.scatter(*world_, placed);
+  full.scatter(*all_ranks_, placed);
   restore_in_flight(state.value("in_flight", Json::array()), in_flight);
   if (done < total && stage_of(done + 1) != current_stage_) enter_stage(stage_of(done + 1), true);
   return done;
@@ -42,12 +42,12 @@ void Trainer::save_checkpoint(const RunDir& dir, int64_t step) {
   // ZeRO-1 keeps each dp rank's share of the optimizer state: bring it whole before saving.
   for (auto [role, m] :
        {std::pair{"actor", actor_.get()}, {"critic", critic_.get()}, {"reward", reward_.get()}})
-    if (m && m->optim) gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
-  const FullCheckpointSlots full = FullCheckpointSlots::gather(*world_, placed_slots());
+    if (m && m->optim) runtime::gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
+  const FullCheckpointSlots full = FullCheckpointSlots::gather(*all_ranks_, placed_slots());
   Json loop = loop_state();
   const std::map<std::string, at::Tensor> in_flight = gather_in_flight(&loop["in_flight"]);
-  if (lead()) save_train_checkpoint(dir.checkpoints(), step, full.slots(), loop, in_flight);
-  world_->barrier();
+  if (is_rank0()) save_train_checkpoint(dir.checkpoints(), step, full.slots(), loop, in_flight);
+  all_ranks_->barrier();
 }
 
 Json Trainer::loop_state() const {
@@ -68,7 +68,7 @@ void Trainer::restore_loop_state(const Json& s) {
   restore(*prompt_sampler_, "prompts");
   restore(*sft_sampler_, "sft");
   restore(*pref_sampler_, "preferences");
-  kl_ctl_->set_coef(s.value("kl_coef", t_.ppo.kl_coef));
+  kl_ctl_->set_coef(s.value("kl_coef", train_config_.ppo.kl_coef));
 }
 
 namespace {
@@ -89,7 +89,8 @@ std::map<std::string, at::Tensor> Trainer::gather_in_flight(Json* meta) {
   for (const auto& [number, it] : iterations_) {
     Json calls = Json::object();
     for (const auto& [call, produced] : it.produced) {
-      const Rows all = place_->move_rows({{call, produced.layout, kLead, it.rows.n, produced.rows, 1}}).at(0);
+      const runtime::Rows all =
+          place_->move_rows({{call, produced.layout, kLead, it.rows.n, produced.rows, 1}}).at(0);
       calls[call] = Json::array();
       for (const auto& [field, tensor] : all) {
         out[in_flight_key(number, call, field)] = tensor;
@@ -116,13 +117,13 @@ void Trainer::restore_in_flight(const Json& meta, const std::map<std::string, at
     it.weight_version = entry.at("weight_version").get<int64_t>();
     for (const auto& [call, fields] : entry.at("calls").items()) {
       const Mfc& m = graph_.mfcs.at(size_t(graph_.mfc_index(call)));
-      Rows lead_rows;
-      if (lead())
+      runtime::Rows lead_rows;
+      if (is_rank0())
         for (const Json& f : fields) {
           auto found = rows.find(in_flight_key(number, call, f.get<std::string>()));
           if (found == rows.end())
-            throw Error(in_.run_dir, "checkpoint lacks the in-flight rows " +
-                                         in_flight_key(number, call, f.get<std::string>()));
+            throw Error(input_.run_dir, "checkpoint lacks the in-flight rows " +
+                                            in_flight_key(number, call, f.get<std::string>()));
           lead_rows[f.get<std::string>()] = found->second;
         }
       const Layout layout = place_->layout_of(call, m.model);
@@ -133,4 +134,4 @@ void Trainer::restore_in_flight(const Json& meta, const std::map<std::string, at
   }
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

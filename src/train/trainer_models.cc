@@ -7,12 +7,12 @@
 #include "train/detail/step_helpers.h"
 #include "train/detail/trainer_impl.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 const ModelSpec& Trainer::spec(const std::string& role) const {
-  auto it = in_.algorithm.models.find(role);
-  if (it == in_.algorithm.models.end()) it = in_.algorithm.models.find("actor");
-  REALIGN_CHECK(it != in_.algorithm.models.end()) << "no spec for role " << role;
+  auto it = input_.algorithm.models.find(role);
+  if (it == input_.algorithm.models.end()) it = input_.algorithm.models.find("actor");
+  REALIGN_CHECK(it != input_.algorithm.models.end()) << "no spec for role " << role;
   return it->second;
 }
 
@@ -24,14 +24,17 @@ HeadKind head_of(const std::string& role) {
 
 }  // namespace
 
-ModelShape Trainer::shape(const std::string& role) const {
-  return ModelShape{spec(role), head_of(role), t_.dtype == "bf16" ? at::kBFloat16 : at::kFloat,
-                    at::Device(at::kCPU)};
+runtime::ModelShape Trainer::shape(const std::string& role) const {
+  return runtime::ModelShape{spec(role), head_of(role),
+                             train_config_.dtype == "bf16" ? at::kBFloat16 : at::kFloat,
+                             at::Device(at::kCPU)};
 }
 
-model::Transformer* Trainer::held(const std::string& role) const {
+model::Transformer* Trainer::home_shards(const std::string& role) const {
   if (role == "ref") return ref_.get();
-  const TrainedModel* m = role == "actor" ? actor_.get() : role == "critic" ? critic_.get() : reward_.get();
+  const runtime::TrainedModel* m = role == "actor"    ? actor_.get()
+                                   : role == "critic" ? critic_.get()
+                                                      : reward_.get();
   REALIGN_CHECK(m) << "the algorithm has no " << role << " model";
   return m->model.get();
 }
@@ -50,11 +53,11 @@ std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role,
   const Layout home = place_->home(role);
   if (!home.contains(rank())) return nullptr;
   const Layout::Coord c = home.coord_of(rank());
-  const std::optional<CallContext> ctx = place_->context(role, home);
+  const std::optional<runtime::CallContext> ctx = place_->context(role, home);
   auto m = std::make_unique<model::Transformer>(s, head, model::ParallelContext{ctx->tp, c.pp, home.pp},
                                                 dtype, at::Device(at::kCPU));
-  auto dir = in_.model_dirs.find(role);
-  if (dir != in_.model_dirs.end()) {
+  auto dir = input_.model_dirs.find(role);
+  if (dir != input_.model_dirs.end()) {
     model::LoadOptions lo;
     lo.value_head_seed = seed;
     m->load_shards(model::load_hf_shards(dir->second, s, head, {c.tp, home.tp, c.pp, home.pp}, dtype, lo),
@@ -69,25 +72,26 @@ void Trainer::build_models() {
   const std::string& a = algorithm_;
   bool rl = a == "ppo" || a == "grpo" || a == "remax";
   auto trained = [&](const std::string& role, HeadKind head, uint64_t seed) {
-    auto m = std::make_unique<TrainedModel>();
+    auto m = std::make_unique<runtime::TrainedModel>();
     auto model = make_model(role, head, seed);
     // The optimizer is replaced by enter_stage(); this one only gives the slot a state of the right shape.
     // Outside the model's home the rank holds neither parameters nor optimizer state.
-    if (model) *m = make_trained_model(std::move(model), t_.optim, 1);
+    if (model) *m = runtime::make_trained_model(std::move(model), train_config_.optim, 1);
     return m;
   };
-  if (a != "rm") actor_ = trained("actor", HeadKind::kLanguageModel, t_.seed);
-  if (a == "rm" || (rl && in_.sections.reward.kind == "model"))
-    reward_ = trained("reward", HeadKind::kValue, mix_seed(t_.seed, 2, 0));
+  if (a != "rm") actor_ = trained("actor", HeadKind::kLanguageModel, train_config_.seed);
+  if (a == "rm" || (rl && input_.sections.reward.kind == "model"))
+    reward_ = trained("reward", HeadKind::kValue, mix_seed(train_config_.seed, 2, 0));
   has_ref_ = rl || a == "dpo";
-  if (has_ref_) ref_ = make_model("ref", HeadKind::kLanguageModel, t_.seed);
-  if (a == "ppo") critic_ = trained("critic", HeadKind::kValue, mix_seed(t_.seed, 1, 0));
-  kl_ctl_ = std::make_unique<algo::AdaptiveKlController>(t_.ppo.kl_coef, t_.ppo.kl_target, t_.ppo.kl_horizon);
+  if (has_ref_) ref_ = make_model("ref", HeadKind::kLanguageModel, train_config_.seed);
+  if (a == "ppo") critic_ = trained("critic", HeadKind::kValue, mix_seed(train_config_.seed, 1, 0));
+  kl_ctl_ = std::make_unique<algo::AdaptiveKlController>(
+      train_config_.ppo.kl_coef, train_config_.ppo.kl_target, train_config_.ppo.kl_horizon);
 }
 
 std::vector<PlacedSlot> Trainer::placed_slots() {
   std::vector<PlacedSlot> out;
-  auto add = [&](const std::string& role, model::Transformer* m, AdamW* optim, bool trained) {
+  auto add = [&](const std::string& role, model::Transformer* m, runtime::AdamW* optim, bool trained) {
     out.push_back({ModelSlot{role, m, optim}, place_->home(role), shape(role), trained});
   };
   if (actor_) add("actor", actor_->model.get(), actor_->optim.get(), true);
@@ -97,4 +101,4 @@ std::vector<PlacedSlot> Trainer::placed_slots() {
   return out;
 }
 
-}  // namespace realign::runtime
+}  // namespace realign::train

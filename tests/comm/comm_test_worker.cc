@@ -161,11 +161,18 @@ void layout(rc::World& w, const std::string& spec) {
   expect(a.has_value() == l.contains(w.rank()), "axis_groups exists exactly for ranks inside " + spec);
   if (a) {
     expect(a->coord == l.coord_of(w.rank()), "coord");
-    const std::pair<char, std::shared_ptr<rc::Group>> axes[] = {{'d', a->dp}, {'t', a->tp}, {'p', a->pp}};
-    for (const auto& [axis, g] : axes) {
+    struct Axis {
+      rc::LayoutAxis axis;
+      const char* name;
+      std::shared_ptr<rc::Group> group;
+      int coord;
+    };
+    const Axis axes[] = {{rc::LayoutAxis::kData, "dp", a->dp, a->coord.dp},
+                         {rc::LayoutAxis::kTensor, "tp", a->tp, a->coord.tp},
+                         {rc::LayoutAxis::kPipeline, "pp", a->pp, a->coord.pp}};
+    for (const auto& [axis, name, g, coord] : axes) {
       const std::vector<int> ranks = rc::axis_ranks(l, w.rank(), axis);
-      const int coord = axis == 'd' ? a->coord.dp : axis == 't' ? a->coord.tp : a->coord.pp;
-      const std::string what = spec + " axis " + axis;
+      const std::string what = spec + " axis " + name;
       expect(g->size() == static_cast<int>(ranks.size()) && g->rank() == coord, what + " size/rank");
       at::Tensor t = at::tensor({int64_t(w.rank())});
       g->all_reduce_sum(t);

@@ -43,17 +43,17 @@ TEST(SingleRankGroup, BadArgumentsAbortWithTheirName) {
 TEST(AxisRanks, D2T2P1) {
   const Layout l = parse_layout("d2t2p1");
   // tp fastest: rank = dp*2 + tp.
-  EXPECT_EQ(axis_ranks(l, 0, 't'), (std::vector<int>{0, 1}));
-  EXPECT_EQ(axis_ranks(l, 3, 't'), (std::vector<int>{2, 3}));
-  EXPECT_EQ(axis_ranks(l, 1, 'd'), (std::vector<int>{1, 3}));
-  EXPECT_EQ(axis_ranks(l, 2, 'p'), (std::vector<int>{2}));
+  EXPECT_EQ(axis_ranks(l, 0, LayoutAxis::kTensor), (std::vector<int>{0, 1}));
+  EXPECT_EQ(axis_ranks(l, 3, LayoutAxis::kTensor), (std::vector<int>{2, 3}));
+  EXPECT_EQ(axis_ranks(l, 1, LayoutAxis::kData), (std::vector<int>{1, 3}));
+  EXPECT_EQ(axis_ranks(l, 2, LayoutAxis::kPipeline), (std::vector<int>{2}));
 }
 
 TEST(AxisRanks, PipelineMajorWithOffset) {
   const Layout l = parse_layout("d1t2p2@2");  // devices 2..5: stage 0 = {2,3}, stage 1 = {4,5}
-  EXPECT_EQ(axis_ranks(l, 5, 'p'), (std::vector<int>{3, 5}));
-  EXPECT_EQ(axis_ranks(l, 4, 't'), (std::vector<int>{4, 5}));
-  EXPECT_EQ(axis_ranks(l, 4, 'd'), (std::vector<int>{4}));
+  EXPECT_EQ(axis_ranks(l, 5, LayoutAxis::kPipeline), (std::vector<int>{3, 5}));
+  EXPECT_EQ(axis_ranks(l, 4, LayoutAxis::kTensor), (std::vector<int>{4, 5}));
+  EXPECT_EQ(axis_ranks(l, 4, LayoutAxis::kData), (std::vector<int>{4}));
 }
 
 // Sets environment variables for one test and restores them after.

@@ -11,7 +11,7 @@
 #include "train/inference_calls.h"
 #include "train/train_calls.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 std::unique_ptr<model::Transformer> tiny(HeadKind head, uint64_t seed) {
@@ -22,16 +22,17 @@ std::unique_ptr<model::Transformer> tiny(HeadKind head, uint64_t seed) {
   return m;
 }
 
-TokenIds ids(const std::string& s) { return TokenIds(s.begin(), s.end()); }
+runtime::TokenIds ids(const std::string& s) { return runtime::TokenIds(s.begin(), s.end()); }
 
 TEST(SequenceBatch, ResponsesCutBeforeAStopTokenArePenalised) {
   const at::Tensor p =
-      missing_stop_penalties({ids("12\n"), ids("123"), ids(""), ids("7\n")}, {int64_t('\n')}, 2.5);
+      runtime::missing_stop_penalties({ids("12\n"), ids("123"), ids(""), ids("7\n")}, {int64_t('\n')}, 2.5);
   EXPECT_TRUE(at::equal(p, at::tensor({0.f, 2.5f, 2.5f, 0.f})));
 }
 
 TEST(SequenceBatch, MaskMarksPositionsThatPredictResponseTokens) {
-  SequenceBatch b = make_sequence_batch({ids("1+2="), ids("10+20=")}, {ids("3\n"), ids("")});
+  runtime::SequenceBatch b =
+      runtime::make_sequence_batch({ids("1+2="), ids("10+20=")}, {ids("3\n"), ids("")});
   ASSERT_EQ(b.batch.tokens.size(1), 6);
   // Row 0: prompt 4 tokens, response 2: positions 3 and 4 predict '3' and '\n'.
   EXPECT_EQ(b.response_mask[0].sum().item<float>(), 2.f);
@@ -40,14 +41,14 @@ TEST(SequenceBatch, MaskMarksPositionsThatPredictResponseTokens) {
   EXPECT_EQ(b.targets[0][4].item<int64_t>(), int64_t('\n'));
   EXPECT_EQ(b.response_mask[1].sum().item<float>(), 0.f);
   at::Tensor per_token = at::arange(12, at::kFloat).view({2, 6});
-  EXPECT_EQ(last_response_value(per_token, b)[0].item<float>(), 5.f);  // token index 5: the '\n'
-  EXPECT_EQ(last_response_value(per_token, b)[1].item<float>(), 11.f);
+  EXPECT_EQ(runtime::last_response_value(per_token, b)[0].item<float>(), 5.f);  // token index 5: the '\n'
+  EXPECT_EQ(runtime::last_response_value(per_token, b)[1].item<float>(), 11.f);
 }
 
 TEST(GenerateCall, SeededSamplingRepeatsAndGreedyMatchesArgmaxOfFullForward) {
   auto m = tiny(HeadKind::kLanguageModel, 3);
-  CallContext ctx = single_rank_context("actor_gen");
-  std::vector<TokenIds> prompts = {ids("7+8="), ids("12+30="), ids("1+1=")};
+  runtime::CallContext ctx = runtime::single_rank_context("actor_gen");
+  std::vector<runtime::TokenIds> prompts = {ids("7+8="), ids("12+30="), ids("1+1=")};
   SamplingOptions o;
   o.max_new_tokens = 5;
   o.seed = 42;
@@ -62,9 +63,9 @@ TEST(GenerateCall, SeededSamplingRepeatsAndGreedyMatchesArgmaxOfFullForward) {
   auto g = generate_call(ctx, *m, prompts, o);
   for (size_t i = 0; i < prompts.size(); ++i) {
     ASSERT_EQ(g[i].size(), 5u);
-    TokenIds seq = prompts[i];
+    runtime::TokenIds seq = prompts[i];
     for (int64_t k = 0; k < 5; ++k) {
-      SequenceBatch sb = make_sequence_batch({seq}, {TokenIds{}});
+      runtime::SequenceBatch sb = runtime::make_sequence_batch({seq}, {runtime::TokenIds{}});
       at::Tensor logits = m->logits(m->forward(sb.batch));
       int64_t next = logits[0][int64_t(seq.size()) - 1].argmax().item<int64_t>();
       ASSERT_EQ(next, g[i][size_t(k)]) << "row " << i << " token " << k;
@@ -79,16 +80,16 @@ TEST(GenerateCall, SeededSamplingRepeatsAndGreedyMatchesArgmaxOfFullForward) {
 
 TEST(InferenceCalls, LogprobsMatchLogSoftmaxAndMicroBatchesAgree) {
   auto m = tiny(HeadKind::kLanguageModel, 5);
-  SequenceBatch b =
-      make_sequence_batch({ids("3+4="), ids("5+5="), ids("9+9=")}, {ids("7\n"), ids("10\n"), ids("18")});
-  CallContext ctx = single_rank_context("ref_inf");
+  runtime::SequenceBatch b = runtime::make_sequence_batch({ids("3+4="), ids("5+5="), ids("9+9=")},
+                                                          {ids("7\n"), ids("10\n"), ids("18")});
+  runtime::CallContext ctx = runtime::single_rank_context("ref_inf");
   at::Tensor lp = logprobs_call(ctx, *m, b);
   at::Tensor ref =
       m->logits(m->forward(b.batch)).log_softmax(-1).gather(2, b.targets.unsqueeze(2)).squeeze(2);
   EXPECT_TRUE(at::allclose(lp * b.response_mask, ref * b.response_mask, 1e-5, 1e-5));
   ctx.micro_batches = 3;  // a row each
   EXPECT_TRUE(at::allclose(logprobs_call(ctx, *m, b), lp, 1e-6, 1e-6));
-  CallContext pp = single_rank_context("critic_inf");
+  runtime::CallContext pp = runtime::single_rank_context("critic_inf");
   // A pp group that does not match the model's stages is refused by name, not mis-run.
   struct TwoRanks : comm::Group {
     int rank() const override { return 0; }
@@ -105,7 +106,7 @@ TEST(InferenceCalls, LogprobsMatchLogSoftmaxAndMicroBatchesAgree) {
 }
 
 TEST(AdamW, FirstStepMatchesHandComputedUpdateAndSchedule) {
-  OptimConfig c;
+  runtime::OptimConfig c;
   c.lr = 0.1;
   c.weight_decay = 0.5;
   c.beta1 = 0.9;
@@ -113,21 +114,21 @@ TEST(AdamW, FirstStepMatchesHandComputedUpdateAndSchedule) {
   c.eps = 0;
   c.schedule = "constant";
   at::Tensor w = at::tensor({1.0f, -2.0f}).view({1, 2}).requires_grad_(true);
-  AdamW opt({{"w", w}}, c, 10);
+  runtime::AdamW opt({{"w", w}}, c, 10);
   w.mutable_grad() = at::tensor({0.5f, -4.0f}).view({1, 2});
   opt.step();
   // First step: m_hat = g, v_hat = g^2, update = sign(g); decoupled decay w *= 1 - lr * wd.
   EXPECT_NEAR(w[0][0].item<float>(), 1.0 * 0.95 - 0.1, 1e-6);
   EXPECT_NEAR(w[0][1].item<float>(), -2.0 * 0.95 + 0.1, 1e-6);
-  OptimConfig s;
+  runtime::OptimConfig s;
   s.lr = 1.0;
   s.warmup_steps = 2;
   s.min_lr_ratio = 0.1;
-  EXPECT_DOUBLE_EQ(scheduled_lr(s, 0, 12), 0.5);
-  EXPECT_DOUBLE_EQ(scheduled_lr(s, 1, 12), 1.0);
-  EXPECT_NEAR(scheduled_lr(s, 2, 12), 1.0, 1e-12);
-  EXPECT_NEAR(scheduled_lr(s, 7, 12), 0.55, 1e-12);  // half way down the cosine
-  EXPECT_NEAR(scheduled_lr(s, 12, 12), 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(runtime::scheduled_lr(s, 0, 12), 0.5);
+  EXPECT_DOUBLE_EQ(runtime::scheduled_lr(s, 1, 12), 1.0);
+  EXPECT_NEAR(runtime::scheduled_lr(s, 2, 12), 1.0, 1e-12);
+  EXPECT_NEAR(runtime::scheduled_lr(s, 7, 12), 0.55, 1e-12);  // half way down the cosine
+  EXPECT_NEAR(runtime::scheduled_lr(s, 12, 12), 0.1, 1e-12);
 }
 
 TEST(GradSync, ClipScalesToTheGlobalNorm) {
@@ -136,8 +137,8 @@ TEST(GradSync, ClipScalesToTheGlobalNorm) {
   b.mutable_grad() = at::tensor({4.0f});
   auto one = comm::single_rank_group();
   // b is "replicated and not counted here": the norm is 3, so nothing is clipped at max 4.
-  EXPECT_NEAR(clip_grad_norm({a, b}, {true, false}, *one, *one, 4.0), 3.0, 1e-9);
-  EXPECT_NEAR(clip_grad_norm({a, b}, {true, true}, *one, *one, 1.0), 5.0, 1e-9);
+  EXPECT_NEAR(runtime::clip_grad_norm({a, b}, {true, false}, *one, *one, 4.0), 3.0, 1e-9);
+  EXPECT_NEAR(runtime::clip_grad_norm({a, b}, {true, true}, *one, *one, 1.0), 5.0, 1e-9);
   EXPECT_NEAR(a.grad()[0].item<float>(), 0.6f, 1e-5);
   EXPECT_NEAR(b.grad()[0].item<float>(), 0.8f, 1e-5);
 }
@@ -146,19 +147,22 @@ TEST(GradSync, ClipScalesToTheGlobalNorm) {
 // steps memorise them, which no CPU's rounding reverses, so the margins (half the loss, every pair ranked,
 // the sign of a log-prob change) are far from what rounding can move.
 TEST(TrainCalls, SftLowersTheLossAndRewardModelLearnsAPreference) {
-  CallContext ctx = single_rank_context("actor_sft");
-  OptimConfig c;
+  runtime::CallContext ctx = runtime::single_rank_context("actor_sft");
+  runtime::OptimConfig c;
   c.lr = 3e-3;
   c.schedule = "constant";
-  TrainedModel actor = make_trained_model(tiny(HeadKind::kLanguageModel, 1), c, 30);
-  SequenceBatch b = make_sequence_batch({ids("2+2="), ids("3+5=")}, {ids("4\n"), ids("8\n")});
+  runtime::TrainedModel actor = runtime::make_trained_model(tiny(HeadKind::kLanguageModel, 1), c, 30);
+  runtime::SequenceBatch b =
+      runtime::make_sequence_batch({ids("2+2="), ids("3+5=")}, {ids("4\n"), ids("8\n")});
   double first = sft_train_call(ctx, actor, b).loss, last = first;
   for (int i = 0; i < 30; ++i) last = sft_train_call(ctx, actor, b).loss;
   EXPECT_LT(last, first * 0.5) << first << " -> " << last;
 
-  TrainedModel rm = make_trained_model(tiny(HeadKind::kValue, 2), c, 30);
-  SequenceBatch chosen = make_sequence_batch({ids("2+2="), ids("3+5=")}, {ids("4\n"), ids("8\n")});
-  SequenceBatch rejected = make_sequence_batch({ids("2+2="), ids("3+5=")}, {ids("5\n"), ids("9\n")});
+  runtime::TrainedModel rm = runtime::make_trained_model(tiny(HeadKind::kValue, 2), c, 30);
+  runtime::SequenceBatch chosen =
+      runtime::make_sequence_batch({ids("2+2="), ids("3+5=")}, {ids("4\n"), ids("8\n")});
+  runtime::SequenceBatch rejected =
+      runtime::make_sequence_batch({ids("2+2="), ids("3+5=")}, {ids("5\n"), ids("9\n")});
   PairStats s;
   for (int i = 0; i < 30; ++i) s = reward_model_train_call(ctx, rm, chosen, rejected);
   EXPECT_EQ(s.accuracy, 1.0);
@@ -166,13 +170,13 @@ TEST(TrainCalls, SftLowersTheLossAndRewardModelLearnsAPreference) {
 }
 
 TEST(TrainCalls, PpoActorStepRaisesTheLogprobOfAPositiveAdvantageResponse) {
-  CallContext ctx = single_rank_context("actor_train");
-  OptimConfig c;
+  runtime::CallContext ctx = runtime::single_rank_context("actor_train");
+  runtime::OptimConfig c;
   c.lr = 1e-3;
   c.schedule = "constant";
-  TrainedModel actor = make_trained_model(tiny(HeadKind::kLanguageModel, 4), c, 10);
+  runtime::TrainedModel actor = runtime::make_trained_model(tiny(HeadKind::kLanguageModel, 4), c, 10);
   PpoBatch batch;
-  batch.seqs = make_sequence_batch({ids("4+4="), ids("4+4=")}, {ids("8\n"), ids("9\n")});
+  batch.seqs = runtime::make_sequence_batch({ids("4+4="), ids("4+4=")}, {ids("8\n"), ids("9\n")});
   batch.old_logprobs = logprobs_call(ctx, *actor.model, batch.seqs);
   batch.ref_logprobs = batch.old_logprobs.clone();
   at::Tensor adv = at::tensor({1.0f, -1.0f}).view({2, 1}) * batch.seqs.response_mask;
@@ -192,17 +196,17 @@ TEST(TrainCalls, PpoActorStepRaisesTheLogprobOfAPositiveAdvantageResponse) {
 // different token counts) updates the model as the whole batch in one pass does, for a token loss (PPO) and
 // a pair loss (DPO), within fp32 round-off.
 TEST(TrainCalls, MicroBatchesAccumulateTheWholeBatchGradient) {
-  OptimConfig c;
+  runtime::OptimConfig c;
   c.lr = 1e-2;
   c.schedule = "constant";
-  const SequenceBatch seqs =
-      make_sequence_batch({ids("4+4="), ids("12+3="), ids("1+1=")}, {ids("8\n"), ids("15\n"), ids("2")});
-  std::vector<TrainedModel> actors;
+  const runtime::SequenceBatch seqs = runtime::make_sequence_batch({ids("4+4="), ids("12+3="), ids("1+1=")},
+                                                                   {ids("8\n"), ids("15\n"), ids("2")});
+  std::vector<runtime::TrainedModel> actors;
   std::vector<ActorStats> stats;
   for (int64_t micro_batches : {0, 3}) {
-    CallContext ctx = single_rank_context("actor_train");
+    runtime::CallContext ctx = runtime::single_rank_context("actor_train");
     ctx.micro_batches = micro_batches;
-    actors.push_back(make_trained_model(tiny(HeadKind::kLanguageModel, 4), c, 10));
+    actors.push_back(runtime::make_trained_model(tiny(HeadKind::kLanguageModel, 4), c, 10));
     PpoBatch batch;
     batch.seqs = seqs;
     batch.old_logprobs = logprobs_call(ctx, *actors.back().model, seqs) - 0.05;
@@ -215,19 +219,23 @@ TEST(TrainCalls, MicroBatchesAccumulateTheWholeBatchGradient) {
   EXPECT_NEAR(stats[0].policy_loss, stats[1].policy_loss, 1e-6);
   EXPECT_NEAR(stats[0].entropy, stats[1].entropy, 1e-5);
   EXPECT_NEAR(stats[0].grad_norm, stats[1].grad_norm, 1e-5 * stats[0].grad_norm);
-  const CallContext ctx = single_rank_context("actor_inf");
+  const runtime::CallContext ctx = runtime::single_rank_context("actor_inf");
   EXPECT_TRUE(at::allclose(logprobs_call(ctx, *actors[0].model, seqs),
                            logprobs_call(ctx, *actors[1].model, seqs), 1e-5, 1e-5));
 
-  const SequenceBatch chosen = make_sequence_batch({ids("2+2="), ids("13+5=")}, {ids("4\n"), ids("18\n")});
-  const SequenceBatch rejected = make_sequence_batch({ids("2+2="), ids("13+5=")}, {ids("5\n"), ids("1\n")});
+  const runtime::SequenceBatch chosen =
+      runtime::make_sequence_batch({ids("2+2="), ids("13+5=")}, {ids("4\n"), ids("18\n")});
+  const runtime::SequenceBatch rejected =
+      runtime::make_sequence_batch({ids("2+2="), ids("13+5=")}, {ids("5\n"), ids("1\n")});
   std::vector<PairStats> pairs;
   for (int64_t micro_batches : {0, 2}) {
-    CallContext ctx = single_rank_context("actor_train");
+    runtime::CallContext ctx = runtime::single_rank_context("actor_train");
     ctx.micro_batches = micro_batches;
-    TrainedModel policy = make_trained_model(tiny(HeadKind::kLanguageModel, 5), c, 10);
-    const at::Tensor ref_c = sum_over_response(logprobs_call(ctx, *policy.model, chosen), chosen) - 0.1;
-    const at::Tensor ref_r = sum_over_response(logprobs_call(ctx, *policy.model, rejected), rejected);
+    runtime::TrainedModel policy = runtime::make_trained_model(tiny(HeadKind::kLanguageModel, 5), c, 10);
+    const at::Tensor ref_c =
+        runtime::sum_over_response(logprobs_call(ctx, *policy.model, chosen), chosen) - 0.1;
+    const at::Tensor ref_r =
+        runtime::sum_over_response(logprobs_call(ctx, *policy.model, rejected), rejected);
     pairs.push_back(dpo_train_call(ctx, policy, chosen, rejected, ref_c, ref_r, 0.1, 0.0));
   }
   EXPECT_NEAR(pairs[0].loss, pairs[1].loss, 1e-6);
@@ -236,4 +244,4 @@ TEST(TrainCalls, MicroBatchesAccumulateTheWholeBatchGradient) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -6,7 +6,7 @@
 
 #include "io/temp_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 using io::testing::read_file;
 using io::testing::TempDir;
@@ -75,4 +75,4 @@ TEST(CheckpointStore, BadLatestPointerIsAnError) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -5,7 +5,7 @@
 #include "core/svg_bounds.h"
 #include "train/report.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 // A PPO run as the trainer records it: an evaluation at step 0, 60 SFT steps of 10-30 ms, 150 RL iterations
@@ -69,4 +69,4 @@ TEST(CurvesSvg, RecordsWithoutStagesAndSinglePoints) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

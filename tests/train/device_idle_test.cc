@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 TEST(DeviceIdle, OverlappingEventsCountOnceAndOtherDevicesNotAtAll) {
@@ -21,4 +21,4 @@ TEST(DeviceIdle, OverlappingEventsCountOnceAndOtherDevicesNotAtAll) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -77,7 +77,7 @@ void run(comm::World& world, const Args& a) {
       if (a.die_how == "kill") std::raise(SIGKILL);
       throw std::runtime_error("injected failure at step " + std::to_string(step));
     }
-    const runtime::SftStats s = runtime::sft_train_call(ctx, tm, batch);
+    const train::SftStats s = train::sft_train_call(ctx, tm, batch);
     std::fprintf(out, "%.10g %.10g\n", s.loss, s.grad_norm);
   }
   // A ZeRO-1 state gathers into the full state (what a checkpoint saves).

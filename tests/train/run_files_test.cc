@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "core/read_file.h"
 #include "data/jsonl.h"
 #include "io/temp_dir.h"
 #include "train/curves_svg.h"
@@ -10,7 +11,7 @@
 #include "train/report.h"
 #include "train/run_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 using io::testing::TempDir;
 
@@ -66,11 +67,11 @@ TEST(Report, DrawsCurvesAndTimeline) {
       R"("n_devices":1,"start_s":0,"end_s":1.5,"bytes":0}]})");
   auto files = write_report(dir.root);
   ASSERT_EQ(files.size(), 2u);
-  std::string curves = read_text_file(files[0]);
+  std::string curves = read_file(files[0]);
   EXPECT_NE(curves.find("reward (mean)"), std::string::npos);
   EXPECT_NE(curves.find("<path d=\"M"), std::string::npos);
   EXPECT_EQ(curves.find("value loss"), std::string::npos);  // not recorded, not drawn
-  EXPECT_NE(read_text_file(files[1]).find("actor_gen"), std::string::npos);
+  EXPECT_NE(read_file(files[1]).find("actor_gen"), std::string::npos);
   EXPECT_THROW(write_report(tmp.file("nothing")), Error);
 }
 
@@ -83,4 +84,4 @@ TEST(RunDir, ResumeNeedsAConfig) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -7,7 +7,7 @@
 #include "apps/tiny_tokenizer.h"
 #include "io/temp_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 TEST(TextCodec, PromptsBeginWithTheTokenizersBosOnce) {
@@ -15,14 +15,14 @@ TEST(TextCodec, PromptsBeginWithTheTokenizersBosOnce) {
   testing::write_tiny_tokenizer(dir.path());
   std::shared_ptr<io::Tokenizer> tok = io::load_tokenizer(dir.path());
   const TextCodec codec = TextCodec::from_tokenizer(tok);
-  EXPECT_EQ(codec.encode_prompt("ab ab"), (TokenIds{1, 3, 33, 3, 33}));
-  EXPECT_EQ(codec.encode("ab ab"), (TokenIds{3, 33, 3, 33}));
+  EXPECT_EQ(codec.encode_prompt("ab ab"), (runtime::TokenIds{1, 3, 33, 3, 33}));
+  EXPECT_EQ(codec.encode("ab ab"), (runtime::TokenIds{3, 33, 3, 33}));
   // "<s>" printed by a chat template is the BOS already.
-  EXPECT_EQ(codec.encode_prompt("<s>ab"), (TokenIds{1, 3, 33}));
+  EXPECT_EQ(codec.encode_prompt("<s>ab"), (runtime::TokenIds{1, 3, 33}));
   const TextCodec plain = TextCodec::from_tokenizer(tok, /*special_tokens=*/false);
-  EXPECT_EQ(plain.encode_prompt("ab ab"), (TokenIds{3, 33, 3, 33}));
-  EXPECT_EQ(TextCodec::bytes().encode_prompt("ab"), (TokenIds{'a', 'b'}));
+  EXPECT_EQ(plain.encode_prompt("ab ab"), (runtime::TokenIds{3, 33, 3, 33}));
+  EXPECT_EQ(TextCodec::bytes().encode_prompt("ab"), (runtime::TokenIds{'a', 'b'}));
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

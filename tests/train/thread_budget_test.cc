@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 TEST(ThreadBudget, AutomaticGivesEachWorkerItsShareOfTheCores) {
@@ -33,4 +33,4 @@ TEST(ThreadBudget, LocalWorkersComeFromTorchrunsEnvironment) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -4,7 +4,7 @@
 
 #include "core/config_file.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 
 TrainingSections read(const std::string& yaml) {
@@ -86,4 +86,4 @@ TEST(TrainConfig, BehaviourLogprobsFromGenerationNeedTemperatureOne) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -11,12 +11,13 @@
 
 #include "apps/run_config.h"
 #include "core/config_file.h"
+#include "core/read_file.h"
 #include "io/temp_dir.h"
 #include "train/checkpoint_store.h"
 #include "train/metrics_log.h"
 #include "train/run_dir.h"
 
-namespace realign::runtime {
+namespace realign::train {
 namespace {
 using io::testing::TempDir;
 namespace fs = std::filesystem;
@@ -186,7 +187,7 @@ TEST(Trainer, FailingOrGarbageRewardCommandIsAClearErrorAndKeepsTheLastCheckpoin
   TrainerInput first = input_from(kBase, {}, dir);
   first.stop_after = 3;
   run_training(first, comm::single_rank_group());
-  std::string before = read_text_file(RunDir{dir}.checkpoints() + "/step-3/manifest.json");
+  std::string before = read_file(RunDir{dir}.checkpoints() + "/step-3/manifest.json");
   for (const char* command : {"exit 3", "echo not-a-number", "cat > /dev/null; echo 1"}) {
     TrainerInput bad =
         input_from(kBase, {"reward.kind=command", std::string("reward.command=") + command}, dir);
@@ -194,7 +195,7 @@ TEST(Trainer, FailingOrGarbageRewardCommandIsAClearErrorAndKeepsTheLastCheckpoin
     std::string msg = error_of([&] { run_training(bad, comm::single_rank_group()); });
     EXPECT_NE(msg.find(command), std::string::npos) << msg;
     EXPECT_EQ(latest_checkpoint_step(RunDir{dir}.checkpoints()), 3);
-    EXPECT_EQ(read_text_file(RunDir{dir}.checkpoints() + "/step-3/manifest.json"), before);
+    EXPECT_EQ(read_file(RunDir{dir}.checkpoints() + "/step-3/manifest.json"), before);
   }
 }
 
@@ -246,4 +247,4 @@ TEST(Trainer, UnknownAlgorithmOrKeyIsRejected) {
 }
 
 }  // namespace
-}  // namespace realign::runtime
+}  // namespace realign::train

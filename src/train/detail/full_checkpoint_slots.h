@@ -13,14 +13,14 @@
 #include "runtime/shard_mover.h"
 #include "train/detail/train_checkpoint.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 // A slot as it lives on this rank, with the layout that holds it. Outside `home` the slot's model and
 // optimizer are null (the rank holds nothing of it); `shape` and `trained` are known on every rank.
 struct PlacedSlot {
   ModelSlot slot;
   Layout home;
-  ModelShape shape;
+  runtime::ModelShape shape;
   bool trained = false;  // has optimizer state (on the ranks of its home)
 };
 
@@ -43,8 +43,8 @@ class FullCheckpointSlots {
  private:
   std::vector<ModelSlot> slots_;
   std::vector<std::unique_ptr<model::Transformer>> models_;
-  std::vector<std::unique_ptr<AdamW>> optims_;
+  std::vector<std::unique_ptr<runtime::AdamW>> optims_;
   void add_full(const PlacedSlot& like);
 };
 
-}  // namespace realign::runtime
+}  // namespace realign::train

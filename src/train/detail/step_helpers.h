@@ -14,7 +14,7 @@
 #include "runtime/row_exchange.h"
 #include "runtime/sequence_batch.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 // One 64-bit seed from three (a seed, a step or stream, a row), so each draws its own random stream.
 inline uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) {
@@ -33,8 +33,8 @@ std::vector<T> pick(const std::vector<T>& all, const std::vector<int64_t>& idx, 
 }
 
 // Token lists as batch rows: `name` (rows, longest) zero-padded and `name`_len (rows).
-Rows token_rows(const std::string& name, const std::vector<TokenIds>& lists);
-std::vector<TokenIds> token_lists(const Rows& rows, const std::string& name);
+runtime::Rows token_rows(const std::string& name, const std::vector<runtime::TokenIds>& lists);
+std::vector<runtime::TokenIds> token_lists(const runtime::Rows& rows, const std::string& name);
 
 // (B, T') per-token rows brought to the T columns of a local batch (rows arrive padded to the longest
 // sender).
@@ -52,4 +52,4 @@ at::Tensor gather_rows(comm::Group& group, const at::Tensor& mine, const std::ve
 // independent of the split).
 at::Tensor global_masked_whiten(comm::Group& group, const at::Tensor& x, const at::Tensor& mask);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -12,12 +12,12 @@
 #include "model/transformer.h"
 #include "runtime/adamw.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct ModelSlot {
   std::string role;  // "actor", "critic", "ref", "reward"
   model::Transformer* model = nullptr;
-  AdamW* optim = nullptr;  // null for models that are not trained
+  runtime::AdamW* optim = nullptr;  // null for models that are not trained
 };
 
 // Writes checkpoints/step-N (one rank calls it; tp = pp = 1: the shards are the full parameters), with
@@ -34,4 +34,4 @@ void save_train_checkpoint(const std::string& checkpoints_root, int64_t step,
 Json load_train_checkpoint(const std::string& checkpoints_root, int64_t step,
                            const std::vector<ModelSlot>& slots, std::map<std::string, at::Tensor>* in_flight);
 
-}  // namespace realign::runtime
+}  // namespace realign::train

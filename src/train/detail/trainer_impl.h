@@ -30,7 +30,7 @@
 #include "train/train_calls.h"
 #include "train/trainer.h"
 
-namespace realign::runtime {
+namespace realign::train {
 
 struct Stage {
   std::string kind;  // sft | rm | rl | dpo
@@ -40,29 +40,33 @@ struct Stage {
 
 class Trainer {
  public:
-  Trainer(const TrainerInput& in, std::unique_ptr<CallPlacement> place)
-      : in_(in),
-        t_(in.sections.train),
+  Trainer(const TrainerInput& in, std::unique_ptr<runtime::CallPlacement> place)
+      : input_(in),
+        train_config_(in.sections.train),
         place_(std::move(place)),
-        world_(place_->global_ptr()),
+        all_ranks_(place_->global_ptr()),
         codec_(TextCodec::bytes()) {}
 
+  // The whole schedule: every stage's steps, with evaluation, checkpoints and outputs (trainer.cc).
   TrainResult run();
 
  private:
-  bool lead() const { return world_->rank() == 0; }
-  int rank() const { return world_->rank(); }
-  // Rows of an n-row batch that this rank handles in `call`'s layout.
-  Range rows_in(const std::string& call, const std::string& role, int64_t n) const {
+  // Rank 0 of every rank writes the run's files.
+  bool is_rank0() const { return all_ranks_->rank() == 0; }
+  int rank() const { return all_ranks_->rank(); }
+  // The rows of an n-row batch that this rank handles in `call`'s layout, as one contiguous range (its dp
+  // group's share); empty outside the layout. segmented_rows is the same split per segment (mini-batch).
+  Range contiguous_rows(const std::string& call, const std::string& role, int64_t n) const {
     return samples_of(n, place_->layout_of(call, role), rank());
   }
   const ModelSpec& spec(const std::string& role) const;
-  ModelShape shape(const std::string& role) const;
+  runtime::ModelShape shape(const std::string& role) const;
   // This rank's shards of `role`'s model in its home layout; null on a rank outside the home.
-  model::Transformer* held(const std::string& role) const;
-  using CallBody = CallPlacement::CallBody;
-  void run(const std::string& call, const std::string& role, const CallBody& body) {
-    place_->run_call(call, role, shape(role), held(role), body);
+  model::Transformer* home_shards(const std::string& role) const;
+  using CallBody = runtime::CallPlacement::CallBody;
+  // One call of `role`'s model in the call's plan layout (CallPlacement::run_call); `body` runs on its ranks.
+  void run_call(const std::string& call, const std::string& role, const CallBody& body) {
+    place_->run_call(call, role, shape(role), home_shards(role), body);
   }
   // (call, role, body) of calls that do not depend on each other, run together (CallPlacement::run_calls).
   struct Call {
@@ -70,15 +74,15 @@ class Trainer {
     CallBody body;
   };
   void run_together(const std::vector<Call>& calls) {
-    std::vector<CallPlacement::CallRun> runs;
+    std::vector<runtime::CallPlacement::CallRun> runs;
     for (const Call& c : calls)
       runs.push_back(
-          {c.call, c.role, place_->layout_of(c.call, c.role), shape(c.role), held(c.role), c.body});
+          {c.call, c.role, place_->layout_of(c.call, c.role), shape(c.role), home_shards(c.role), c.body});
     place_->run_calls(runs);
   }
-  // A call's statistics (set on its ranks) on every rank, from the call's first rank.
-  Json from_call(const std::string& call, const std::string& role, const Json& stats) {
-    return broadcast_json(*world_, stats, place_->layout_of(call, role).first_device);
+  // A call's statistics (set on its ranks) on every rank, broadcast from the call's first rank.
+  Json broadcast_call_stats(const std::string& call, const std::string& role, const Json& stats) {
+    return runtime::broadcast_json(*all_ranks_, stats, place_->layout_of(call, role).first_device);
   }
   // Null on a rank outside `role`'s home layout.
   std::unique_ptr<model::Transformer> make_model(const std::string& role, HeadKind head, uint64_t seed);
@@ -122,20 +126,20 @@ class Trainer {
   const data::PromptRecord& record_of(const RlRows& rows, int64_t i) const {
     return data_.prompts[size_t(rows.idx[size_t(i / rows.group)])];
   }
-  std::vector<TokenIds> prompts_of(const RlRows& rows, const std::vector<int64_t>& index) const;
+  std::vector<runtime::TokenIds> prompts_of(const RlRows& rows, const std::vector<int64_t>& index) const;
   // The sample indices of this rank's rows in a call's layout: its dp group's shares of `segments` segments,
   // in order (realloc/data_plan.h segment_shares); empty outside the layout.
-  std::vector<int64_t> rows_of(const std::string& call, const std::string& role, int64_t n,
-                               int64_t segments) const;
+  std::vector<int64_t> segmented_rows(const std::string& call, const std::string& role, int64_t n,
+                                      int64_t segments) const;
   // Scores less train.ppo.missing_stop_penalty for each response cut at gen_len (no stop token at its end).
-  at::Tensor stop_penalised(const at::Tensor& scores, const std::vector<TokenIds>& responses) const;
+  at::Tensor stop_penalised(const at::Tensor& scores, const std::vector<runtime::TokenIds>& responses) const;
 
   // The rows one call produced, on this rank: they stay on the call's ranks (empty elsewhere) until they move
   // straight to the calls that need them (bring_inputs).
   struct Produced {
     std::string call;
     Layout layout;
-    Rows rows;
+    runtime::Rows rows;
   };
   // A consumer call and what it reads: some fields of some producers' rows, in `segments` segments.
   struct Input {
@@ -149,7 +153,7 @@ class Trainer {
   };
   // Every consumer's inputs moved from their producers' layouts in one exchange (CallPlacement::move_rows):
   // per consumer, its rows with the fields of all its inputs (empty outside its layout).
-  std::vector<Rows> bring_inputs(int64_t n, const std::vector<Consumer>& consumers);
+  std::vector<runtime::Rows> bring_inputs(int64_t n, const std::vector<Consumer>& consumers);
 
   // One RL iteration from its generation to its updates: its rows (prompts), the actor weight version its
   // generation read, and the rows each of its calls produced so far (on that call's ranks). With
@@ -166,16 +170,31 @@ class Trainer {
   // an inference call writes its output field on its ranks; an update computes its batch (rl_batch) and
   // writes its statistics into `stats` on its ranks.
   Call generation_call(const Mfc& m, RlIteration& it, int64_t step);
-  Call inference_call(const Mfc& m, RlIteration& it, const Rows& in);
-  Call update_call(const Mfc& m, RlIteration& it, const Rows& in, Json* stats);
+  Call inference_call(const Mfc& m, RlIteration& it, const runtime::Rows& in);
+  Call update_call(const Mfc& m, RlIteration& it, const runtime::Rows& in, Json* stats);
   // Without a reward model the generation scores its own rows (rule rewards; stop penalty included):
   // "score", or "base_score" for ReMax's greedy baseline.
   void score_rule_rewards(const Mfc& m, RlIteration& it);
   // A train call's PpoBatch from the rows it received (`index`: their sample indices): advantages and the
   // like computed on the call's ranks over the whole batch (rl_batch.cc); `stats` (when given): the step's
   // batch statistics.
-  PpoBatch rl_batch(const CallContext& ctx, const RlRows& rows, const Rows& got,
+  PpoBatch rl_batch(const runtime::CallContext& ctx, const RlRows& rows, const runtime::Rows& got,
                     const std::vector<int64_t>& index, double kl_coef, Json* stats) const;
+
+  // What the SFT, reward-model and DPO steps share (sft_step.cc). A stage's batch: the algorithm's batch
+  // when the stage is the whole algorithm (algorithm `kind`), else the stage's own (`own_batch`).
+  int64_t stage_batch(const std::string& kind, int64_t own_batch) const {
+    return algorithm_ == kind ? input_.algorithm.batch.prompts : own_batch;
+  }
+  // A step's train call: `body` runs on the call's ranks and gives the step's statistics, which every rank
+  // returns (broadcast_call_stats).
+  Json train_call_stats(const std::string& call, const std::string& role,
+                        const std::function<Json(const runtime::CallContext&)>& body);
+  // The preference pairs idx[r.begin, r.end) of data_.preferences as (prompt + chosen, prompt + rejected).
+  struct PreferenceBatches {
+    runtime::SequenceBatch chosen, rejected;
+  };
+  PreferenceBatches preference_batches(const std::vector<int64_t>& idx, const Range& r) const;
 
   // One step of each algorithm: sft_step.cc, reward_model_step.cc, rl_step.cc (PPO, GRPO, ReMax; the rows
   // it moves between calls in rl_rows.cc, the batch on a train call in rl_batch.cc), dpo_step.cc.
@@ -186,10 +205,10 @@ class Trainer {
   // Held-out greedy accuracy of the actor (evaluation.cc); -1 without an actor or held-out prompts.
   double evaluate();
 
-  TrainerInput in_;
-  const TrainConfig& t_;
-  std::unique_ptr<CallPlacement> place_;
-  std::shared_ptr<comm::Group> world_;
+  TrainerInput input_;
+  const TrainConfig& train_config_;  // input_.sections.train
+  std::unique_ptr<runtime::CallPlacement> place_;
+  std::shared_ptr<comm::Group> all_ranks_;  // the group of every rank of the run (place_->global_ptr())
   TextCodec codec_;
   TaskData data_;
   std::vector<Stage> stages_;
@@ -198,7 +217,7 @@ class Trainer {
 
   // Present on every rank when the algorithm uses the model; the Transformer (and optimizer) inside only on
   // the ranks of its home layout.
-  std::unique_ptr<TrainedModel> actor_, critic_, reward_;
+  std::unique_ptr<runtime::TrainedModel> actor_, critic_, reward_;
   bool has_ref_ = false;
   std::unique_ptr<model::Transformer> ref_;  // null outside the reference's home
   std::unique_ptr<data::EpochSampler> prompt_sampler_, sft_sampler_, pref_sampler_;
@@ -209,4 +228,4 @@ class Trainer {
   Timeline last_timeline_;
 };
 
-}  // namespace realign::runtime
+}  // namespace realign::train

@@ -1,4 +1,4 @@
-#include "apps/validation.h"
+#include "apps/estimate_accuracy.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 namespace realign::apps {
 namespace {
 
-TEST(Validation, KendallTauAndMedian) {
+TEST(EstimateAccuracy, KendallTauAndMedian) {
   EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
   EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
   // Pairs: (1,2) +, (1,3) +, (2,3) - -> (2 - 1) / 3.
@@ -19,7 +19,7 @@ TEST(Validation, KendallTauAndMedian) {
   EXPECT_DOUBLE_EQ(relative_error(1.5, 1.0), 0.5);
 }
 
-TEST(Validation, PlansAreDistinctValidAndRunnable) {
+TEST(EstimateAccuracy, PlansAreDistinctValidAndRunnable) {
   const RunConfig config = run_config_from_json(parse_yaml(R"(
 algorithm: ppo
 models: {actor: llama-tiny, critic: llama-tiny}
@@ -28,7 +28,7 @@ cluster: {nodes: 1, devices_per_node: 4, device: cpu-gloo}
 )",
                                                            "test.yaml"));
   Simulator simulator(config.graph, config.cluster, default_profile(config.cluster.device));
-  const auto plans = validation_plans(config, simulator, 8, 3);
+  const auto plans = plans_to_measure(config, simulator, 8, 3);
   ASSERT_EQ(plans.size(), 8u);
   EXPECT_EQ(plans[0].name, "co-located");
 
@@ -44,7 +44,7 @@ cluster: {nodes: 1, devices_per_node: 4, device: cpu-gloo}
   }
   EXPECT_GT(subset_train, 0);
   // The same seed gives the same plans.
-  const auto again = validation_plans(config, simulator, 8, 3);
+  const auto again = plans_to_measure(config, simulator, 8, 3);
   for (size_t i = 0; i < plans.size(); ++i) EXPECT_EQ(plans[i].plan, again[i].plan);
 }
 

@@ -1,5 +1,6 @@
-// `realign validate`'s pure half: which plans to run (the presets, then random valid plans that the runtime
-// can execute), and how estimates are scored against measurements (relative error, Kendall's tau).
+// How accurate the cost model's estimates are, `realign validate`'s pure half (not validate_plan, which
+// checks a plan is well formed): which plans to measure (the presets, then random valid plans that the
+// runtime can execute), and how estimates are scored against measurements (relative error, Kendall's tau).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 
 namespace realign::apps {
 
-struct CandidatePlan {
+struct PlanToMeasure {
   std::string name;  // "co-located", "random-3"
   ExecutionPlan plan;
 };
@@ -19,7 +20,8 @@ struct CandidatePlan {
 // Up to `n` distinct plans: every preset, then the searched plan, then random ones (each call a random valid
 // strategy on a random mesh), keeping those the runtime executes (runtime_limit_problem) and that fit in
 // memory per the simulator.
-std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& simulator, int n, uint64_t seed);
+std::vector<PlanToMeasure> plans_to_measure(const RunConfig& config, Simulator& simulator, int n,
+                                            uint64_t seed);
 
 // |estimate - measured| / measured.
 double relative_error(double estimate, double measured);

@@ -1,4 +1,4 @@
-#include "apps/validation.h"
+#include "apps/estimate_accuracy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,9 +16,9 @@ std::string key_of(const ExecutionPlan& plan) { return to_json(plan).at("mfcs").
 
 }  // namespace
 
-std::vector<CandidatePlan> validation_plans(const RunConfig& config, Simulator& simulator, int n,
+std::vector<PlanToMeasure> plans_to_measure(const RunConfig& config, Simulator& simulator, int n,
                                             uint64_t seed) {
-  std::vector<CandidatePlan> out;
+  std::vector<PlanToMeasure> out;
   std::set<std::string> seen;
   const int devices = config.cluster.n_devices();
   auto runnable = [&](const ExecutionPlan& p) {
