@@ -1,6 +1,8 @@
 #include "cost/transfer_cost.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "cost/comm_model.h"
@@ -32,6 +34,37 @@ int first_stage(const ParamInfo& p, int pp, const std::vector<int>& table) {
   return table[size_t(p.layer)];
 }
 
+// Parameters that a device lacks alike, counted once: same shape and split, held by the same destination
+// stage and first held by the same source stage (or the same embedding/head role), so every device's
+// pieces of one are the pieces of all. A 70B model's 720 parameters fall into a few dozen such groups.
+struct Alike {
+  int param;      // the representative
+  int64_t count;  // how many parameters it stands for
+  int dst_stage;
+};
+
+std::vector<Alike> alike_params(const std::vector<ParamInfo>& params, int64_t n_layers, int src_pp, int dst_pp,
+                                const std::vector<int>& src_table) {
+  using Key = std::tuple<int, int, std::vector<int64_t>, int, int64_t, bool, bool>;
+  std::map<Key, size_t> at;
+  std::vector<Alike> out;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamInfo& p = params[i];
+    // The source stage that sends it, or for the embedding and head their role (negative, apart from stages).
+    const int source = p.layer < 0 ? p.layer - 1000 * int(p.tied_to_head) : first_stage(p, src_pp, src_table);
+    for (int s = 0; s < dst_pp; ++s) {
+      if (!stage_holds(p, s, dst_pp, n_layers)) continue;
+      const auto [it, fresh] =
+          at.emplace(Key{s, source, p.shape, p.split_dim, p.split_unit, p.expert, p.tied_to_head}, out.size());
+      if (fresh)
+        out.push_back({int(i), 1, s});
+      else
+        ++out[it->second].count;
+    }
+  }
+  return out;
+}
+
 // Walks every missing piece, summed per sender: fn(dst_rank, dst_device, src_device, bytes). Devices with the
 // same (stage, tp rank) in both layouts lack the same pieces from the same senders up to the sender's
 // replica, so each pattern is computed once; this keeps 1,000-device layouts cheap.
@@ -39,10 +72,9 @@ template <class Fn>
 void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& src,
                        const Layout& dst, Fn&& fn) {
   const std::vector<int> src_table = layer_stages(n_layers, src.pp);
-  std::vector<std::vector<int>> by_dst_stage(size_t(dst.pp));
-  for (size_t i = 0; i < params.size(); ++i)
-    for (int s = 0; s < dst.pp; ++s)
-      if (stage_holds(params[i], s, dst.pp, n_layers)) by_dst_stage[size_t(s)].push_back(int(i));
+  const std::vector<Alike> by_dst_stage_all = alike_params(params, n_layers, src.pp, dst.pp, src_table);
+  std::vector<std::vector<const Alike*>> by_dst_stage(size_t(dst.pp));
+  for (const Alike& a : by_dst_stage_all) by_dst_stage[size_t(a.dst_stage)].push_back(&a);
 
   struct Piece {
     int src_tp, src_stage;  // the sender, in the source replica dst_dp mod src.dp
@@ -61,8 +93,9 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
         }
       out.push_back({t, stage, bytes, e});
     };
-    for (int i : by_dst_stage[size_t(dc.pp)]) {
-      const ParamInfo& p = params[size_t(i)];
+    for (const Alike* alike : by_dst_stage[size_t(dc.pp)]) {
+      const ParamInfo& p = params[size_t(alike->param)];
+      const double copies = double(alike->count);
       if (p.expert) {
         // An expert stack is held as a rectangle of (experts, inner slice): a tp slice of every expert when
         // ep = 1, whole experts of one ep rank when ep > 1 (plan/expert_parallel.h). The source's holders
@@ -89,11 +122,12 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
           const Rect slot = by_tp ? Rect{{0, E}, tp_shard_range(p, j, src.tp)} : Rect{ep_shard_range(p, j, src.ep), {0, I}};
           const Rect wanted = need & slot;
           const double cells = wanted.cells() - (wanted & have).cells();
-          if (cells > 0) add(by_tp ? j : 0, stage, cells * cell_bytes, by_tp ? -1 : j);
+          if (cells > 0) add(by_tp ? j : 0, stage, copies * cells * cell_bytes, by_tp ? -1 : j);
         }
         continue;
       }
-      const double row_bytes = double(p.numel() / p.shape[size_t(slice_dim(p))]) * kWeightBytesPerParam;
+      const double row_bytes =
+          copies * double(p.numel() / p.shape[size_t(slice_dim(p))]) * kWeightBytesPerParam;
       const Range need = held_slice(p, n_layers, dst, dc);
       const Range have = have_coord ? held_slice(p, n_layers, src, *have_coord) : Range{0, 0};
       // need minus have: up to two pieces.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
+#include <unordered_map>
 
 #include "core/check.h"
 #include "core/rng.h"
@@ -58,6 +60,13 @@ ExecutionPlan make_plan(const std::vector<std::vector<MfcAssignment>>& candidate
   for (size_t i = 0; i < state.call.size(); ++i) plan.assignments.push_back(candidates[i][state.call[i]]);
   plan.offload = offloaded(state, offloadable);
   return plan;
+}
+
+// A chain state as a hashable key: the candidate index of every call and the offload bits.
+std::string state_key(const ChainState& state) {
+  std::string key(reinterpret_cast<const char*>(state.call.data()), state.call.size() * sizeof(int));
+  for (bool b : state.offload) key.push_back(b ? '1' : '0');
+  return key;
 }
 
 }  // namespace
@@ -137,6 +146,17 @@ SearchResult mcmc_search(const DataflowGraph& graph,
   current_plan = make_plan(candidates, state, offloadable);
   current_score = evaluator.evaluate(current_plan);
   ++result.evaluations;
+  // The evaluator is deterministic and the chain at a low temperature keeps proposing the plans around its
+  // optimum: a plan seen before is scored from memory (the chain walks exactly as without it).
+  std::unordered_map<std::string, PlanScore> scores{{state_key(state), current_score}};
+  auto score_of = [&]() {
+    auto [seen, fresh] = scores.try_emplace(state_key(state));
+    if (fresh) {
+      seen->second = evaluator.evaluate(current_plan);
+      ++result.evaluations;
+    }
+    return seen->second;
+  };
   double current = value_of(current_plan, current_score);
   ChainState best_state = state;
   double best = current;
@@ -185,8 +205,7 @@ SearchResult mcmc_search(const DataflowGraph& graph,
         continue;
       }
     }
-    const PlanScore s = evaluator.evaluate(current_plan);
-    ++result.evaluations;
+    const PlanScore s = score_of();
     const double value = search_objective(s);
     const double scale = options.temperature * std::max(current, 1e-9);
     if (value <= current || rng.uniform() < std::exp(-(value - current) / scale)) {
@@ -212,8 +231,7 @@ SearchResult mcmc_search(const DataflowGraph& graph,
       const bool from_start = restart_count % 2 == 0 && !restarts.empty();
       state = from_start ? restarts[size_t(restart_count / 2 - 1) % restarts.size()] : best_state;
       current_plan = make_plan(candidates, state, offloadable);
-      current = from_start ? value_of(current_plan, evaluator.evaluate(current_plan)) : best;
-      if (from_start) ++result.evaluations;
+      current = from_start ? value_of(current_plan, score_of()) : best;
       run_best = current;
       since_improvement = 0;
     }

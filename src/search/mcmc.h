@@ -32,7 +32,7 @@ struct SearchResult {
   PlanScore score;
   int64_t steps = 0;
   int64_t accepted = 0;
-  int64_t evaluations = 0;
+  int64_t evaluations = 0;  // plans simulated (a plan the chain proposes again is scored from memory)
   double seconds = 0;
 };
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "../plan/test_graphs.h"
 #include "search/candidates.h"
@@ -70,6 +72,42 @@ TEST(Mcmc, SameSeedSameChain) {
   EXPECT_EQ(a.plan, b.plan);
   EXPECT_EQ(a.steps, b.steps);
   EXPECT_EQ(a.accepted, b.accepted);
+}
+
+// A plan the chain proposes again is scored from memory: the evaluator sees each distinct plan once, and
+// far fewer plans than the chain takes steps.
+TEST(Mcmc, ScoresEachDistinctPlanOnce) {
+  const auto g = grpo_graph();
+  const Cluster c = testing::h100(1);
+  auto fake = grpo_evaluator(g, 2.0);
+  struct Recording : PlanEvaluator {
+    PlanEvaluator* inner;
+    std::map<std::string, int> seen;  // a plan's assignments and offloaded models -> evaluations
+    explicit Recording(PlanEvaluator* e) : inner(e) {}
+    PlanScore evaluate(const ExecutionPlan& plan) override {
+      std::string key;
+      for (const MfcAssignment& a : plan.assignments)
+        key += std::to_string(a.mesh.first) + "+" + std::to_string(a.mesh.size) + ":" + to_string(a.strategy) +
+               ";";
+      for (const std::string& m : plan.offload) key += "off:" + m + ";";
+      ++seen[key];
+      return inner->evaluate(plan);
+    }
+    PlanScore evaluate_call(int mfc, const MfcAssignment& a) override { return inner->evaluate_call(mfc, a); }
+  } ev(&fake);
+  CandidateOptions options;
+  options.strategies_per_mesh_size = 1;
+  const auto candidates = build_candidates(g, c, ev, options);
+  SearchOptions so;
+  so.max_steps = 20000;
+  so.time_budget_s = 60;
+  const auto r = mcmc_search(g, candidates, ev, {}, so);
+  int64_t total = 0;
+  for (const auto& [plan, n] : ev.seen) total += n;
+  EXPECT_EQ(total, r.evaluations);
+  // The chain's first plan is evaluated once as its own start and once as the state it walks from.
+  for (const auto& [plan, n] : ev.seen) EXPECT_LE(n, 2) << plan;
+  EXPECT_LT(r.evaluations, r.steps / 2);
 }
 
 TEST(Mcmc, NeverWorseThanItsStarts) {
