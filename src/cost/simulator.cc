@@ -142,12 +142,11 @@ int64_t consumer_segments(const Mfc& mfc) {
 // Per-device timelines of one run.
 struct Timelines {
   std::vector<double> free, busy;
-  std::vector<TimelineEvent>* events;
+  std::vector<TimelineEvent>* events;  // null: times only
   int64_t iteration = 1;  // of the events being placed
   double start_on(int first, int n) const {
-    double t = 0;
-    for (int d = first; d < first + n; ++d) t = std::max(t, free[size_t(d)]);
-    return t;
+    if (n <= 0) return 0;
+    return std::max(0.0, *std::max_element(free.begin() + first, free.begin() + first + n));
   }
   void occupy(const std::string& name, const char* kind, int first, int n, double start, double end,
               double bytes) {
@@ -155,18 +154,23 @@ struct Timelines {
       free[size_t(d)] = end;
       busy[size_t(d)] += end - start;
     }
-    events->push_back(TimelineEvent{name, kind, first, n, start, end, bytes, iteration});
+    if (events) events->push_back(TimelineEvent{name, kind, first, n, start, end, bytes, iteration});
   }
 };
 
 }  // namespace
 
-SimulationResult Simulator::run(const ExecutionPlan& plan) {
-  SimulationResult r = simulate(plan, {});
-  if (profile_.compute_slots_per_node.value >= double(cluster_.devices_per_node)) return r;
+SimulationResult Simulator::run(const ExecutionPlan& plan) { return run(plan, true); }
+
+SimulationResult Simulator::score(const ExecutionPlan& plan) { return run(plan, false); }
+
+SimulationResult Simulator::run(const ExecutionPlan& plan, bool detailed) {
+  const bool contended = profile_.compute_slots_per_node.value < double(cluster_.devices_per_node);
+  SimulationResult r = simulate(plan, {}, detailed || contended);
+  if (!contended) return r;
   // Workers share the node's compute slots: a call's collectives slow down with the ranks busy beside it,
   // which the first pass's timeline tells (a second pass on that; calls do not move much between them).
-  return simulate(plan, busy_ranks(r));
+  return simulate(plan, busy_ranks(r), detailed);
 }
 
 std::vector<double> Simulator::busy_ranks(const SimulationResult& r) const {
@@ -237,7 +241,8 @@ double Simulator::in_flight_bytes(int call, const MfcAssignment& a) const {
   return double(graph_.staleness) * double(seqs_per_dp_rank(m, a.strategy.dp)) * per_seq;
 }
 
-SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vector<double>& busy) {
+SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vector<double>& busy,
+                                     bool detailed) {
   const auto& mfcs = graph_.mfcs;
   REALIGN_CHECK(plan.assignments.size() == mfcs.size()) << plan.assignments.size() << " assignments";
   const int nd = cluster_.n_devices();
@@ -246,10 +251,10 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   SimulationResult r;
   r.staleness = staleness;
   r.timeline.n_devices = nd;
-  r.timeline.events.reserve(mfcs.size() * 3 * (staleness > 0 ? 4 : 1));
+  if (detailed) r.timeline.events.reserve(mfcs.size() * 3 * (staleness > 0 ? 4 : 1));
   r.calls.resize(mfcs.size());
   RunState st{Timelines{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0),
-                        &r.timeline.events},
+                        detailed ? &r.timeline.events : nullptr},
               {},
               {},
               {},
@@ -370,7 +375,8 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   }
   if (worst >= 0) {
     r.fits = false;
-    r.oom_report = oom_report(worst, st.transient_call[size_t(worst)], plan, st,
+    if (detailed)
+      r.oom_report = oom_report(worst, st.transient_call[size_t(worst)], plan, st,
                               r.device_peak_mem_bytes[size_t(worst)], limit);
   }
   return r;

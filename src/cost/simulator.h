@@ -47,6 +47,9 @@ class Simulator {
 
   // The plan's assignments must be in the graph's call order (validate_plan orders them).
   SimulationResult run(const ExecutionPlan& plan);
+  // The same iteration time, per-call times and memory, without the timeline's events or the out-of-memory
+  // report's text: what a search scores a plan by, 200,000 times.
+  SimulationResult score(const ExecutionPlan& plan);
 
   // Fixes call `mfc`'s time under every assignment (its memory stays the model's): for hand-computable
   // tests and what-if questions ("if generation took 3 s"). Clears the call cache.
@@ -80,7 +83,9 @@ class Simulator {
   const TransferCost& data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst,
                                 int64_t segments);
   // One pass over the plan; `busy` (per call, empty: each call's own ranks) sets its contention.
-  SimulationResult simulate(const ExecutionPlan& plan, const std::vector<double>& busy);
+  SimulationResult simulate(const ExecutionPlan& plan, const std::vector<double>& busy, bool detailed);
+  // run() or score(): the second pass (contention) reads the first pass's timeline.
+  SimulationResult run(const ExecutionPlan& plan, bool detailed);
   // Places one call instance (its load or reallocation, data move and the call) on the timelines.
   void place(int i, int64_t iteration, const ExecutionPlan& plan, const std::vector<double>& busy,
              RunState& st, SimulationResult& r);

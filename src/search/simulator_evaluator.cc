@@ -9,7 +9,7 @@ SimulatorEvaluator::SimulatorEvaluator(Simulator& simulator)
       limit_(simulator.profile().memory_bytes.value * simulator.profile().usable_memory_fraction.value) {}
 
 PlanScore SimulatorEvaluator::evaluate(const ExecutionPlan& plan) {
-  const SimulationResult r = sim_.run(plan);
+  const SimulationResult r = sim_.score(plan);
   PlanScore score;
   score.time_s = r.iteration_time_s;
   for (double peak : r.device_peak_mem_bytes) score.memory_bytes = std::max(score.memory_bytes, peak);
