@@ -231,7 +231,7 @@ void add_validate_command(CLI::App& app) {
       }
     }
     const double mae = median(errors), tau = kendall_tau(estimated, measured);
-    const double call_mae = call_errors.empty() ? 0 : median(call_errors);
+    const double call_mae = median(call_errors);
     Json calibration;
     if (!args->calibrate.empty())
       calibration = calibrate_profile(*args, config, profile, plans, call_times, measured);

@@ -21,7 +21,12 @@ size_t Simulator::KeyHash::operator()(const Key& k) const {
 }
 
 int64_t Simulator::pack(const Layout& l) {
-  return int64_t(l.first_device) | (int64_t(l.dp) << 20) | (int64_t(l.tp) << 36) | (int64_t(l.pp) << 46);
+  // 20 bits of first device, 16 of dp, 10 of tp, 8 of pp, 9 of ep.
+  REALIGN_CHECK(l.first_device < (1 << 20) && l.dp < (1 << 16) && l.tp < (1 << 10) && l.pp < (1 << 8) &&
+                l.ep < (1 << 9))
+      << "layout " << to_string(l) << " is beyond the simulator's cache keys";
+  return int64_t(l.first_device) | (int64_t(l.dp) << 20) | (int64_t(l.tp) << 36) | (int64_t(l.pp) << 46) |
+         (int64_t(l.ep) << 54);
 }
 
 Simulator::Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profile)
@@ -112,7 +117,7 @@ CallEstimate Simulator::estimate(int i, const MfcAssignment& a, double busy_rank
 }
 
 const TransferCost& Simulator::realloc(int model, const Layout& src, const Layout& dst) {
-  const Key key{model | (int64_t(src.ep) << 24) | (int64_t(dst.ep) << 44), pack(src), pack(dst)};
+  const Key key{model, pack(src), pack(dst)};
   auto it = reallocs_.find(key);
   if (it != reallocs_.end()) return it->second;
   const TransferCost c = realloc_cost(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, src,
@@ -122,7 +127,9 @@ const TransferCost& Simulator::realloc(int model, const Layout& src, const Layou
 
 const TransferCost& Simulator::data_move(int data, int64_t n_seqs, const Layout& src, const Layout& dst,
                                          int64_t segments) {
-  const Key key{int64_t(data) | (n_seqs << 16), pack(src), pack(dst) | (segments << 52)};
+  REALIGN_CHECK(data < (1 << 16) && n_seqs < (int64_t(1) << 32) && segments < (1 << 15))
+      << "data move beyond the simulator's cache keys";
+  const Key key{int64_t(data) | (n_seqs << 16) | (segments << 48), pack(src), pack(dst)};
   auto it = data_.find(key);
   if (it != data_.end()) return it->second;
   const TransferCost c =

@@ -35,31 +35,32 @@ int first_stage(const ParamInfo& p, int pp, const std::vector<int>& table) {
 }
 
 // Parameters that a device lacks alike, counted once: same shape and split, held by the same destination
-// stage and first held by the same source stage (or the same embedding/head role), so every device's
-// pieces of one are the pieces of all. A 70B model's 720 parameters fall into a few dozen such groups.
+// stage and sent by the same source stage (or the same embedding/head role), so every device's pieces of one
+// are the pieces of all. A 70B model's 720 parameters fall into a few dozen such groups.
 struct Alike {
   int param;      // the representative
   int64_t count;  // how many parameters it stands for
-  int dst_stage;
 };
 
-std::vector<Alike> alike_params(const std::vector<ParamInfo>& params, int64_t n_layers, int src_pp, int dst_pp,
-                                const std::vector<int>& src_table) {
+// Per destination stage, the groups of parameters it holds.
+std::vector<std::vector<Alike>> alike_params(const std::vector<ParamInfo>& params, int64_t n_layers, int src_pp,
+                                             int dst_pp, const std::vector<int>& src_table) {
   using Key = std::tuple<int, int, std::vector<int64_t>, int, int64_t, bool, bool>;
   std::map<Key, size_t> at;
-  std::vector<Alike> out;
+  std::vector<std::vector<Alike>> out(static_cast<size_t>(dst_pp));
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamInfo& p = params[i];
-    // The source stage that sends it, or for the embedding and head their role (negative, apart from stages).
-    const int source = p.layer < 0 ? p.layer - 1000 * int(p.tied_to_head) : first_stage(p, src_pp, src_table);
+    // The embedding and head keep their (negative) layer: their holders follow their role, not a stage.
+    const int source = p.layer < 0 ? p.layer : first_stage(p, src_pp, src_table);
     for (int s = 0; s < dst_pp; ++s) {
       if (!stage_holds(p, s, dst_pp, n_layers)) continue;
+      std::vector<Alike>& groups = out[size_t(s)];
       const auto [it, fresh] =
-          at.emplace(Key{s, source, p.shape, p.split_dim, p.split_unit, p.expert, p.tied_to_head}, out.size());
+          at.emplace(Key{s, source, p.shape, p.split_dim, p.split_unit, p.expert, p.tied_to_head}, groups.size());
       if (fresh)
-        out.push_back({int(i), 1, s});
+        groups.push_back({int(i), 1});
       else
-        ++out[it->second].count;
+        ++groups[it->second].count;
     }
   }
   return out;
@@ -72,9 +73,7 @@ template <class Fn>
 void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& src,
                        const Layout& dst, Fn&& fn) {
   const std::vector<int> src_table = layer_stages(n_layers, src.pp);
-  const std::vector<Alike> by_dst_stage_all = alike_params(params, n_layers, src.pp, dst.pp, src_table);
-  std::vector<std::vector<const Alike*>> by_dst_stage(size_t(dst.pp));
-  for (const Alike& a : by_dst_stage_all) by_dst_stage[size_t(a.dst_stage)].push_back(&a);
+  const std::vector<std::vector<Alike>> by_dst_stage = alike_params(params, n_layers, src.pp, dst.pp, src_table);
 
   struct Piece {
     int src_tp, src_stage;  // the sender, in the source replica dst_dp mod src.dp
@@ -93,9 +92,9 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
         }
       out.push_back({t, stage, bytes, e});
     };
-    for (const Alike* alike : by_dst_stage[size_t(dc.pp)]) {
-      const ParamInfo& p = params[size_t(alike->param)];
-      const double copies = double(alike->count);
+    for (const Alike& alike : by_dst_stage[size_t(dc.pp)]) {
+      const ParamInfo& p = params[size_t(alike.param)];
+      const double copies = double(alike.count);
       if (p.expert) {
         // An expert stack is held as a rectangle of (experts, inner slice): a tp slice of every expert when
         // ep = 1, whole experts of one ep rank when ep > 1 (plan/expert_parallel.h). The source's holders

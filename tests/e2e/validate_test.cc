@@ -3,8 +3,11 @@
 // and the iteration overhead) loads and re-scores the same runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "core/json.h"
 #include "cost/calibration.h"
@@ -36,6 +39,7 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
   ASSERT_EQ(testing::run_realign(command + " --rounds 2 --calibrate " + cal, &out), 0) << out;
   const Json report = last_json_line(out);
   ASSERT_EQ(report.at("plans").size(), 2u) << out;
+  std::vector<double> call_errors;
   for (const Json& plan : report.at("plans")) {
     const std::string name = plan.at("name");
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + name + "/metrics.jsonl")) << name;
@@ -44,12 +48,20 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
     EXPECT_GT(plan.at("estimated_s").get<double>(), 0) << name;
     for (const Json& call : plan.at("calls")) {
       ASSERT_TRUE(call.contains("measured_s")) << call.dump();
+      const double estimated = call.at("estimated_s"), measured = call.at("measured_s");
+      EXPECT_NEAR(call.at("error").get<double>(), std::abs(estimated - measured) / measured, 1e-12);
+      call_errors.push_back(call.at("error"));
       double parts = 0;
       for (const std::string& group : calibration_groups())
         parts += call.at("parts_s").at(group).get<double>();
       EXPECT_GE(parts, 0.99 * call.at("estimated_s").get<double>()) << call.dump();
     }
   }
+  // The per-call median: the middle of the calls' errors (an even count averages the two middle ones).
+  std::sort(call_errors.begin(), call_errors.end());
+  const size_t half = call_errors.size() / 2;
+  EXPECT_NEAR(report.at("call_median_abs_error").get<double>(),
+              call_errors.size() % 2 ? call_errors[half] : (call_errors[half - 1] + call_errors[half]) / 2, 1e-12);
   const double tau = report.at("kendall_tau");
   EXPECT_TRUE(tau >= -1 && tau <= 1) << tau;
   const HardwareProfile fitted = load_hardware_profile(cal);
