@@ -25,13 +25,14 @@ void add_models_command(CLI::App& app) {
     for (const auto& s : specs) {
       std::string experts = "-";
       if (s.is_moe())
-        experts = std::to_string(s.moe.moe_layers_in(0, s.n_layers)) + " MoE layers: " + describe_router(s.moe) +
+        experts = std::to_string(s.moe.moe_layers_in(0, s.n_layers)) +
+                  " MoE layers: " + describe_router(s.moe) +
                   (s.moe.shared_experts > 0 ? ", " + std::to_string(s.moe.shared_experts) + " shared" : "") +
                   (s.mla.enabled() ? "; latent attention" : "");
       std::printf("%-16s %-11s %6lld %6lld %5lld %4lld %7lld %14lld %14lld  %s\n", s.name.c_str(),
                   to_string(s.family).c_str(), (long long)s.n_layers, (long long)s.hidden,
-                  (long long)s.n_heads, (long long)s.n_kv_heads, (long long)s.vocab, (long long)s.total_params(),
-                  (long long)s.active_params(), experts.c_str());
+                  (long long)s.n_heads, (long long)s.n_kv_heads, (long long)s.vocab,
+                  (long long)s.total_params(), (long long)s.active_params(), experts.c_str());
     }
     return 0;
   });

@@ -236,7 +236,9 @@ void add_validate_command(CLI::App& app) {
     if (!args->calibrate.empty())
       calibration = calibrate_profile(*args, config, profile, plans, call_times, measured);
     if (args->json) {
-      Json out{{"median_abs_error", mae}, {"call_median_abs_error", call_mae}, {"kendall_tau", tau},
+      Json out{{"median_abs_error", mae},
+               {"call_median_abs_error", call_mae},
+               {"kendall_tau", tau},
                {"plans", report}};
       if (!calibration.is_null()) out["calibration"] = calibration;
       std::printf("%s\n", out.dump().c_str());
@@ -260,8 +262,9 @@ void add_validate_command(CLI::App& app) {
     }
     std::printf("\nmedian absolute error %.1f%%, Kendall tau %.2f over %zu plans (profile: %s)\n", 100 * mae,
                 tau, plans.size(), config.profile_path.empty() ? "defaults" : config.profile_path.c_str());
-    std::printf("per call: median absolute error %.1f%% over %zu calls (each call's median time in its plan)\n",
-                100 * call_mae, call_errors.size());
+    std::printf(
+        "per call: median absolute error %.1f%% over %zu calls (each call's median time in its plan)\n",
+        100 * call_mae, call_errors.size());
     if (!calibration.is_null()) {
       std::printf("\ncalibration (written to %s): time factor per coefficient group\n",
                   args->calibrate.c_str());

@@ -80,14 +80,14 @@ std::string format_plan_table(const PlanReport& r) {
     const std::string opt = std::string(a.strategy.zero1 ? "z1" : "") +
                             (a.strategy.zero1 && a.strategy.recompute ? "," : "") +
                             (a.strategy.recompute ? "rc" : "");
-    const std::string ep = moe ? " " + std::string(3 - std::min<size_t>(3, std::to_string(a.strategy.ep).size()), ' ') +
-                                     std::to_string(a.strategy.ep)
-                               : "";
-    out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d%s %-5s %9s %9s %9s %10s", m.name.c_str(), m.model.c_str(),
-                to_string(m.kind).c_str(), to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp,
-                a.strategy.pp, a.strategy.micro_batches, ep.c_str(), opt.empty() ? "-" : opt.c_str(),
-                format_seconds(cr.start_s).c_str(), format_seconds(cr.end_s).c_str(),
-                format_seconds(cr.realloc_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
+    char ep[16] = "";  // a column only for mixture-of-experts models
+    if (moe) std::snprintf(ep, sizeof ep, " %3d", a.strategy.ep);
+    out +=
+        line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d%s %-5s %9s %9s %9s %10s", m.name.c_str(), m.model.c_str(),
+             to_string(m.kind).c_str(), to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp,
+             a.strategy.pp, a.strategy.micro_batches, ep, opt.empty() ? "-" : opt.c_str(),
+             format_seconds(cr.start_s).c_str(), format_seconds(cr.end_s).c_str(),
+             format_seconds(cr.realloc_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
   }
   out += "\n";
   out += line("iteration time: %s%s; reallocated %s per iteration",

@@ -52,7 +52,8 @@ void scale_group(HardwareProfile& p, const std::string& group, double s, const s
     slower_time(p.inter_node_latency_s);
     slower_time(p.collective_overhead_s);
   } else if (group == "bandwidth") {
-    for (Coefficient* b : {&p.intra_node_bandwidth, &p.intra_node_alltoall_bandwidth, &p.inter_node_bandwidth}) {
+    for (Coefficient* b :
+         {&p.intra_node_bandwidth, &p.intra_node_alltoall_bandwidth, &p.inter_node_bandwidth}) {
       b->value = s == 0 ? kOff : b->value / s;
       if (!note.empty()) b->source = note + "; was: " + b->source;
     }

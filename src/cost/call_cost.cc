@@ -52,8 +52,9 @@ struct Context {
 double layer_matmul_s(const Context& c, double tokens, bool moe) {
   const ModelSpec& m = c.model.spec;
   std::vector<GemmShape> gemms = attention_gemms(m, tokens, c.s.tp);
-  const std::vector<GemmShape> mlp = moe ? moe_mlp_gemms(m, tokens, c.s.tp, c.s.ep, expert_load_factor(c.s.ep))
-                                         : dense_mlp_gemms(m, tokens, c.s.tp);
+  const std::vector<GemmShape> mlp =
+      moe ? moe_mlp_gemms(m, tokens, c.s.tp, c.s.ep, expert_load_factor(c.s.ep))
+          : dense_mlp_gemms(m, tokens, c.s.tp);
   gemms.insert(gemms.end(), mlp.begin(), mlp.end());
   double s = 0;
   for (const GemmShape& g : gemms)
@@ -130,7 +131,8 @@ double stage_backward_comm_s(const Context& c, int stage, double tokens) {
   if (stage == c.s.pp - 1 && c.model.head == HeadKind::kLanguageModel) syncs += 1;
   // The all-to-alls run again in reverse for the gradients of an MoE layer's routed tokens.
   const double moe = double(c.model.spec.moe.moe_layers_in(range.begin, range.end));
-  return syncs * ring_allreduce_s(activation, c.s.tp, c.tp_link) + (moe > 0 ? moe * moe_alltoalls_s(c, tokens) : 0);
+  return syncs * ring_allreduce_s(activation, c.s.tp, c.tp_link) +
+         (moe > 0 ? moe * moe_alltoalls_s(c, tokens) : 0);
 }
 
 double pp_handoff_s(const Context& c, double tokens) {
@@ -312,8 +314,9 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   // spanning nodes some stage boundary is a node boundary, and the slowest hand-off paces the pipeline.
   const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
   const bool pp_crosses = spans_nodes;
-  Context c{model, s,        p, shards, intra, pp_crosses ? inter : intra, wide ? inter : intra, mfc.kind,
-            alltoall, inter, devices_per_node};
+  Context c{
+      model,    s,        p,     shards,          intra, pp_crosses ? inter : intra, wide ? inter : intra,
+      mfc.kind, alltoall, inter, devices_per_node};
   CallEstimate e;
   const double seq_len = double(mfc.seq_len());
   switch (mfc.kind) {
@@ -359,9 +362,8 @@ CallEstimate estimate_call(const DataflowGraph& graph, const Cluster& cluster, c
   REALIGN_CHECK(mfc_index >= 0 && mfc_index < int(graph.mfcs.size())) << mfc_index;
   const Mfc& mfc = graph.mfcs[mfc_index];
   const ModelRole& model = graph.model(mfc.model);
-  const ShardSizes shards =
-      shard_sizes(model_params(model.spec, model.head), model.spec.n_layers, a.strategy.tp, a.strategy.pp,
-                  a.strategy.ep);
+  const ShardSizes shards = shard_sizes(model_params(model.spec, model.head), model.spec.n_layers,
+                                        a.strategy.tp, a.strategy.pp, a.strategy.ep);
   return estimate_call(model, mfc, a.strategy, mesh_spans_nodes(a.mesh, cluster), cluster.devices_per_node,
                        profile, shards, busy_ranks);
 }

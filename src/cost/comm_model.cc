@@ -12,7 +12,8 @@ Link intra_node_link(const HardwareProfile& p) {
 
 Link intra_node_alltoall_link(const HardwareProfile& p) {
   const Coefficient& b = p.intra_node_alltoall_bandwidth;
-  return Link{p.intra_node_latency_s.value, b.value, b.is_curve() ? &b : nullptr, p.collective_overhead_s.value};
+  return Link{p.intra_node_latency_s.value, b.value, b.is_curve() ? &b : nullptr,
+              p.collective_overhead_s.value};
 }
 
 Link inter_node_link(const HardwareProfile& p) {

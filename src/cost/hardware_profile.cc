@@ -119,7 +119,8 @@ HardwareProfile default_profile(const DeviceSpec& d) {
   p.memory_bytes = {d.memory_bytes, spec};
   p.intra_node_latency_s = {d.intra_node_latency, spec};
   p.intra_node_bandwidth = {d.intra_node_bandwidth, spec};
-  p.intra_node_alltoall_bandwidth = {d.intra_node_bandwidth, spec + ", the link's bandwidth as for an all-reduce"};
+  p.intra_node_alltoall_bandwidth = {d.intra_node_bandwidth,
+                                     spec + ", the link's bandwidth as for an all-reduce"};
   p.inter_node_latency_s = {d.inter_node_latency, spec};
   p.inter_node_bandwidth = {d.inter_node_bandwidth, spec};
   // Uncalibrated defaults: typical achieved fractions reported for large-model training and serving.
@@ -227,9 +228,9 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
   r.finish();
   if (before_alltoall && !r.has("intra_node_alltoall_bandwidth")) {
     p.intra_node_alltoall_bandwidth = p.intra_node_bandwidth;
-    p.intra_node_alltoall_bandwidth.source =
-        "absent from this version-" + std::to_string(version) + " profile: intra_node_bandwidth (" +
-        p.intra_node_bandwidth.source + ")";
+    p.intra_node_alltoall_bandwidth.source = "absent from this version-" + std::to_string(version) +
+                                             " profile: intra_node_bandwidth (" +
+                                             p.intra_node_bandwidth.source + ")";
   }
   for (const char* fraction : {"gemm_efficiency", "gemm_depth_efficiency", "attention_efficiency",
                                "decode_bandwidth_efficiency", "usable_memory_fraction", "pass_efficiency"})

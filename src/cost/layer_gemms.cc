@@ -20,9 +20,9 @@ std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, int tp
   } else {
     g.push_back({tokens, qk / tp, h});
   }
-  g.push_back({tokens, kvl + double(a.qk_rope_head_dim), h});                             // kv_a, whole
+  g.push_back({tokens, kvl + double(a.qk_rope_head_dim), h});                          // kv_a, whole
   g.push_back({tokens, heads * double(a.qk_nope_head_dim + a.v_head_dim) / tp, kvl});  // kv_b, by heads
-  g.push_back({tokens, h, heads * double(a.v_head_dim) / tp});                           // o, row-parallel
+  g.push_back({tokens, h, heads * double(a.v_head_dim) / tp});                         // o, row-parallel
   return g;
 }
 
@@ -37,12 +37,11 @@ std::vector<GemmShape> moe_mlp_gemms(const ModelSpec& m, double tokens, int tp_d
   const double h = double(m.hidden), tp = double(tp_degree);
   const bool cut = experts_cut_by_tp(ep);
   const double ie = double(e.expert_intermediate) / (cut ? tp : 1.0);  // each expert's inner size here
-  const double own = cut ? tokens : tokens / tp;                        // tokens this rank routes
-  const double local = double(e.num_experts) / double(ep);              // experts this rank holds
+  const double own = cut ? tokens : tokens / tp;                       // tokens this rank routes
+  const double local = double(e.num_experts) / double(ep);             // experts this rank holds
   const double per_expert = own * double(e.experts_per_token) * load / local;  // rows of each local expert
-  std::vector<GemmShape> g = {{own, double(e.num_experts), h},
-                              {per_expert, 2.0 * ie, h, local},
-                              {per_expert, h, ie, local}};
+  std::vector<GemmShape> g = {
+      {own, double(e.num_experts), h}, {per_expert, 2.0 * ie, h, local}, {per_expert, h, ie, local}};
   if (e.shared_experts > 0) {
     const double is = double(e.shared_experts * e.shared_intermediate);
     g.push_back({tokens, 2.0 * is / tp, h});

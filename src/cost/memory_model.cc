@@ -38,7 +38,8 @@ ShardSizes shard_sizes(const std::vector<ParamInfo>& params, int64_t n_layers, i
         continue;
       }
       if (p.expert)  // cut by tp along the inner dimension, like a dense MLP (counted below)
-        s.expert_numel[size_t(stage)] += numel / p.shape[size_t(p.split_dim)] * tp_shard_range(p, 0, tp).size();
+        s.expert_numel[size_t(stage)] +=
+            numel / p.shape[size_t(p.split_dim)] * tp_shard_range(p, 0, tp).size();
       for (int t = 0; t < tp; ++t) {
         if (p.split_dim < 0) {
           s.numel[size_t(stage) * tp + t] += numel;
@@ -132,11 +133,11 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
       const double in_flight = double(std::min(s.pp - stage, s.micro_batches));
       // With recomputation a layer keeps only its input between forward and backward; the layer being
       // recomputed holds its full activations once.
-      m.activations =
-          s.recompute ? in_flight * layers * recomputed_layer_bytes(spec, mb_tokens) +
-                            max_layer_activation_bytes(spec, mb_tokens, s.tp, s.ep)
-                      : in_flight * layers_activation_bytes(spec, stage_range.begin, stage_range.end, mb_tokens,
-                                                            s.tp, s.ep);
+      m.activations = s.recompute
+                          ? in_flight * layers * recomputed_layer_bytes(spec, mb_tokens) +
+                                max_layer_activation_bytes(spec, mb_tokens, s.tp, s.ep)
+                          : in_flight * layers_activation_bytes(spec, stage_range.begin, stage_range.end,
+                                                                mb_tokens, s.tp, s.ep);
       // Logits and their gradient, one chunk at a time.
       if (last) m.logits = 2.0 * std::min<double>(mb_tokens, kLogitChunkTokens) * vocab_shard * kLogitBytes;
     } else if (mfc.kind == MfcKind::kInference) {

@@ -28,13 +28,13 @@ struct ShardSizes {
   int tp = 1;
   int pp = 1;
   int ep = 1;
-  std::vector<int64_t> numel;          // (pp * tp), index stage * tp + tp_rank: everything held
-  std::vector<int64_t> expert_numel;   // (pp): of which routed experts, on a stage's (first) rank
+  std::vector<int64_t> numel;         // (pp * tp), index stage * tp + tp_rank: everything held
+  std::vector<int64_t> expert_numel;  // (pp): of which routed experts, on a stage's (first) rank
   int64_t at(int stage, int tp_rank) const { return numel[size_t(stage) * tp + tp_rank]; }
   int64_t max() const;
   int64_t stage_max(int stage) const;  // the largest tp shard of a stage
   int64_t stage_experts(int stage) const { return expert_numel[size_t(stage)]; }
-  int64_t max_experts() const;         // the most routed-expert elements of any stage
+  int64_t max_experts() const;  // the most routed-expert elements of any stage
 };
 ShardSizes shard_sizes(const std::vector<ParamInfo>& params, int64_t n_layers, int tp, int pp, int ep = 1);
 
@@ -73,7 +73,8 @@ double expert_optimizer_bytes_per_param(const Strategy& s);
 // Activation bytes of the layers [begin, end) of a model for `tokens` tokens: dense layers by
 // layer_activation_bytes, MoE layers by moe_layer_activation_bytes (cost/moe_cost.h); and the largest of one
 // layer (the one being recomputed, or the one an inference pass holds at a time).
-double layers_activation_bytes(const ModelSpec& spec, int64_t begin, int64_t end, double tokens, int tp, int ep);
+double layers_activation_bytes(const ModelSpec& spec, int64_t begin, int64_t end, double tokens, int tp,
+                               int ep);
 double max_layer_activation_bytes(const ModelSpec& spec, double tokens, int tp, int ep);
 
 // Memory of a device of each pipeline stage (its largest tp shard) during a call, and the worst of them:

@@ -87,7 +87,8 @@ const ShardSizes& Simulator::shards(int model, int tp, int pp, int ep) {
   auto it = shards_.find(key);
   if (it != shards_.end()) return it->second;
   return shards_
-      .emplace(key, shard_sizes(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, tp, pp, ep))
+      .emplace(key,
+               shard_sizes(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, tp, pp, ep))
       .first->second;
 }
 
@@ -286,12 +287,13 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     const ShardSizes& sh = shards(int(m), l.tp, l.pp, l.ep);
     const Strategy& home = plan.assignments[size_t(home_call_[m])].strategy;
     const bool trained = graph_.models[m].trained;
-    const double per_param = trained ? kWeightBytesPerParam + kGradBytesPerParam + optimizer_bytes_per_param(home)
-                                     : kWeightBytesPerParam;
+    const double per_param = trained
+                                 ? kWeightBytesPerParam + kGradBytesPerParam + optimizer_bytes_per_param(home)
+                                 : kWeightBytesPerParam;
     // A routed expert's optimizer state is sharded over its expert-data-parallel ranks (memory_model.h).
-    const double per_expert = trained ? kWeightBytesPerParam + kGradBytesPerParam +
-                                            expert_optimizer_bytes_per_param(home)
-                                      : kWeightBytesPerParam;
+    const double per_expert =
+        trained ? kWeightBytesPerParam + kGradBytesPerParam + expert_optimizer_bytes_per_param(home)
+                : kWeightBytesPerParam;
     for (int rank = 0; rank < l.size(); ++rank) {
       const int stage = rank / (l.dp * l.tp), tp_rank = rank % l.tp;
       const double experts = double(sh.stage_experts(stage));
@@ -384,7 +386,7 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     r.fits = false;
     if (detailed)
       r.oom_report = oom_report(worst, st.transient_call[size_t(worst)], plan, st,
-                              r.device_peak_mem_bytes[size_t(worst)], limit);
+                                r.device_peak_mem_bytes[size_t(worst)], limit);
   }
   return r;
 }

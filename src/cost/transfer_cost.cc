@@ -43,8 +43,8 @@ struct Alike {
 };
 
 // Per destination stage, the groups of parameters it holds.
-std::vector<std::vector<Alike>> alike_params(const std::vector<ParamInfo>& params, int64_t n_layers, int src_pp,
-                                             int dst_pp, const std::vector<int>& src_table) {
+std::vector<std::vector<Alike>> alike_params(const std::vector<ParamInfo>& params, int64_t n_layers,
+                                             int src_pp, int dst_pp, const std::vector<int>& src_table) {
   using Key = std::tuple<int, int, std::vector<int64_t>, int, int64_t, bool, bool>;
   std::map<Key, size_t> at;
   std::vector<std::vector<Alike>> out(static_cast<size_t>(dst_pp));
@@ -55,8 +55,8 @@ std::vector<std::vector<Alike>> alike_params(const std::vector<ParamInfo>& param
     for (int s = 0; s < dst_pp; ++s) {
       if (!stage_holds(p, s, dst_pp, n_layers)) continue;
       std::vector<Alike>& groups = out[size_t(s)];
-      const auto [it, fresh] =
-          at.emplace(Key{s, source, p.shape, p.split_dim, p.split_unit, p.expert, p.tied_to_head}, groups.size());
+      const auto [it, fresh] = at.emplace(
+          Key{s, source, p.shape, p.split_dim, p.split_unit, p.expert, p.tied_to_head}, groups.size());
       if (fresh)
         groups.push_back({int(i), 1});
       else
@@ -73,7 +73,8 @@ template <class Fn>
 void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& src,
                        const Layout& dst, Fn&& fn) {
   const std::vector<int> src_table = layer_stages(n_layers, src.pp);
-  const std::vector<std::vector<Alike>> by_dst_stage = alike_params(params, n_layers, src.pp, dst.pp, src_table);
+  const std::vector<std::vector<Alike>> by_dst_stage =
+      alike_params(params, n_layers, src.pp, dst.pp, src_table);
 
   struct Piece {
     int src_tp, src_stage;  // the sender, in the source replica dst_dp mod src.dp
@@ -105,12 +106,14 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
         struct Rect {
           Range experts, inner;
           double cells() const { return double(experts.size()) * double(inner.size()); }
-          Rect operator&(const Rect& o) const { return {intersect(experts, o.experts), intersect(inner, o.inner)}; }
+          Rect operator&(const Rect& o) const {
+            return {intersect(experts, o.experts), intersect(inner, o.inner)};
+          }
         };
         auto held = [&](const Layout& l, int dp_rank, int tp_rank) {
-          return experts_cut_by_tp(l.ep) ? Rect{{0, E}, tp_shard_range(p, tp_rank, l.tp)}
-                                         : Rect{ep_shard_range(p, ep_rank_of(dp_rank, tp_rank, l.tp, l.ep), l.ep),
-                                                {0, I}};
+          return experts_cut_by_tp(l.ep)
+                     ? Rect{{0, E}, tp_shard_range(p, tp_rank, l.tp)}
+                     : Rect{ep_shard_range(p, ep_rank_of(dp_rank, tp_rank, l.tp, l.ep), l.ep), {0, I}};
         };
         const Rect need = held(dst, dc.dp, dc.tp);
         const bool has = have_coord && stage_holds(p, have_coord->pp, src.pp, n_layers);
@@ -118,7 +121,8 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
         const int stage = first_stage(p, src.pp, src_table);
         const bool by_tp = experts_cut_by_tp(src.ep);
         for (int j = 0; j < (by_tp ? src.tp : src.ep); ++j) {
-          const Rect slot = by_tp ? Rect{{0, E}, tp_shard_range(p, j, src.tp)} : Rect{ep_shard_range(p, j, src.ep), {0, I}};
+          const Rect slot =
+              by_tp ? Rect{{0, E}, tp_shard_range(p, j, src.tp)} : Rect{ep_shard_range(p, j, src.ep), {0, I}};
           const Rect wanted = need & slot;
           const double cells = wanted.cells() - (wanted & have).cells();
           if (cells > 0) add(by_tp ? j : 0, stage, copies * cells * cell_bytes, by_tp ? -1 : j);

@@ -28,7 +28,8 @@ bool get_bool_or(const Json& c, const char* key, bool fallback, const std::strin
   return (it == c.end() || it->is_null()) ? fallback : json_to_bool(*it, path + ": " + key);
 }
 
-std::string get_string_or(const Json& c, const char* key, const std::string& fallback, const std::string& path) {
+std::string get_string_or(const Json& c, const char* key, const std::string& fallback,
+                          const std::string& path) {
   auto it = c.find(key);
   return (it == c.end() || it->is_null()) ? fallback : json_to_string(*it, path + ": " + key);
 }
@@ -60,10 +61,11 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
     s.norm_eps = get_double_or(c, "layer_norm_epsilon", 1e-5, path);
     s.tied_embeddings = get_bool_or(c, "tie_word_embeddings", true, path);
     s.qkv_bias = true;
-    if (!s.tied_embeddings) throw Error(path + ": tie_word_embeddings", "GPT-2 with untied embeddings is not supported");
+    if (!s.tied_embeddings)
+      throw Error(path + ": tie_word_embeddings", "GPT-2 with untied embeddings is not supported");
     if (s.n_heads <= 0 || s.hidden % s.n_heads != 0)
-      throw Error(path + ": n_head", std::to_string(s.n_heads) + " heads do not divide n_embd " +
-                                         std::to_string(s.hidden));
+      throw Error(path + ": n_head",
+                  std::to_string(s.n_heads) + " heads do not divide n_embd " + std::to_string(s.hidden));
     s.head_dim = s.hidden / s.n_heads;
   } else {
     s.n_layers = get_int(c, "num_hidden_layers", path);
@@ -99,11 +101,13 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
         s.rope_scaling.type = "llama3";
         s.rope_scaling.factor = get_double_or(*rs, "factor", 8.0, path + ": rope_scaling");
         s.rope_scaling.low_freq_factor = get_double_or(*rs, "low_freq_factor", 1.0, path + ": rope_scaling");
-        s.rope_scaling.high_freq_factor = get_double_or(*rs, "high_freq_factor", 4.0, path + ": rope_scaling");
+        s.rope_scaling.high_freq_factor =
+            get_double_or(*rs, "high_freq_factor", 4.0, path + ": rope_scaling");
         s.rope_scaling.original_max_position =
             get_int_or(*rs, "original_max_position_embeddings", 8192, path + ": rope_scaling");
       } else if (type == "yarn" && s.family == ModelFamily::kDeepseekV3) {
-        // DeepSeek-V3's long-context YaRN: the planner needs only its positions (the runtime does not run it).
+        // DeepSeek-V3's long-context YaRN: the planner needs only its positions (the runtime does not run
+        // it).
         s.rope_scaling.type = "yarn";
         s.rope_scaling.factor = get_double_or(*rs, "factor", 1.0, path + ": rope_scaling");
         s.rope_scaling.original_max_position =
@@ -141,9 +145,9 @@ Json model_spec_to_hf_config(const ModelSpec& s) {
     return c;
   }
   static const std::pair<ModelFamily, const char*> arch[] = {
-      {ModelFamily::kLlama, "LlamaForCausalLM"},       {ModelFamily::kQwen2, "Qwen2ForCausalLM"},
-      {ModelFamily::kMistral, "MistralForCausalLM"},   {ModelFamily::kMixtral, "MixtralForCausalLM"},
-      {ModelFamily::kQwen2Moe, "Qwen2MoeForCausalLM"}, {ModelFamily::kQwen3Moe, "Qwen3MoeForCausalLM"},
+      {ModelFamily::kLlama, "LlamaForCausalLM"},          {ModelFamily::kQwen2, "Qwen2ForCausalLM"},
+      {ModelFamily::kMistral, "MistralForCausalLM"},      {ModelFamily::kMixtral, "MixtralForCausalLM"},
+      {ModelFamily::kQwen2Moe, "Qwen2MoeForCausalLM"},    {ModelFamily::kQwen3Moe, "Qwen3MoeForCausalLM"},
       {ModelFamily::kDeepseekV3, "DeepseekV3ForCausalLM"}};
   for (const auto& [family, name] : arch)
     if (family == s.family) c["architectures"] = {name};

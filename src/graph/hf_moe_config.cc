@@ -10,9 +10,9 @@ namespace {
 
 // Substrings that mark a key as a mixture-of-experts or latent-attention field (of any family, HF's or a
 // fork's): such a key must be one the family's HF configuration defines.
-const char* const kMoeMarkers[] = {"expert",  "moe",      "router", "topk",    "top_k",  "scoring", "n_group",
-                                   "routed",  "lora_rank", "nextn", "sparse",  "mlp_only", "first_k_dense",
-                                   "aux_loss", "head_dim",  "seq_aux", "ep_size"};
+const char* const kMoeMarkers[] = {"expert",        "moe",      "router",    "topk",    "top_k",  "scoring",
+                                   "n_group",       "routed",   "lora_rank", "nextn",   "sparse", "mlp_only",
+                                   "first_k_dense", "aux_loss", "head_dim",  "seq_aux", "ep_size"};
 
 bool looks_moe(const std::string& key) {
   if (key == "head_dim") return false;  // every family's plain attention field
@@ -30,19 +30,37 @@ std::vector<std::string> known_fields(ModelFamily f) {
       return {"num_local_experts", "num_experts_per_tok", "router_aux_loss_coef", "output_router_logits",
               "router_jitter_noise"};
     case ModelFamily::kQwen2Moe:
-      return {"num_experts",       "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
-              "decoder_sparse_step", "mlp_only_layers",   "norm_topk_prob",        "router_aux_loss_coef",
+      return {"num_experts",           "num_experts_per_tok",
+              "moe_intermediate_size", "shared_expert_intermediate_size",
+              "decoder_sparse_step",   "mlp_only_layers",
+              "norm_topk_prob",        "router_aux_loss_coef",
               "output_router_logits"};
     case ModelFamily::kQwen3Moe:
       return {"num_experts",     "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step",
               "mlp_only_layers", "norm_topk_prob",      "router_aux_loss_coef",  "output_router_logits"};
     case ModelFamily::kDeepseekV3:
-      return {"n_routed_experts", "num_experts_per_tok",   "moe_intermediate_size", "n_shared_experts",
-              "first_k_dense_replace", "moe_layer_freq",   "n_group",               "topk_group",
-              "topk_method",      "scoring_func",          "norm_topk_prob",        "routed_scaling_factor",
-              "q_lora_rank",      "kv_lora_rank",          "qk_nope_head_dim",      "qk_rope_head_dim",
-              "v_head_dim",       "num_nextn_predict_layers", "aux_loss_alpha",     "seq_aux",
-              "ep_size",          "rope_interleave"};
+      return {"n_routed_experts",
+              "num_experts_per_tok",
+              "moe_intermediate_size",
+              "n_shared_experts",
+              "first_k_dense_replace",
+              "moe_layer_freq",
+              "n_group",
+              "topk_group",
+              "topk_method",
+              "scoring_func",
+              "norm_topk_prob",
+              "routed_scaling_factor",
+              "q_lora_rank",
+              "kv_lora_rank",
+              "qk_nope_head_dim",
+              "qk_rope_head_dim",
+              "v_head_dim",
+              "num_nextn_predict_layers",
+              "aux_loss_alpha",
+              "seq_aux",
+              "ep_size",
+              "rope_interleave"};
     default:
       return {};
   }
@@ -54,7 +72,8 @@ void refuse_unknown(const Json& c, const std::string& path, ModelFamily f) {
     if (!looks_moe(it.key()) || std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    throw Error(path + ": " + it.key(), "not a mixture-of-experts field of " + to_string(f) + " (" + list + ")");
+    throw Error(path + ": " + it.key(),
+                "not a mixture-of-experts field of " + to_string(f) + " (" + list + ")");
   }
 }
 
@@ -81,13 +100,14 @@ void read_deepseek(const Json& c, const std::string& path, ModelSpec& s) {
                                                "first_k_dense_replace on an MoE layer (1)");
   const std::string scoring = get_string_or(c, "scoring_func", "sigmoid", path);
   if (scoring != "sigmoid")
-    throw Error(path + ": scoring_func", "router scoring '" + scoring +
-                                             "' is not DeepSeek-V3's (sigmoid; softmax is DeepSeek-V2's)");
+    throw Error(path + ": scoring_func",
+                "router scoring '" + scoring + "' is not DeepSeek-V3's (sigmoid; softmax is DeepSeek-V2's)");
   const std::string method = get_string_or(c, "topk_method", "noaux_tc", path);
   if (method != "noaux_tc")
-    throw Error(path + ": topk_method", "router type '" + method +
-                                            "' is not supported (DeepSeek-V3 routes by noaux_tc: grouped top-k "
-                                            "with a selection bias)");
+    throw Error(path + ": topk_method",
+                "router type '" + method +
+                    "' is not supported (DeepSeek-V3 routes by noaux_tc: grouped top-k "
+                    "with a selection bias)");
   m.scoring = RouterScoring::kSigmoid;
   m.selection_bias = true;
   m.groups = get_int_or(c, "n_group", 1, path);
@@ -142,7 +162,8 @@ void read_moe_fields(const Json& c, const std::string& path, ModelSpec& s) {
     default:
       break;
   }
-  if (m.num_experts <= 0) throw Error(path, "a " + to_string(s.family) + " config needs a positive expert count");
+  if (m.num_experts <= 0)
+    throw Error(path, "a " + to_string(s.family) + " config needs a positive expert count");
   if (m.sparse_step <= 0) throw Error(path + ": decoder_sparse_step", "must be positive");
   if (m.experts_per_token <= 0 || m.experts_per_token > m.num_experts)
     throw Error(path + ": num_experts_per_tok", std::to_string(m.experts_per_token) +

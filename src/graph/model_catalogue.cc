@@ -1,7 +1,7 @@
 // The built-in model shapes (`realign models`), from the models' published HF config.json files.
-#include "graph/model_spec.h"
-
 #include <map>
+
+#include "graph/model_spec.h"
 
 namespace realign {
 
@@ -35,9 +35,9 @@ ModelSpec qwen25(const std::string& name, int64_t layers, int64_t hidden, int64_
 }
 
 // A mixture-of-experts shape on a LLaMA-style trunk: every layer MoE unless `moe` says otherwise.
-ModelSpec moe_model(const std::string& name, ModelFamily family, int64_t layers, int64_t hidden, int64_t inter,
-                    int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t vocab, int64_t max_pos,
-                    double theta, MoeSpec moe) {
+ModelSpec moe_model(const std::string& name, ModelFamily family, int64_t layers, int64_t hidden,
+                    int64_t inter, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t vocab,
+                    int64_t max_pos, double theta, MoeSpec moe) {
   ModelSpec s = llama(name, layers, hidden, inter, heads, kv_heads, vocab, max_pos, theta);
   s.family = family;
   s.head_dim = head_dim;
@@ -144,8 +144,8 @@ const std::map<std::string, ModelSpec>& builtins() {
     add(llama("llama-tiny", 2, 64, 176, 4, 2, 256, 512, 1e4));
     add(llama("llama-small", 4, 256, 688, 8, 4, 512, 1024, 1e4));
     add(gpt2("gpt2-tiny", 2, 64, 4, 256, 256));
-    ModelSpec moe_tiny =
-        moe_model("moe-tiny", ModelFamily::kQwen3Moe, 2, 64, 176, 4, 2, 16, 256, 512, 1e4, routed(8, 2, 32, true));
+    ModelSpec moe_tiny = moe_model("moe-tiny", ModelFamily::kQwen3Moe, 2, 64, 176, 4, 2, 16, 256, 512, 1e4,
+                                   routed(8, 2, 32, true));
     moe_tiny.qk_norm = true;
     add(moe_tiny);
     return t;

@@ -8,10 +8,10 @@ struct FamilyName {
   const char* name;
 };
 constexpr FamilyName kFamilies[] = {
-    {ModelFamily::kLlama, "llama"},         {ModelFamily::kQwen2, "qwen2"},
-    {ModelFamily::kMistral, "mistral"},     {ModelFamily::kGpt2, "gpt2"},
-    {ModelFamily::kMixtral, "mixtral"},     {ModelFamily::kQwen2Moe, "qwen2_moe"},
-    {ModelFamily::kQwen3Moe, "qwen3_moe"},  {ModelFamily::kDeepseekV3, "deepseek_v3"},
+    {ModelFamily::kLlama, "llama"},        {ModelFamily::kQwen2, "qwen2"},
+    {ModelFamily::kMistral, "mistral"},    {ModelFamily::kGpt2, "gpt2"},
+    {ModelFamily::kMixtral, "mixtral"},    {ModelFamily::kQwen2Moe, "qwen2_moe"},
+    {ModelFamily::kQwen3Moe, "qwen3_moe"}, {ModelFamily::kDeepseekV3, "deepseek_v3"},
 };
 }  // namespace
 
@@ -118,10 +118,10 @@ double ModelSpec::forward_flops(double tokens, double context) const {
   const double moe_layers = double(moe.moe_layers_in(0, n_layers));
   const double dense_layers = double(n_layers) - moe_layers;
   // The active MoE MLP: the router's logits, k routed and every shared expert (norms and biases not counted).
-  const double moe_mlp = double(moe.num_experts) * h +
-                         3.0 * h *
-                             double(moe.experts_per_token * moe.expert_intermediate +
-                                    moe.shared_experts * moe.shared_intermediate);
+  const double moe_mlp =
+      double(moe.num_experts) * h + 3.0 * h *
+                                        double(moe.experts_per_token * moe.expert_intermediate +
+                                               moe.shared_experts * moe.shared_intermediate);
   double per_token = dense_layers * (attn_matmul + dense_mlp + attention) + double(vocab) * h;
   if (moe_layers > 0) per_token += moe_layers * (attn_matmul + moe_mlp + attention);
   return 2.0 * tokens * per_token;
@@ -154,7 +154,8 @@ void validate_moe_spec(const ModelSpec& s, const std::string& path) {
     throw Error(p + "shared_intermediate", "shared experts need a positive inner size");
   if (m.sparse_step <= 0) throw Error(p + "sparse_step", "must be positive");
   if (m.first_dense_layers < 0 || m.first_dense_layers > s.n_layers)
-    throw Error(p + "first_dense_layers", "must be between 0 and the " + std::to_string(s.n_layers) + " layers");
+    throw Error(p + "first_dense_layers",
+                "must be between 0 and the " + std::to_string(s.n_layers) + " layers");
   for (int64_t l : m.dense_layers)
     if (l < 0 || l >= s.n_layers)
       throw Error(p + "dense_layers", "layer " + std::to_string(l) + " is not one of the " +
@@ -165,8 +166,9 @@ void validate_moe_spec(const ModelSpec& s, const std::string& path) {
   if (m.top_groups <= 0 || m.top_groups > m.groups)
     throw Error(p + "top_groups", "must be between 1 and the " + std::to_string(m.groups) + " groups");
   if (m.top_groups * (m.num_experts / m.groups) < m.experts_per_token)
-    throw Error(p + "top_groups", "the best " + std::to_string(m.top_groups) + " groups hold fewer than the " +
-                                      std::to_string(m.experts_per_token) + " experts a token picks");
+    throw Error(p + "top_groups", "the best " + std::to_string(m.top_groups) +
+                                      " groups hold fewer than the " + std::to_string(m.experts_per_token) +
+                                      " experts a token picks");
   if (!(m.routed_scaling > 0)) throw Error(p + "routed_scaling", "must be positive");
 }
 

@@ -51,19 +51,19 @@ struct ModelSpec {
   bool is_moe() const { return moe.enabled(); }
 
   // Parameter counts (not bytes). Embedding and head are counted once when tied.
-  int64_t attention_params() const;          // one layer's attention and its two norms
-  int64_t mlp_params(int64_t layer) const;   // one layer's MLP: every expert, router and shared experts
+  int64_t attention_params() const;                // one layer's attention and its two norms
+  int64_t mlp_params(int64_t layer) const;         // one layer's MLP: every expert, router and shared experts
   int64_t active_mlp_params(int64_t layer) const;  // what one token runs through: router, k experts, shared
-  int64_t layer_params(int64_t layer) const;  // attention_params() + mlp_params(layer)
-  int64_t params_per_layer() const;           // layer 0's (every layer of a dense model alike)
+  int64_t layer_params(int64_t layer) const;       // attention_params() + mlp_params(layer)
+  int64_t params_per_layer() const;                // layer 0's (every layer of a dense model alike)
   int64_t embedding_params() const;  // token (+ learned position) embeddings
   int64_t head_params() const;       // LM head (0 when tied) + final norm
   int64_t total_params() const;
   int64_t active_params() const;  // per token: total_params() of a dense model
 
-  // Forward FLOPs for `tokens` tokens whose attention spans `context` earlier tokens on average (dense matmuls
-  // at 2 FLOPs per multiply-add over the active parameters: attention, router, k routed and the shared
-  // experts; attention scores and values included; the LM head over the full vocabulary).
+  // Forward FLOPs for `tokens` tokens whose attention spans `context` earlier tokens on average (dense
+  // matmuls at 2 FLOPs per multiply-add over the active parameters: attention, router, k routed and the
+  // shared experts; attention scores and values included; the LM head over the full vocabulary).
   double forward_flops(double tokens, double context) const;
   // Elements of one token's keys and values in one layer's cache on one of `tp` ranks: 2 x kv_heads/tp x
   // head_dim; MLA caches its latent and the rotary key (kv_lora_rank + qk_rope_head_dim), as serving engines

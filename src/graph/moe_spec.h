@@ -32,8 +32,8 @@ struct MoeSpec {
   std::vector<int64_t> dense_layers;
   RouterScoring scoring = RouterScoring::kSoftmax;
   bool normalize_top_k = false;
-  int64_t groups = 1;      // DeepSeek n_group
-  int64_t top_groups = 1;  // DeepSeek topk_group
+  int64_t groups = 1;           // DeepSeek n_group
+  int64_t top_groups = 1;       // DeepSeek topk_group
   bool selection_bias = false;  // DeepSeek-V3: e_score_correction_bias, one per expert
   double routed_scaling = 1.0;
 

@@ -54,8 +54,9 @@ void add_moe(const ModelSpec& s, const std::string& p, int i, std::vector<ParamI
   if (m.selection_bias) out.push_back(param(p + "moe.router.bias", {E}, i));
   for (const char* name : {"gate", "up", "down"}) {
     const bool down = std::string(name) == "down";
-    ParamInfo e = param(p + "moe.experts." + name + ".weight",
-                        down ? std::vector<int64_t>{E, H, I} : std::vector<int64_t>{E, I, H}, i, down ? 2 : 1);
+    ParamInfo e =
+        param(p + "moe.experts." + name + ".weight",
+              down ? std::vector<int64_t>{E, H, I} : std::vector<int64_t>{E, I, H}, i, down ? 2 : 1);
     e.expert = true;
     out.push_back(e);
   }

@@ -3,14 +3,16 @@
 //
 // Canonical names (all families; HF names are mapped to these at load and back at save):
 //   embed.weight (V, H)             pos_embed.weight (P, H) [gpt2]
-//   layers.{i}.attn_norm.{weight,bias}   layers.{i}.attn.{q,k,v}.{weight,bias}   layers.{i}.attn.o.{weight,bias}
-//   layers.{i}.mlp_norm.{weight,bias}    layers.{i}.mlp.{gate,up,down}.{weight,bias}
-//   final_norm.{weight,bias}        lm_head.weight (V, H) [untied LM head]   value_head.{weight,bias} (1, H) (1)
+//   layers.{i}.attn_norm.{weight,bias}   layers.{i}.attn.{q,k,v}.{weight,bias}
+//   layers.{i}.attn.o.{weight,bias} layers.{i}.mlp_norm.{weight,bias}
+//   layers.{i}.mlp.{gate,up,down}.{weight,bias} final_norm.{weight,bias}        lm_head.weight (V, H) [untied
+//   LM head]   value_head.{weight,bias} (1, H) (1)
 // Biases exist only where the family has them (GPT-2: all; Qwen2: q, k, v).
 // Mixture-of-experts layers replace mlp.* by (E experts of inner size I, S shared experts of inner size Is):
 //   layers.{i}.moe.router.weight (E, H)  .router.bias (E) [DeepSeek's selection bias]
-//   layers.{i}.moe.experts.{gate,up}.weight (E, I, H)  .experts.down.weight (E, H, I)   [split over ep, dim 0]
-//   layers.{i}.moe.shared.{gate,up}.weight (S*Is, H)  .shared.down.weight (H, S*Is)  .shared_gate.weight (1, H)
+//   layers.{i}.moe.experts.{gate,up}.weight (E, I, H)  .experts.down.weight (E, H, I)   [split over ep, dim
+//   0] layers.{i}.moe.shared.{gate,up}.weight (S*Is, H)  .shared.down.weight (H, S*Is)  .shared_gate.weight
+//   (1, H)
 // Qwen3 adds layers.{i}.attn.{q,k}_norm.weight (head_dim). DeepSeek's latent attention replaces attn.{q,k,v}:
 //   attn.q_a.weight (Rq, H) attn.q_a_norm.weight (Rq) attn.q_b.weight (heads*(dn+dr), Rq)  [Rq = q_lora_rank]
 //   attn.kv_a.weight (Rkv+dr, H) attn.kv_a_norm.weight (Rkv) attn.kv_b.weight (heads*(dn+dv), Rkv)

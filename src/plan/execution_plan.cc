@@ -11,8 +11,8 @@ namespace realign {
 
 std::string to_string(const Strategy& s) {
   return "d" + std::to_string(s.dp) + "t" + std::to_string(s.tp) + "p" + std::to_string(s.pp) +
-         (s.ep != 1 ? "e" + std::to_string(s.ep) : std::string()) + " x" +
-         std::to_string(s.micro_batches) + (s.zero1 ? " zero1" : "") + (s.recompute ? " recompute" : "");
+         (s.ep != 1 ? "e" + std::to_string(s.ep) : std::string()) + " x" + std::to_string(s.micro_batches) +
+         (s.zero1 ? " zero1" : "") + (s.recompute ? " recompute" : "");
 }
 
 namespace {
@@ -77,8 +77,8 @@ ExecutionPlan plan_from_json(const Json& j, const std::string& path) {
     a.strategy.micro_batches = int(m.get_positive("micro_batches", 1));
     a.strategy.zero1 = m.get_bool("zero1", false);
     a.strategy.recompute = m.get_bool("recompute", false);
-    if (a.strategy.dp > 1 << 20 || a.strategy.tp > 1 << 20 || a.strategy.pp > 1 << 20 || a.strategy.ep > 1 << 20 ||
-        a.strategy.micro_batches > 1 << 20)
+    if (a.strategy.dp > 1 << 20 || a.strategy.tp > 1 << 20 || a.strategy.pp > 1 << 20 ||
+        a.strategy.ep > 1 << 20 || a.strategy.micro_batches > 1 << 20)
       throw Error(p, "parallel degrees are limited to 2^20");
     m.finish();
     plan.assignments.push_back(a);
@@ -140,7 +140,8 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
   if (s.pp > spec.n_layers)
     return "pp " + std::to_string(s.pp) + " exceeds " + spec.name + "'s " + std::to_string(spec.n_layers) +
            " layers";
-  if (std::string ep_issue = expert_parallel_problem(spec, s.dp, s.tp, s.ep); !ep_issue.empty()) return ep_issue;
+  if (std::string ep_issue = expert_parallel_problem(spec, s.dp, s.tp, s.ep); !ep_issue.empty())
+    return ep_issue;
   // Every dp rank needs a row of every optimizer step (a train call's mini-batch is a segment of the batch
   // shared out over dp), so the smallest step counts.
   const int64_t seqs_per_step = mfc.min_seqs_per_step();

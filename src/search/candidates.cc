@@ -19,21 +19,21 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
         // A mixture-of-experts model's experts spread over ep ranks of each stage's dp x tp grid: every
         // power of two the rules allow (plan/expert_parallel.h); a dense model has ep 1 only.
         for (int ep = 1; ep <= (spec.is_moe() ? dp * tp : 1); ep *= 2) {
-        Strategy s{dp, tp, pp, mb};
-        s.ep = ep;
-        if (!strategy_problem(mfc, spec, cluster, mesh_size, s).empty()) continue;
-        out.push_back(s);
-        if (mfc.kind != MfcKind::kTrain) continue;
-        // A train call may shard its optimizer state over dp (ZeRO-1) and recompute activations: less
-        // memory for a little more time; the search weighs both.
-        for (const bool zero1 : {false, true})
-          for (const bool recompute : {false, true}) {
-            if ((!zero1 && !recompute) || (zero1 && dp == 1)) continue;
-            Strategy v = s;
-            v.zero1 = zero1;
-            v.recompute = recompute;
-            out.push_back(v);
-          }
+          Strategy s{dp, tp, pp, mb};
+          s.ep = ep;
+          if (!strategy_problem(mfc, spec, cluster, mesh_size, s).empty()) continue;
+          out.push_back(s);
+          if (mfc.kind != MfcKind::kTrain) continue;
+          // A train call may shard its optimizer state over dp (ZeRO-1) and recompute activations: less
+          // memory for a little more time; the search weighs both.
+          for (const bool zero1 : {false, true})
+            for (const bool recompute : {false, true}) {
+              if ((!zero1 && !recompute) || (zero1 && dp == 1)) continue;
+              Strategy v = s;
+              v.zero1 = zero1;
+              v.recompute = recompute;
+              out.push_back(v);
+            }
         }
       }
     }
@@ -84,9 +84,9 @@ std::optional<ModelProblem> runtime_model_problem(const DataflowGraph& graph) {
   for (const ModelRole& m : graph.models)
     if (m.spec.is_moe() || m.spec.mla.enabled())
       return ModelProblem{"models." + m.name,
-                          "the runtime does not run mixture-of-experts layers yet: models." + m.name + " is " +
-                              m.spec.name + " (" + to_string(m.spec.family) + ", " + describe_router(m.spec.moe) +
-                              "); realign plan plans it"};
+                          "the runtime does not run mixture-of-experts layers yet: models." + m.name +
+                              " is " + m.spec.name + " (" + to_string(m.spec.family) + ", " +
+                              describe_router(m.spec.moe) + "); realign plan plans it"};
   return std::nullopt;
 }
 

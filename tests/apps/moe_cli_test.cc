@@ -77,8 +77,8 @@ TEST(MoeCli, NemoRlLayoutSimulatesAndFits) {
 
 TEST(MoeCli, EpNotDividingTheExpertsIsRefusedNamingTheField) {
   const std::string plan = ::testing::TempDir() + "/moe_plan.json";
-  const auto saved = run_realign("plan " + example("grpo_qwen3_30b_a3b_32xh100.yaml") +
-                                 " plan.max_steps=200 --out " + plan);
+  const auto saved =
+      run_realign("plan " + example("grpo_qwen3_30b_a3b_32xh100.yaml") + " plan.max_steps=200 --out " + plan);
   ASSERT_EQ(saved.code, 0) << saved.out;
   Json j = load_config_file(plan);
   j["mfcs"][0]["dp"] = 32;

@@ -1,10 +1,11 @@
 // The mixture-of-experts terms of the cost model: active-parameter FLOPs, a hand-computable all-to-all,
 // memory of every expert sharded by ep, the all-to-alls in a call's time, expert reads when decoding.
+#include "cost/moe_cost.h"
+
 #include <gtest/gtest.h>
 
 #include "cost/call_cost.h"
 #include "cost/fixtures.h"
-#include "cost/moe_cost.h"
 #include "cost/transfer_cost.h"
 
 namespace realign {
@@ -47,7 +48,8 @@ TEST(MoeCost, MemoryHoldsEveryExpertShardedByEp) {
   const ModelSpec m = builtin_model("qwen3-30b-a3b");
   const auto params = model_params(m, HeadKind::kLanguageModel);
   const double all_experts = 48.0 * 128 * 3 * 2048 * 768;
-  const ShardSizes one = shard_sizes(params, m.n_layers, 2, 1, 1), eight = shard_sizes(params, m.n_layers, 2, 1, 8);
+  const ShardSizes one = shard_sizes(params, m.n_layers, 2, 1, 1),
+                   eight = shard_sizes(params, m.n_layers, 2, 1, 8);
   // ep 1: tensor parallelism cuts every expert in half; ep 8: an eighth of the experts, whole.
   EXPECT_DOUBLE_EQ(double(one.stage_experts(0)), all_experts / 2);
   EXPECT_DOUBLE_EQ(double(eight.stage_experts(0)), all_experts / 8);
@@ -72,7 +74,8 @@ TEST(MoeCost, EpAddsTheAllToAllsAndKeepsTheFlops) {
   const HardwareProfile p = builtin_profile(c.device);
   const int inf = g.mfc_index("ref_inf");
   const MfcAssignment base = assign("ref_inf", 0, 8, 1, 1, 8);
-  const CallEstimate e1 = estimate_call(g, c, p, inf, base), e8 = estimate_call(g, c, p, inf, with_ep(base, 8));
+  const CallEstimate e1 = estimate_call(g, c, p, inf, base),
+                     e8 = estimate_call(g, c, p, inf, with_ep(base, 8));
   EXPECT_DOUBLE_EQ(e1.flops, e8.flops);
   // tp 1, one stage, no gradients: the only communication is the MoE layers' dispatch and combine, once per
   // micro-batch slot.

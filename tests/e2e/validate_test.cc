@@ -61,7 +61,8 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
   std::sort(call_errors.begin(), call_errors.end());
   const size_t half = call_errors.size() / 2;
   EXPECT_NEAR(report.at("call_median_abs_error").get<double>(),
-              call_errors.size() % 2 ? call_errors[half] : (call_errors[half - 1] + call_errors[half]) / 2, 1e-12);
+              call_errors.size() % 2 ? call_errors[half] : (call_errors[half - 1] + call_errors[half]) / 2,
+              1e-12);
   const double tau = report.at("kendall_tau");
   EXPECT_TRUE(tau >= -1 && tau <= 1) << tau;
   const HardwareProfile fitted = load_hardware_profile(cal);

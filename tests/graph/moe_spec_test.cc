@@ -73,7 +73,9 @@ TEST(MoeSpec, Qwen3_30bA3bCountsByHand) {
 }
 
 TEST(MoeSpec, PublishedTotalAndActiveCounts) {
-  auto near = [](int64_t n, double published, double tol) { return std::abs(double(n) / published - 1) < tol; };
+  auto near = [](int64_t n, double published, double tol) {
+    return std::abs(double(n) / published - 1) < tol;
+  };
   const ModelSpec mixtral = builtin_model("mixtral-8x7b");  // Mistral AI: 46.7B total, 12.9B per token
   EXPECT_TRUE(near(mixtral.total_params(), 46.7e9, 0.002)) << mixtral.total_params();
   EXPECT_TRUE(near(mixtral.active_params(), 12.9e9, 0.002)) << mixtral.active_params();

@@ -38,9 +38,11 @@ TEST(ExpertParallel, RulesInOnePlace) {
   EXPECT_EQ(expert_parallel_problem(moe, 16, 2, 8), "");
   EXPECT_EQ(expert_parallel_problem(moe, 16, 2, 32), "");  // ep may take tp's ranks too (folding)
   EXPECT_NE(expert_parallel_problem(moe, 1, 2, 4).find("does not divide dp*tp = 2"), std::string::npos);
-  EXPECT_NE(expert_parallel_problem(moe, 48, 1, 3).find("does not divide the 128 experts"), std::string::npos);
-  EXPECT_NE(expert_parallel_problem(builtin_model("llama2-7b"), 8, 1, 2).find("mixture-of-experts models only"),
+  EXPECT_NE(expert_parallel_problem(moe, 48, 1, 3).find("does not divide the 128 experts"),
             std::string::npos);
+  EXPECT_NE(
+      expert_parallel_problem(builtin_model("llama2-7b"), 8, 1, 2).find("mixture-of-experts models only"),
+      std::string::npos);
   EXPECT_EQ(expert_data_parallel(16, 2, 8), 4);
   // Local rank dp_rank * tp + tp_rank, modulo ep: ep groups are consecutive devices.
   EXPECT_EQ(ep_rank_of(0, 1, 2, 8), 1);
@@ -53,13 +55,16 @@ TEST(ExpertParallel, ValidatePlanRefusesNamingEp) {
   EXPECT_EQ(refusal(g, with_ep(Strategy{16, 2, 1, 1}, 8)), "(valid)");
   EXPECT_EQ(refusal(g, with_ep(Strategy{32, 1, 1, 1}, 32)), "(valid)");
   // 128 experts over 64 ranks would be fine; over dp*tp = 16 x 2 ranks ep 64 breaks the grid rule.
-  EXPECT_NE(refusal(g, with_ep(Strategy{16, 2, 1, 1}, 64)).find("plan.mfcs[0].ep: ep 64 does not divide dp*tp"),
-            std::string::npos);
+  EXPECT_NE(
+      refusal(g, with_ep(Strategy{16, 2, 1, 1}, 64)).find("plan.mfcs[0].ep: ep 64 does not divide dp*tp"),
+      std::string::npos);
   // ep 256 divides dp*tp = 256 on 32 nodes but not the 128 experts.
-  EXPECT_NE(refusal(g, with_ep(Strategy{256, 1, 1, 1}, 256)).find("plan.mfcs[0].ep: ep 256 does not divide the 128 experts"),
+  EXPECT_NE(refusal(g, with_ep(Strategy{256, 1, 1, 1}, 256))
+                .find("plan.mfcs[0].ep: ep 256 does not divide the 128 experts"),
             std::string::npos);
-  EXPECT_NE(refusal(testing::ppo_7b(), with_ep(Strategy{16, 1, 1, 1}, 2)).find("plan.mfcs[0].ep: ep 2 applies to"),
-            std::string::npos);
+  EXPECT_NE(
+      refusal(testing::ppo_7b(), with_ep(Strategy{16, 1, 1, 1}, 2)).find("plan.mfcs[0].ep: ep 2 applies to"),
+      std::string::npos);
 }
 
 TEST(ExpertParallel, PlanJsonCarriesEp) {

@@ -87,8 +87,8 @@ TEST(Mcmc, ScoresEachDistinctPlanOnce) {
     PlanScore evaluate(const ExecutionPlan& plan) override {
       std::string key;
       for (const MfcAssignment& a : plan.assignments)
-        key += std::to_string(a.mesh.first) + "+" + std::to_string(a.mesh.size) + ":" + to_string(a.strategy) +
-               ";";
+        key += std::to_string(a.mesh.first) + "+" + std::to_string(a.mesh.size) + ":" +
+               to_string(a.strategy) + ";";
       for (const std::string& m : plan.offload) key += "off:" + m + ";";
       ++seen[key];
       return inner->evaluate(plan);
