@@ -143,7 +143,7 @@ namespace {
 // The segments a call's rows arrive in: an RL train call takes each mini-batch as a segment of the whole
 // batch, each dp rank its share of every segment (train/train_calls.h); other calls one.
 int64_t consumer_segments(const Mfc& mfc) {
-  if (mfc.kind != MfcKind::kTrain || mfc.pair_loss) return 1;
+  if (mfc.kind() != MfcKind::kTrain || mfc.pair_loss()) return 1;
   return std::max<int64_t>(1, std::min(mfc.mini_batches, mfc.n_seqs));
 }
 
@@ -310,7 +310,7 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   st.held.assign(mfcs.size(), false);
   if (staleness > 0)
     for (size_t i = 0; i < mfcs.size(); ++i) {
-      if (mfcs[i].kind != MfcKind::kGenerate) continue;
+      if (mfcs[i].kind() != MfcKind::kGenerate) continue;
       const int m = call_model_[i];
       const MfcAssignment& a = plan.assignments[i];
       const Layout dst = a.layout();
@@ -518,7 +518,7 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     for (size_t i = 0; i < graph_.mfcs.size(); ++i) {
       const MfcAssignment& a = plan.assignments[i];
       const Layout l = a.layout();
-      if (graph_.mfcs[i].kind != MfcKind::kGenerate || !l.contains(device)) continue;
+      if (graph_.mfcs[i].kind() != MfcKind::kGenerate || !l.contains(device)) continue;
       const std::string& name = graph_.mfcs[i].name;
       if (st.held[i])
         add(name + " weight version kept for staleness " + std::to_string(graph_.staleness),
