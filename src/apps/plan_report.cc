@@ -61,9 +61,11 @@ std::string format_plan_table(const PlanReport& r) {
               c.cluster.devices_per_node, c.cluster.device.name.c_str(), c.cluster.n_devices(),
               r.profile_name.c_str());
   if (r.planner.search)
-    out += line("plan: searched in %s (%lld steps, %lld evaluations, seed %llu)",
-                format_seconds(r.planner.planning_seconds).c_str(), (long long)r.planner.search->steps,
-                (long long)r.planner.search->evaluations, (unsigned long long)c.plan.search.seed);
+    out += line(
+        "plan: searched in %s (%lld steps, the best plan found at step %lld; %lld evaluations, seed %llu)",
+        format_seconds(r.planner.planning_seconds).c_str(), (long long)r.planner.search->steps,
+        (long long)r.planner.search->best_step, (long long)r.planner.search->evaluations,
+        (unsigned long long)c.plan.search.seed);
   else
     out += line("plan: %s", r.planner.plan.name.c_str());
   out += "\n";
@@ -196,6 +198,7 @@ Json plan_report_json(const PlanReport& r) {
   }
   if (r.planner.search)
     j["search"] = {{"steps", r.planner.search->steps},
+                   {"best_step", r.planner.search->best_step},
                    {"accepted", r.planner.search->accepted},
                    {"evaluations", r.planner.search->evaluations},
                    {"seed", r.config->plan.search.seed}};
