@@ -23,8 +23,9 @@ int64_t unit_of(const ParamInfo& p) { return p.split_dim < 0 ? 1 : p.split_unit;
 // Expert e of an expert stack, planned like a parameter of its own: local copies of what a destination
 // holds already, demands for the rest from the source devices holding each part (grouped by the range they
 // hold: one group per tp rank with ep = 1, one holding it whole with ep > 1). Demands are tagged `tag`.
-void plan_expert(const ParamInfo& p, int index, int64_t e, int64_t n_layers, const Layout& from, const Layout& to,
-                 int tag, TransferPlan& plan, std::vector<realloc_detail::Demand>& demands) {
+void plan_expert(const ParamInfo& p, int index, int64_t e, int64_t n_layers, const Layout& from,
+                 const Layout& to, int tag, TransferPlan& plan,
+                 std::vector<realloc_detail::Demand>& demands) {
   const int dim = slice_dim(p);
   const int64_t per_unit = p.numel() / (p.shape.at(0) * p.shape.at(size_t(dim)));
   std::map<std::pair<int64_t, int64_t>, std::vector<int>> sources;
@@ -134,8 +135,8 @@ TransferPlan plan_reallocation(const std::vector<ParamInfo>& params, int64_t n_l
     t.dst = a.dst;
     t.dim = slice_dim(p);
     t.range = Range{a.units.begin * unit, a.units.end * unit};
-    const Range src_held =
-        expert >= 0 ? held_expert_slice(p, expert, n_layers, from, a.src) : held_slice(p, n_layers, from, a.src);
+    const Range src_held = expert >= 0 ? held_expert_slice(p, expert, n_layers, from, a.src)
+                                       : held_slice(p, n_layers, from, a.src);
     const Range dst_held =
         expert >= 0 ? held_expert_slice(p, expert, n_layers, to, a.dst) : held_slice(p, n_layers, to, a.dst);
     REALIGN_CHECK(t.range.begin >= src_held.begin && t.range.end <= src_held.end) << p.name;

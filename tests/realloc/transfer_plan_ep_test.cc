@@ -89,9 +89,11 @@ TEST(TransferPlanEp, SameDevicesOtherEpMovesOnlyTheExpertsARankLacks) {
   // from ep 4 to ep 1 each rank receives the 9 experts it lacks of each stack.
   const ModelSpec spec = testing::moe_odd();
   const auto params = model_params(spec, HeadKind::kLanguageModel);
-  const TransferPlan down = plan_reallocation(params, spec.n_layers, parse_layout("d4t1p1"), parse_layout("d4t1p1e4"));
+  const TransferPlan down =
+      plan_reallocation(params, spec.n_layers, parse_layout("d4t1p1"), parse_layout("d4t1p1e4"));
   EXPECT_EQ(down.elements_moved, 0);
-  const TransferPlan up = plan_reallocation(params, spec.n_layers, parse_layout("d4t1p1e4"), parse_layout("d4t1p1"));
+  const TransferPlan up =
+      plan_reallocation(params, spec.n_layers, parse_layout("d4t1p1e4"), parse_layout("d4t1p1"));
   int64_t expert_elements = 0;
   for (const ParamInfo& p : params)
     if (p.expert) expert_elements += p.numel();
