@@ -15,6 +15,10 @@ struct CallContext {
   std::string name;                         // the call's name in the dataflow graph ("actor_train")
   std::shared_ptr<comm::Group> dp, tp, pp;  // never null (single_rank_group() for an axis of size 1)
   int64_t micro_batches = 0;  // forward passes this rank's rows are cut into (the plan's); 0: the default
+  // Expert parallelism (plan/expert_parallel.h, ep > 1 only; null otherwise): the ranks this one exchanges
+  // tokens with in an MoE layer, and those holding the same experts, over which the experts' gradients are
+  // summed. Every rank of an ep group must run the same number of forward passes.
+  std::shared_ptr<comm::Group> ep = nullptr, edp = nullptr;
 
   comm::Group& dp_group() const { return *dp; }
   comm::Group& tp_group() const { return *tp; }

@@ -58,7 +58,8 @@ std::optional<CallContext> CallPlacement::context(const std::string& call, const
   std::optional<comm::AxisGroups> g = axis_groups_(layout);
   if (!g) return std::nullopt;
   auto mb = layouts_.micro_batches.find(call);
-  return CallContext{call, g->dp, g->tp, g->pp, mb == layouts_.micro_batches.end() ? 0 : mb->second};
+  return CallContext{call,  g->dp, g->tp, g->pp, mb == layouts_.micro_batches.end() ? 0 : mb->second,
+                     g->ep, g->edp};
 }
 
 ShardMover& CallPlacement::mover(const std::string& role, const ModelShape& shape) {
@@ -107,8 +108,8 @@ void CallPlacement::run_wave(const std::vector<CallRun>& runs, const std::vector
       r.body(*ctx, *r.home_model);
     } else {
       const Layout::Coord c = r.layout.coord_of(rank());
-      model::Transformer copy(r.shape.spec, r.shape.head, {ctx->tp, c.pp, r.layout.pp}, r.shape.dtype,
-                              r.shape.device);
+      model::Transformer copy(r.shape.spec, r.shape.head, {ctx->tp, c.pp, r.layout.pp, ctx->ep},
+                              r.shape.dtype, r.shape.device);
       copy.load_shards(copied->second);
       moved.erase(copied);  // the copy holds the shards now
       r.body(*ctx, copy);

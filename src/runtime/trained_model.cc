@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "core/check.h"
+#include "core/error.h"
 #include "runtime/grad_sync.h"
 #include "runtime/pipeline.h"
 
@@ -29,7 +31,25 @@ UpdateInfo apply_gradients(const CallContext& ctx, TrainedModel& m) {
   sync_tied_embedding_grads(ctx.pp_group(), *m.model);
   const OptimConfig& config = m.optim->config();
   UpdateInfo info;
-  if (config.zero1 && ctx.dp->size() > 1) {
+  const bool expert_parallel = ctx.ep && ctx.ep->size() > 1;
+  if (expert_parallel && config.zero1)
+    throw Error("train.optim.zero1", "ZeRO-1 with expert parallelism (ep > 1) is not supported yet");
+  if (expert_parallel) {
+    // The routed experts' gradients are summed over the ranks holding the same experts, the rest averaged
+    // over dp as usual; the norm counts each expert once over its ep group.
+    REALIGN_CHECK(ctx.edp) << ctx.name << ": an ep group without its edp group";
+    std::vector<at::Tensor> experts, others;
+    std::vector<bool> is_expert;
+    for (size_t i = 0; i < m.params.size(); ++i) {
+      is_expert.push_back(m.model->param_infos()[i].expert);
+      (is_expert.back() ? experts : others).push_back(m.params[i]);
+    }
+    allreduce_gradients(others, ctx.dp_group());
+    sync_expert_gradients(experts, *ctx.edp, ctx.dp->size());
+    info.grad_norm = clip_grad_norm(m.params, m.counted, ctx.tp_group(), ctx.pp_group(), config.grad_clip,
+                                    ctx.ep.get(), &is_expert);
+    info.lr = m.optim->step();
+  } else if (config.zero1 && ctx.dp->size() > 1) {
     std::map<std::string, bool> counted;
     for (size_t i = 0; i < m.params.size(); ++i) counted[m.model->param_infos()[i].name] = m.counted[i];
     auto [norm, lr] = m.optim->step_zero1(

@@ -98,6 +98,12 @@ TEST(ParallelTrain, TiedLlamaSftSameLossCurveAcrossStagesAndZero1) {
   expect_same_curves("llama-tiny", {"tied"}, {{"d1t1p2", false}, {"d1t2p2", false}, {"d2t2p1", true}});
 }
 
+// Mixture of experts (Qwen3-MoE-shaped, 8 experts, top-2): expert parallelism over 4 ranks (ep groups carved
+// out of dp, and out of dp x tp) gives the ep = 1 curve; so does tp cutting the experts (ep = 1).
+TEST(ParallelTrain, MoeSftSameLossCurveWithExpertParallelism) {
+  expect_same_curves("moe-tiny", {}, {{"d4t1p1e2", false}, {"d2t2p1e2", false}, {"d1t2p1", false}});
+}
+
 TEST(ParallelTrain, RankKilledMidTrainingEndsTheRunNamingIt) {
   io::testing::TempDir dir;
   const comm::LaunchResult r = launch(2, {"llama-tiny", "2", "d2t1p1", "20", dir.file("c"), "die=5:1:kill"});

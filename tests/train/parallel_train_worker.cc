@@ -1,4 +1,4 @@
-// The multi-process half of parallel_train_test.cc: SFT of a tiny model for N steps in one (dp, tp, pp)
+// The multi-process half of parallel_train_test.cc: SFT of a tiny model for N steps in one (dp, tp, pp, ep)
 // layout, each rank building its CallContext from World::axis_groups and its shard from init_rank_params, the
 // same global batch every step split over dp by balanced_part. Every rank writes its per-step "loss
 // grad_norm" to <out>.<rank> (the test compares the curves across layouts and ranks).
@@ -52,14 +52,16 @@ void run(comm::World& world, const Args& a) {
   runtime::CallContext ctx;
   ctx.name = "sft";
   ctx.dp = groups->dp, ctx.tp = groups->tp, ctx.pp = groups->pp;
+  ctx.ep = groups->ep, ctx.edp = groups->edp;
 
-  auto model = std::make_unique<model::Transformer>(a.spec, HeadKind::kLanguageModel,
-                                                    model::ParallelContext{groups->tp, stage, a.layout.pp},
-                                                    at::kFloat, at::kCPU);
+  auto model = std::make_unique<model::Transformer>(
+      a.spec, HeadKind::kLanguageModel, model::ParallelContext{groups->tp, stage, a.layout.pp, groups->ep},
+      at::kFloat, at::kCPU);
   model::InitOptions init;
   init.random_norms_and_biases = true;
   model->load_shards(model::init_rank_params(a.spec, HeadKind::kLanguageModel, 5, tp_rank, a.layout.tp, stage,
-                                             a.layout.pp, init));
+                                             a.layout.pp, init, groups->ep ? groups->ep->rank() : 0,
+                                             a.layout.ep));
   runtime::OptimConfig oc;
   oc.lr = 3e-3;
   oc.warmup_steps = 2;
