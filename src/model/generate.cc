@@ -139,7 +139,7 @@ void DecodeRows::record(const at::Tensor& tokens, const at::Tensor& logprobs) {
 }
 
 DecodeRows::Step DecodeRows::next_step() const {
-  REALIGN_CHECK(last_.defined() && !finished_) << "no next step";
+  REALIGN_CHECK(last_.defined()) << "no next step";
   const int64_t step = int64_t(tokens_.size()) - 1;
   const at::Tensor pos = (next_pos_ + step).unsqueeze(1);
   return {last_.unsqueeze(1), pos, at::ones_like(pos, pos.options().dtype(at::kBool))};
@@ -149,6 +149,20 @@ GenerateResult DecodeRows::result() const {
   REALIGN_CHECK(!tokens_.empty()) << "no step recorded";
   return {at::stack(tokens_, 1), at::stack(logprobs_, 1), lengths_};
 }
+
+namespace {
+
+// Whether every rank of the model's expert-parallel group has finished (`mine`: this rank has). A collective
+// over the ep group when it has more than one rank: each MoE layer's all-to-all needs every rank of the
+// group, so a rank whose rows are done keeps stepping until all of them are.
+bool ep_group_finished(Transformer& m, bool mine) {
+  if (!m.parallel().ep || m.ep().size() == 1) return mine;
+  at::Tensor running = at::full({1}, mine ? 0.0f : 1.0f, at::kFloat);
+  m.ep().all_reduce_sum(running);
+  return running.item<float>() == 0;
+}
+
+}  // namespace
 
 GenerateResult generate(Transformer& m, const std::vector<std::vector<int64_t>>& prompts,
                         const GenerateOptions& o) {
@@ -163,9 +177,12 @@ GenerateResult generate(Transformer& m, const std::vector<std::vector<int64_t>>&
   std::vector<at::Generator> gens = make_generators(o, 0, int64_t(prompts.size()));
   DecodeRows rows(p, o, dev);
   for (;;) {
-    const Choice c = sample_next(m, h.narrow(1, h.size(1) - 1, 1), o, gens);
-    rows.record(c.tokens, c.logprobs);
-    if (rows.finished()) break;
+    if (!rows.finished()) {
+      const Choice c = sample_next(m, h.narrow(1, h.size(1) - 1, 1), o, gens);
+      rows.record(c.tokens, c.logprobs);
+    }
+    if (ep_group_finished(m, rows.finished())) break;
+    // Finished rows (a finished rank) repeat their last input: their outputs are never read.
     const DecodeRows::Step in = rows.next_step();
     h = m.forward_cached(in.tokens, in.positions, in.valid, cache);
   }

@@ -2,9 +2,12 @@
 // top-p), stop tokens, max new tokens, per-sample lengths. Prompts of different lengths are left-padded so
 // every row writes the same cache slot each step. Under tensor parallelism every tp rank calls generate with
 // the same prompts and options; the logits are gathered over tp and rank 0's tokens are broadcast, so all
-// ranks return the same result. generate() runs the whole model (n_stages == 1); the pieces below it
-// (argument checks, left padding, sampling, the per-row decoding state) are what pipelined generation
-// (runtime/pipeline.h) runs on its stages.
+// ranks return the same result. With expert parallelism (a mixture-of-experts model whose ParallelContext has
+// an ep group of several ranks) the ranks of the ep group may hold different prompts: each decodes until all
+// of them are done (its own finished rows pad), as the MoE layers' all-to-alls need every rank of the group
+// at every step; each still returns its own rows' result. generate() runs the whole model (n_stages == 1);
+// the pieces below it (argument checks, left padding, sampling, the per-row decoding state) are what
+// pipelined generation (runtime/pipeline.h) runs on its stages.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -87,7 +90,8 @@ class DecodeRows {
   void record(const at::Tensor& tokens, const at::Tensor& logprobs);
   // Every row stopped, or max_new_tokens steps were recorded.
   bool finished() const { return finished_; }
-  // The next step's input: the last raw samples (B, 1), their positions (B, 1) and validity (B, 1).
+  // The next step's input: the last raw samples (B, 1), their positions (B, 1) and validity (B, 1). After
+  // finished(), the last step's input again (a rank stepping along with its ep group; outputs unread).
   struct Step {
     at::Tensor tokens, positions, valid;
   };

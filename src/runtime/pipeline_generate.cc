@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/check.h"
+#include "core/error.h"
 #include "runtime/detail/pipeline_link.h"
 #include "runtime/pipeline.h"
 
@@ -53,6 +54,10 @@ model::GenerateResult pipeline_generate(comm::Group& pp, model::Transformer& mod
   check_pipeline_args(pp, model, {}, "pipeline_generate");
   REALIGN_CHECK(rows_per_micro >= 1) << "pipeline_generate: " << rows_per_micro << " rows per micro-batch";
   model::check_generate_args(model, prompts, o);
+  // The stages finish their micro-batches at different steps, which expert parallelism's per-step
+  // all-to-alls cannot follow (search/candidates.cc keeps such plans out).
+  if (model.parallel().ep && model.ep().size() > 1)
+    throw Error("plan", "pipelined generation (pp > 1) with expert parallelism (ep > 1) is not supported");
   at::NoGradGuard no_grad;
   const int n_stages = pp.size(), stage = pp.rank();
   const bool first = model.first_stage(), last = model.last_stage();

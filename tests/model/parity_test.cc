@@ -7,15 +7,24 @@
 namespace realign::model {
 namespace {
 
-void run_layout(int tp, int pp, int ep = 1) {
+void launch_worker(int nprocs, std::vector<std::string> argv) {
   comm::LaunchOptions o;
-  o.nprocs = tp * pp;
-  o.argv = {MODEL_PARITY_WORKER, std::to_string(tp), std::to_string(pp), std::to_string(ep)};
+  o.nprocs = nprocs;
+  o.argv = std::move(argv);
   o.capture_output = true;
   o.forward_output = false;
   o.timeout = std::chrono::milliseconds(120000);
   comm::LaunchResult r = comm::launch_local(o);
   EXPECT_EQ(r.exit_code, 0) << r.failure << "\n" << r.output_text();
+}
+
+void run_layout(int tp, int pp, int ep = 1) {
+  launch_worker(tp * pp, {MODEL_PARITY_WORKER, std::to_string(tp), std::to_string(pp), std::to_string(ep)});
+}
+
+void generate_with_ep(int dp, int tp, int ep) {
+  launch_worker(dp * tp,
+                {MODEL_EP_GENERATE_WORKER, std::to_string(dp), std::to_string(tp), std::to_string(ep)});
 }
 
 TEST(Parity, Tp2) { run_layout(2, 1); }
@@ -29,6 +38,11 @@ TEST(Parity, Tp2Ep2) { run_layout(2, 1, 2); }
 TEST(Parity, Tp4Ep2) { run_layout(4, 1, 2); }
 TEST(Parity, Tp4Ep4) { run_layout(4, 1, 4); }
 TEST(Parity, Tp2Pp2Ep2) { run_layout(2, 2, 2); }
+// Generation with ep groups that span data-parallel ranks holding different prompts, which finish at
+// different steps: a finished rank keeps stepping with its ep group, and every rank's tokens are the whole
+// model's (ep_generate_worker.cc).
+TEST(EpGeneration, D4Ep2EqualsTheWholeModel) { generate_with_ep(4, 1, 2); }
+TEST(EpGeneration, D2Tp2Ep4EqualsTheWholeModel) { generate_with_ep(2, 2, 4); }
 
 }  // namespace
 }  // namespace realign::model
