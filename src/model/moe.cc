@@ -15,9 +15,11 @@ std::vector<int64_t> to_vector(const at::Tensor& t) {
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }
 
-// Rows x (M, H), each for this rank's expert local[m]: the experts' outputs (M, H).
+// Rows x (M, H), each for this rank's expert local[m]: the experts' outputs (M, H). The output depends on x
+// even when no row reaches an expert (x * 0): with ep > 1 the combine all-to-all's backward (and the
+// dispatch's behind it) then runs on this rank too, as on every other rank of the ep group.
 at::Tensor run_experts(const MoeWeights& w, const at::Tensor& x, const at::Tensor& local) {
-  at::Tensor y = at::zeros_like(x);
+  at::Tensor y = x * 0;
   for (int64_t e = 0; e < w.gate.size(0); ++e) {
     const at::Tensor rows = (local == e).nonzero().flatten();
     if (rows.numel() == 0) continue;

@@ -3,7 +3,8 @@
 // ep > 1 the mixture-of-experts models spread their experts over ep consecutive tp ranks (dp = 1). Every rank
 // also builds the whole model on one rank (same seed) and checks against it: log-probs, entropy and logits of
 // a padded and a packed batch, each parameter's gradient slice (the gathered gradient equals the full one),
-// and greedy generation under tp. Throws on the first mismatch (run_worker reports it).
+// and greedy generation under tp; at ep = 2 also with routers that leave one ep rank's experts unused.
+// Throws on the first mismatch (run_worker reports it).
 #include <ATen/ATen.h>
 
 #include <cstdio>
@@ -48,6 +49,21 @@ std::vector<ModelSpec> specs() {
   return out;
 }
 
+// Routers that send no token to the second half of the experts (the last ep rank's at ep = 2): rows 2j and
+// 2j + 1 are +-(row j) for the first E/2 rows, the rest zero, so exactly k experts of the first half score
+// above zero for every token (needs E/2 >= 2k). That rank then runs no expert, yet takes part in every
+// all-to-all, forward and backward.
+void starve_second_half(rm::Transformer& m) {
+  at::NoGradGuard no_grad;
+  for (auto& [name, w] : m.named_params()) {
+    if (name.find("moe.router.weight") == std::string::npos) continue;
+    const int64_t E = w.size(0);
+    const at::Tensor rows = w.narrow(0, 0, E / 4).clone();
+    w.zero_();
+    w.narrow(0, 0, E / 2).copy_(at::stack({rows, -rows}, 1).reshape({E / 2, w.size(1)}));
+  }
+}
+
 rm::InitOptions init_options() {
   rm::InitOptions o;
   o.std = 0.1;
@@ -69,17 +85,23 @@ void run(realign::comm::World& world, int tp, int pp, int ep) {
   // gradient: summed over them, as the runtime's gradient sync does.
   auto edp_group = ep > 1 ? world.subgroup(realign::comm::expert_data_ranks(layout, rank)) : nullptr;
   at::manual_seed(0);
+  std::vector<std::pair<ModelSpec, bool>> cases;  // (spec, second half of the experts starved)
   for (const ModelSpec& spec : specs()) {
     if (ep > 1 && !spec.is_moe()) continue;
-    const std::string name = spec.name + " tp" + std::to_string(tp) + " pp" + std::to_string(pp) + " ep" +
-                             std::to_string(ep) + " stage " + std::to_string(stage) + " tp rank " +
-                             std::to_string(tp_rank);
+    cases.push_back({spec, false});
+    if (ep == 2 && spec.moe.num_experts >= 4 * spec.moe.experts_per_token) cases.push_back({spec, true});
+  }
+  for (const auto& [spec, starved] : cases) {
+    const std::string name = spec.name + (starved ? " (second half of the experts unused)" : "") + " tp" +
+                             std::to_string(tp) + " pp" + std::to_string(pp) + " ep" + std::to_string(ep) +
+                             " stage " + std::to_string(stage) + " tp rank " + std::to_string(tp_rank);
     rm::Transformer full(spec, HeadKind::kLanguageModel, {}, at::kFloat, at::kCPU);
     full.load_shards(rm::init_full_params(spec, HeadKind::kLanguageModel, 3, init_options()));
     rm::Transformer part(spec, HeadKind::kLanguageModel, rm::ParallelContext{tp_group, stage, pp, ep_group},
                          at::kFloat, at::kCPU);
     part.load_shards(rm::init_rank_params(spec, HeadKind::kLanguageModel, 3, tp_rank, tp, stage, pp,
                                           init_options(), ep_rank, ep));
+    if (starved) starve_second_half(full), starve_second_half(part);
 
     auto seqs = rm::testing::random_sequences(spec.vocab, {9, 4, 13, 6}, 17);
     for (bool packed : {false, true}) {
@@ -130,7 +152,11 @@ void run(realign::comm::World& world, int tp, int pp, int ep) {
         }
       }
       for (const realign::ParamInfo& p : part.param_infos()) {
-        if (p.expert && edp_group) edp_group->all_reduce_sum(part.named_params().at(p.name).mutable_grad());
+        if (p.expert && edp_group) {
+          at::Tensor& grad = part.named_params().at(p.name).mutable_grad();
+          if (!grad.defined()) grad = at::zeros_like(part.named_params().at(p.name));  // no row reached them
+          edp_group->all_reduce_sum(grad);
+        }
         const at::Tensor& g = part.named_params().at(p.name).grad();
         if (!g.defined()) continue;  // the last stage's copy of a tied embedding (summed on the first)
         at::Tensor want = rm::shard_of(full.named_params().at(p.name).grad(), p, tp_rank, tp, ep_rank, ep);
