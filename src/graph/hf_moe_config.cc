@@ -147,6 +147,8 @@ void read_moe_fields(const Json& c, const std::string& path, ModelSpec& s) {
       m.expert_intermediate = get_int(c, "moe_intermediate_size", path);
       m.sparse_step = get_int_or(c, "decoder_sparse_step", 1, path);
       m.dense_layers = int_list(c, "mlp_only_layers", path);
+      // transformers' Qwen2MoeConfig and Qwen3MoeConfig both default norm_topk_prob to False; the published
+      // Qwen3-MoE checkpoints set it true in their config.json.
       m.normalize_top_k = get_bool_or(c, "norm_topk_prob", false, path);
       if (s.family == ModelFamily::kQwen2Moe) {  // one shared expert behind a sigmoid gate
         m.shared_intermediate = get_int_or(c, "shared_expert_intermediate_size", 0, path);

@@ -152,6 +152,20 @@ TEST(MoeSpec, Qwen2MoeSharedExpertBehindAGate) {
             "sigmoid + bias, top-8 of 256 in the best 4 of 8 groups, renormalised, x2.5");
 }
 
+// A config.json without norm_topk_prob routes as transformers' defaults do (Qwen2MoeConfig and
+// Qwen3MoeConfig: norm_topk_prob=False): the top-k softmax weights are not renormalised.
+TEST(MoeSpec, QwenMoeNormTopkProbDefaultsToFalseAsInTransformers) {
+  for (const char* type : {"qwen3_moe", "qwen2_moe"}) {
+    Json c = qwen3_30b_config();
+    c["model_type"] = type;
+    if (std::string(type) == "qwen2_moe") c.erase("head_dim");
+    c.erase("norm_topk_prob");
+    EXPECT_FALSE(model_spec_from_hf_config(c, "config.json").moe.normalize_top_k) << type;
+    c["norm_topk_prob"] = true;
+    EXPECT_TRUE(model_spec_from_hf_config(c, "config.json").moe.normalize_top_k) << type;
+  }
+}
+
 TEST(MoeSpec, RefusalsNameTheField) {
   Json c = qwen3_30b_config();
   c["moe_capacity_factor"] = 1.25;  // not a Qwen3-MoE field
