@@ -24,7 +24,7 @@ RunConfig run_config_from_json(Json raw) {
   rc.cluster = cluster_from_json(root.at("cluster"), "cluster");
   if (const Json* p = root.find("plan")) rc.plan = plan_options_from_json(*p, "plan");
   // Plans for a cluster the runtime runs keep to its limits, unless the runtime cannot build the models at
-  // all (mixture-of-experts): `realign plan` still plans them, `realign train` refuses (plan_iteration).
+  // all (DeepSeek-V3): `realign plan` still plans them, `realign train` refuses (plan_iteration).
   rc.plan.candidates.runtime_limits = runtime_runs(rc.cluster) && !runtime_model_problem(rc.graph);
   rc.profile_path = root.get_string("profile", "");
   root.finish();

@@ -74,19 +74,25 @@ std::vector<Ranked> pareto_front(std::vector<Ranked> ranked, int cap) {
 }  // namespace
 
 std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a) {
-  if (graph.mfc_index(a.mfc) < 0) return "no call named " + a.mfc;
-  if (a.strategy.recompute)
-    return a.mfc + " recomputes activations; realign's runtime keeps them (recompute = false)";
+  const int index = graph.mfc_index(a.mfc);
+  if (index < 0) return "no call named " + a.mfc;
+  const Strategy& s = a.strategy;
+  if (s.recompute) return a.mfc + " recomputes activations; realign's runtime keeps them (recompute = false)";
+  if (s.ep > 1 && s.zero1)
+    return a.mfc +
+           " shards its optimizer state (zero1) with expert parallelism (ep = " + std::to_string(s.ep) +
+           "); realign's runtime runs ZeRO-1 with ep = 1 only";
+  if (s.ep > 1 && s.pp > 1 && graph.mfcs[size_t(index)].kind() == MfcKind::kGenerate)
+    return a.mfc + " generates pipelined (pp = " + std::to_string(s.pp) +
+           ") with expert parallelism (ep = " + std::to_string(s.ep) +
+           "); realign's runtime generates with ep > 1 at pp = 1 only";
   return "";
 }
 
 std::optional<ModelProblem> runtime_model_problem(const DataflowGraph& graph) {
   for (const ModelRole& m : graph.models)
-    if (m.spec.is_moe() || m.spec.mla.enabled())
-      return ModelProblem{"models." + m.name,
-                          "the runtime does not run mixture-of-experts layers yet: models." + m.name +
-                              " is " + m.spec.name + " (" + to_string(m.spec.family) + ", " +
-                              describe_router(m.spec.moe) + "); realign plan plans it"};
+    if (std::string why = runtime_model_problem(m.spec); !why.empty())
+      return ModelProblem{"models." + m.name, why + "; realign plan plans it"};
   return std::nullopt;
 }
 

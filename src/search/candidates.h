@@ -31,14 +31,16 @@ struct CandidateOptions {
   std::function<std::string(size_t call, int mesh_size, const Strategy& s)> strategy_filter;
 };
 
-// Empty when realign's runtime can execute the assignment, else why not: activations are not recomputed.
-// Any call, train calls included, may run on any mesh with any dp x tp x pp (generation too: pipelined over
-// its micro-batches, runtime/pipeline.h).
+// Empty when realign's runtime can execute the assignment, else why not: activations are not recomputed;
+// with expert parallelism (ep > 1) the optimizer state is not sharded (zero1) and generation is not
+// pipelined. Any call, train calls included, may run on any mesh with any dp x tp x pp x ep (generation
+// too: pipelined over its micro-batches, runtime/pipeline.h).
 std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignment& a);
 
 // Empty when realign's runtime can build every model of the graph, else why not, naming the model's config
-// field ("models.actor"). The runtime does not run mixture-of-experts layers (or DeepSeek's latent
-// attention) yet; the planner plans and prices them.
+// field ("models.actor"; the reason names the spec's field, graph/model_spec.h runtime_model_problem). The
+// runtime runs dense models and softmax-routed mixtures of experts (Mixtral, Qwen2-MoE, Qwen3-MoE), not
+// DeepSeek-V3's latent attention and biased sigmoid routing; the planner plans and prices them all.
 struct ModelProblem {
   std::string field;  // "models.<role>"
   std::string why;

@@ -12,9 +12,10 @@ double Trainer::evaluate() {
   const int64_t n = int64_t(data_.eval_prompts.size());
   double sums[2] = {0, 0};
   // Evaluation is not a call of the plan: it generates on the actor's home devices, pipeline stages folded
-  // into data parallelism (greedy decoding of a few prompts gains nothing from stage hand-offs).
+  // into data parallelism (greedy decoding of a few prompts gains nothing from stage hand-offs); a mixture of
+  // experts keeps its ep, so at pp = 1 that is the home layout itself.
   const Layout home = place_->home("actor");
-  const Layout layout{home.first_device, home.dp * home.pp, home.tp, 1};
+  const Layout layout{home.first_device, home.dp * home.pp, home.tp, 1, home.ep};
   const auto body = [&](const runtime::CallContext& ctx, model::Transformer& m) {
     const Range r = samples_of(n, layout, rank());
     std::vector<data::PromptRecord> local(data_.eval_prompts.begin() + r.begin,
@@ -26,8 +27,8 @@ double Trainer::evaluate() {
     o.max_new_tokens = input_.algorithm.batch.gen_len;
     o.stop_tokens = codec_.stop_tokens();
     o.pad_id = codec_.pad_id();
-    std::vector<runtime::TokenIds> responses =
-        prompts.empty() ? std::vector<runtime::TokenIds>{} : generate_call(ctx, m, prompts, o);
+    // A rank without prompts returns at once, or steps along with its ep group (generate_call).
+    std::vector<runtime::TokenIds> responses = generate_call(ctx, m, prompts, o);
     std::vector<std::string> texts;
     for (const runtime::TokenIds& t : responses) texts.push_back(codec_.decode(t));
     // Tensor-parallel replicas generate the same rows: count each row once.

@@ -5,8 +5,8 @@
 namespace realign::train {
 namespace {
 
-// Every rank of the home holds the whole model (no tp or pp cut).
-bool whole_on_each_rank(const Layout& home) { return home.tp == 1 && home.pp == 1; }
+// Every rank of the home holds the whole model (no tp or pp cut, no experts spread by ep).
+bool whole_on_each_rank(const Layout& home) { return home.tp == 1 && home.pp == 1 && home.ep == 1; }
 
 // Moments "m/<name>" / "v/<name>" of one kind as a name -> tensor map, and back.
 ShardMap moments(const std::map<std::string, at::Tensor>& state, const std::string& prefix) {

@@ -20,7 +20,11 @@ std::vector<runtime::TokenIds> generate_call(const runtime::CallContext& ctx, mo
   for (const runtime::TokenIds& p : prompts)
     longest_prompt = std::max<int64_t>(longest_prompt, int64_t(p.size()));
   if (logprobs) *logprobs = at::zeros({int64_t(prompts.size()), longest_prompt}, at::kFloat);
-  if (prompts.empty() || o.max_new_tokens <= 0) return out;
+  if (o.max_new_tokens <= 0) return out;
+  // With expert parallelism a rank without prompts still steps with its ep group (model/generate.h), on one
+  // placeholder prompt whose tokens are dropped.
+  const bool steps_with_ep_group = ctx.ep && ctx.ep->size() > 1;
+  if (prompts.empty() && !steps_with_ep_group) return out;
   model::GenerateOptions g;
   g.max_new_tokens = o.max_new_tokens;
   g.greedy = o.greedy;
@@ -31,6 +35,11 @@ std::vector<runtime::TokenIds> generate_call(const runtime::CallContext& ctx, mo
   g.seed = o.seed;
   g.row_seeds = o.row_seeds;
   g.pad_id = o.pad_id;
+  if (prompts.empty()) {
+    g.row_seeds.clear();
+    model::generate(model, {{0}}, g);
+    return out;
+  }
   // pp > 1: the stages generate pipelined over the plan's micro-batches (at pp = 1 micro-batches would only
   // serialise the batch).
   const model::GenerateResult r =

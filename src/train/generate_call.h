@@ -31,6 +31,8 @@ struct SamplingOptions {
 // response token's log-prob under the sampling distribution (before top-k / top-p truncation), laid out as
 // logprobs_call lays out a forward pass's: (B, longest prompt + response) fp32, the log-prob of the token at
 // position t + 1 at position t (a response token j of row b at prompt_len_b - 1 + j), 0 elsewhere.
+// No prompts: no responses; with expert parallelism (ctx.ep of several ranks) the rank still decodes along
+// with its ep group, which every rank of it must join.
 std::vector<runtime::TokenIds> generate_call(const runtime::CallContext& ctx, model::Transformer& model,
                                              const std::vector<runtime::TokenIds>& prompts,
                                              const SamplingOptions& options, at::Tensor* logprobs = nullptr);

@@ -33,9 +33,8 @@ Trainer::Call Trainer::sample_body(const BodyInput& b) {
         for (int64_t i = r.begin; i < r.end; ++i) o.row_seeds.push_back(mix_seed(so.seed, uint64_t(i), 1));
         const std::vector<runtime::TokenIds> p = prompts_of(it.rows, range_indices(r));
         at::Tensor logprobs;
-        out.rows =
-            token_rows("response", p.empty() ? std::vector<runtime::TokenIds>{}
-                                             : generate_call(ctx, model, p, o, keep ? &logprobs : nullptr));
+        // A rank without prompts gets no rows (with ep > 1 it still steps along with its ep group).
+        out.rows = token_rows("response", generate_call(ctx, model, p, o, keep ? &logprobs : nullptr));
         if (keep) out.rows["old_logprobs"] = p.empty() ? at::zeros({0, 0}, at::kFloat) : logprobs;
         if (!rule_scored) return;
         // Scored once per row, by the first tp and pp rank of each dp group, then sent to the group's

@@ -87,6 +87,10 @@ void Trainer::enter_stage(int index, bool fresh) {
                          int64_t steps) {
     const auto planned = input_.layouts.zero1.find(role);
     c.zero1 = c.zero1 || (planned != input_.layouts.zero1.end() && planned->second);
+    if (c.zero1 && place_->home(role).ep > 1)  // the plan never asks for it (search/candidates.h)
+      throw Error("train.optim.zero1",
+                  "ZeRO-1 with expert parallelism is not supported: the " + role +
+                      "'s train layout has ep = " + std::to_string(place_->home(role).ep));
     m.config = c;
     if (m.model) m.optim = std::make_unique<runtime::AdamW>(m.model->named_params(), c, steps);
   };

@@ -59,16 +59,20 @@ std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role,
   if (!home.contains(rank())) return nullptr;
   const Layout::Coord c = home.coord_of(rank());
   const std::optional<runtime::CallContext> ctx = place_->context(role, home);
-  auto m = std::make_unique<model::Transformer>(s, head, model::ParallelContext{ctx->tp, c.pp, home.pp},
-                                                dtype, at::Device(at::kCPU));
+  // ep > 1 (a mixture-of-experts model): the rank holds whole experts, those of its ep rank.
+  const int ep_rank = ctx->ep ? ctx->ep->rank() : 0;
+  auto m = std::make_unique<model::Transformer>(
+      s, head, model::ParallelContext{ctx->tp, c.pp, home.pp, ctx->ep}, dtype, at::Device(at::kCPU));
   auto dir = input_.model_dirs.find(role);
   if (dir != input_.model_dirs.end()) {
     model::LoadOptions lo;
     lo.value_head_seed = seed;
-    m->load_shards(model::load_hf_shards(dir->second, s, head, {c.tp, home.tp, c.pp, home.pp}, dtype, lo),
+    m->load_shards(model::load_hf_shards(dir->second, s, head,
+                                         {c.tp, home.tp, c.pp, home.pp, ep_rank, home.ep}, dtype, lo),
                    true);
   } else {
-    m->load_shards(model::init_rank_params(s, head, seed, c.tp, home.tp, c.pp, home.pp), true);
+    m->load_shards(model::init_rank_params(s, head, seed, c.tp, home.tp, c.pp, home.pp, {}, ep_rank, home.ep),
+                   true);
   }
   return m;
 }

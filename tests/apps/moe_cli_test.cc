@@ -1,6 +1,6 @@
 // Mixture-of-experts models at the command line: `realign models` lists their total and active parameters,
-// `realign plan` plans the Qwen3-30B-A3B example with ep per call, and a bad expert-parallel degree or MoE
-// field is refused by name.
+// `realign plan` plans the Qwen3-30B-A3B example with ep per call, and a bad expert-parallel degree, MoE
+// field or a model the runtime does not run is refused by name.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -51,20 +51,21 @@ TEST(MoeCli, ExamplePlansInSecondsWithEpPerCall) {
   EXPECT_TRUE(spread);
 }
 
-// `realign train` plans with the runtime's limits on (cmd_train.cc, for_runtime) before any worker starts.
-TEST(MoeCli, TrainingPlanRefusesTheMoeModelByName) {
-  apps::RunConfig config = apps::load_run_config(example("grpo_qwen3_30b_a3b_32xh100.yaml"), {});
+// `realign train` plans with the runtime's limits on (cmd_train.cc, for_runtime) before any worker starts:
+// softmax-routed experts run, DeepSeek-V3 (latent attention, biased sigmoid routing) is refused by name.
+TEST(MoeCli, TrainingPlanRefusesDeepseekV3ByName) {
+  apps::RunConfig config =
+      apps::load_run_config(example("grpo_qwen3_30b_a3b_32xh100.yaml"), {"models.actor=deepseek-v3"});
   EXPECT_FALSE(config.plan.candidates.runtime_limits);  // `realign plan` plans it
   config.plan.candidates.runtime_limits = true;
   try {
     apps::make_plan_report(config, "");
-    FAIL() << "planned a mixture-of-experts model for the runtime";
+    FAIL() << "planned DeepSeek-V3 for the runtime";
   } catch (const Error& e) {
     EXPECT_EQ(e.path(), "models.actor");
     EXPECT_EQ(std::string(e.what()),
-              "models.actor: the runtime does not run mixture-of-experts layers yet: models.actor is "
-              "qwen3-30b-a3b (qwen3_moe, "
-              "softmax, top-8 of 128, renormalised); realign plan plans it");
+              "models.actor: mla: the runtime does not run multi-head latent attention (DeepSeek-V3's) yet: "
+              "deepseek-v3 (deepseek_v3); realign plan plans it");
   }
 }
 

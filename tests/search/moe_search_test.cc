@@ -60,16 +60,50 @@ TEST(MoeSearch, PlansFitAndNameEpPerCall) {
   EXPECT_GT(out.plan.assignments[size_t(g.mfc_index("actor_train"))].strategy.ep, 1);
 }
 
-TEST(MoeSearch, TrainingRunsRefuseMoeModelsNamingTheModel) {
+// The runtime runs softmax-routed experts: a training run's plan spreads them (ep > 1) and keeps to what the
+// runtime does with ep > 1 (no ZeRO-1, no pipelined generation).
+TEST(MoeSearch, TrainingRunsPlanQwen3MoeWithinTheRuntimesEpLimits) {
+  const DataflowGraph g = grpo_qwen3_30b();
+  const PlannerOutput out = plan_on_32_h100(g, true);
+  bool spread = false;
+  for (const MfcAssignment& a : out.plan.assignments) {
+    EXPECT_EQ(runtime_limit_problem(g, a), "") << a.mfc;
+    spread |= a.strategy.ep > 1;
+  }
+  EXPECT_TRUE(spread);
+}
+
+TEST(MoeSearch, TrainingRunsRefuseDeepseekV3NamingTheModel) {
+  const DataflowGraph g = testing::graph_from_yaml(R"(
+algorithm: grpo
+models: {actor: deepseek-v3}
+batch: {prompts: 64, samples_per_prompt: 32, prompt_len: 256, mini_batches: 4, gen_len: 1024})");
   try {
-    plan_on_32_h100(grpo_qwen3_30b(), true);
-    FAIL() << "planned an MoE model for the runtime";
+    plan_on_32_h100(g, true);
+    FAIL() << "planned DeepSeek-V3 for the runtime";
   } catch (const Error& e) {
     EXPECT_EQ(e.path(), "models.actor");
-    EXPECT_NE(std::string(e.what()).find("the runtime does not run mixture-of-experts layers yet"),
+    EXPECT_NE(std::string(e.what()).find("mla: the runtime does not run multi-head latent attention"),
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(MoeSearch, RuntimeLimitsWithExpertParallelism) {
+  const DataflowGraph g = grpo_qwen3_30b();
+  Strategy s{4, 2, 1, 1};
+  s.ep = 8;
+  EXPECT_EQ(runtime_limit_problem(g, MfcAssignment{"actor_train", DeviceMesh{0, 8}, s}), "");
+  s.zero1 = true;
+  EXPECT_NE(runtime_limit_problem(g, MfcAssignment{"actor_train", DeviceMesh{0, 8}, s}).find("zero1"),
+            std::string::npos);
+  Strategy gen{2, 2, 2, 4};
+  gen.ep = 4;
+  EXPECT_NE(runtime_limit_problem(g, MfcAssignment{"actor_gen", DeviceMesh{0, 8}, gen}).find("pipelined"),
+            std::string::npos);
+  gen.pp = 1;
+  gen.dp = 4;
+  EXPECT_EQ(runtime_limit_problem(g, MfcAssignment{"actor_gen", DeviceMesh{0, 8}, gen}), "");
 }
 
 }  // namespace
