@@ -1,6 +1,6 @@
 // MoeSpec and MlaSpec: the mixture-of-experts and multi-head latent attention parts of a model's shape, as HF
 // defines them for Mixtral, Qwen2-MoE / Qwen3-MoE and DeepSeek-V3. Plain data the planner prices; the runtime
-// does not run them yet (runtime_model_problem, search/candidates.h, says so to `realign train`).
+// runs the softmax-routed ones, not DeepSeek-V3's (runtime_model_problem, graph/model_spec.h, says which).
 #pragma once
 
 #include <cstdint>
