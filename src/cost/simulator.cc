@@ -285,15 +285,9 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     if (st.offloaded[m]) continue;
     const Layout& l = st.home[m];
     const ShardSizes& sh = shards(int(m), l.tp, l.pp, l.ep);
-    const Strategy& home = plan.assignments[size_t(home_call_[m])].strategy;
-    const bool trained = graph_.models[m].trained;
-    const double per_param = trained
-                                 ? kWeightBytesPerParam + kGradBytesPerParam + optimizer_bytes_per_param(home)
-                                 : kWeightBytesPerParam;
-    // A routed expert's optimizer state is sharded over its expert-data-parallel ranks (memory_model.h).
-    const double per_expert =
-        trained ? kWeightBytesPerParam + kGradBytesPerParam + expert_optimizer_bytes_per_param(home)
-                : kWeightBytesPerParam;
+    const HomeBytesPerParam b =
+        home_bytes_per_param(graph_.models[m].trained, plan.assignments[size_t(home_call_[m])].strategy);
+    const double per_param = b.dense(), per_expert = b.expert();
     for (int rank = 0; rank < l.size(); ++rank) {
       const int stage = rank / (l.dp * l.tp), tp_rank = rank % l.tp;
       const double experts = double(sh.stage_experts(stage));
@@ -506,13 +500,11 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     const ShardSizes& sh = shards(int(m), l.tp, l.pp, l.ep);
     const double n = double(sh.at(c.pp, c.tp)), experts = double(sh.stage_experts(c.pp));
     const std::string& name = graph_.models[m].name;
-    add(name + " weights", n * kWeightBytesPerParam);
-    if (graph_.models[m].trained) {
-      add(name + " gradients", n * kGradBytesPerParam);
-      const Strategy& home = plan.assignments[size_t(home_call_[m])].strategy;
-      add(name + " optimizer state",
-          (n - experts) * optimizer_bytes_per_param(home) + experts * expert_optimizer_bytes_per_param(home));
-    }
+    const HomeBytesPerParam b =
+        home_bytes_per_param(graph_.models[m].trained, plan.assignments[size_t(home_call_[m])].strategy);
+    add(name + " weights", n * b.weights);
+    add(name + " gradients", n * b.gradients);
+    add(name + " optimizer state", (n - experts) * b.optimizer + experts * b.expert_optimizer);
   }
   if (graph_.staleness > 0)
     for (size_t i = 0; i < graph_.mfcs.size(); ++i) {
