@@ -1,6 +1,6 @@
-// The torch side of io: safetensors files and sharded checkpoint directories loaded into name -> at::Tensor
-// (copied out of the map) and saved from one, with a chosen on-disk floating dtype. Names pass through
-// unchanged; mapping HF names to realign's canonical names is the model's business.
+// The torch side of tensorfile: safetensors files and sharded checkpoint directories loaded into
+// name -> at::Tensor (copied out of the map) and saved from one, with a chosen on-disk floating dtype. Names
+// pass through unchanged; mapping HF names to realign's canonical names is the model's business.
 #pragma once
 
 #include <ATen/core/Tensor.h>
