@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
                 report.simulation.fits ? format_seconds(searched).c_str() : "no fit", cells.c_str(),
                 best_preset > 0 && report.simulation.fits ? best_preset / searched : 0.0);
     if (report.planner.search)
-      std::printf("%-24s   (%lld steps, %lld evaluations)\n", "", (long long)report.planner.search->steps,
+      std::printf("%-24s   (%lld steps, the best plan found at step %lld; %lld evaluations)\n", "",
+                  (long long)report.planner.search->steps, (long long)report.planner.search->best_step,
                   (long long)report.planner.search->evaluations);
   }
   std::printf(

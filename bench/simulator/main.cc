@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   // bench_simulator [runs] [file.svg]: the second argument writes the disaggregated plan's timeline.
   const int runs = argc > 1 ? std::stoi(argv[1]) : 200000;
   AlgorithmConfig config;
-  config.algorithm = "ppo";
+  config.algorithm = Algorithm::kPpo;
   for (const char* role : {"actor", "critic", "ref", "reward"})
     config.models[role] = builtin_model("llama2-7b");
   config.batch.prompts = 512;

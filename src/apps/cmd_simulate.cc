@@ -34,7 +34,7 @@ void add_simulate_command(CLI::App& app) {
     const PlanReport report = make_plan_report(config, args->plan);
     if (!args->svg.empty()) {
       std::ofstream out(args->svg);
-      out << timeline_svg(report.simulation.timeline, config.graph.algorithm + ": " + args->plan);
+      out << timeline_svg(report.simulation.timeline, to_string(config.graph.algorithm) + ": " + args->plan);
       if (!out) throw Error(args->svg, "cannot write the SVG file");
     }
     if (args->json) {

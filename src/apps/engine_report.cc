@@ -98,7 +98,7 @@ std::string format_engine_report(const EngineReport& r) {
   const DataflowGraph& g = c.graph;
   std::string out;
   out += line("%s plan for %s on %d x %d %s (%d GPUs); profile: %s", r.engine->display_name().c_str(),
-              g.algorithm.c_str(), c.cluster.n_nodes, c.cluster.devices_per_node,
+              to_string(g.algorithm).c_str(), c.cluster.n_nodes, c.cluster.devices_per_node,
               c.cluster.device.name.c_str(), c.cluster.n_devices(), r.profile_name.c_str());
   out += line("searched %d placements the engine can run (%lld steps, %s)", r.search.placements,
               (long long)r.search.steps, format_seconds(r.search.seconds).c_str());
@@ -160,7 +160,7 @@ std::string format_engine_report(const EngineReport& r) {
 Json engine_report_json(const EngineReport& r) {
   Json j;
   j["engine"] = r.engine->name();
-  j["algorithm"] = r.config->graph.algorithm;
+  j["algorithm"] = to_string(r.config->graph.algorithm);
   j["devices"] = r.config->cluster.n_devices();
   j["fits"] = r.search.plan.has_value() && r.fits;
   j["unconstrained_iteration_time_s"] = r.unconstrained_time_s;

@@ -57,13 +57,15 @@ std::string format_plan_table(const PlanReport& r) {
   const RunConfig& c = *r.config;
   const DataflowGraph& g = c.graph;
   std::string out;
-  out += line("%s on %d x %d %s (%d devices); profile: %s", g.algorithm.c_str(), c.cluster.n_nodes,
+  out += line("%s on %d x %d %s (%d devices); profile: %s", to_string(g.algorithm).c_str(), c.cluster.n_nodes,
               c.cluster.devices_per_node, c.cluster.device.name.c_str(), c.cluster.n_devices(),
               r.profile_name.c_str());
   if (r.planner.search)
-    out += line("plan: searched in %s (%lld steps, %lld evaluations, seed %llu)",
-                format_seconds(r.planner.planning_seconds).c_str(), (long long)r.planner.search->steps,
-                (long long)r.planner.search->evaluations, (unsigned long long)c.plan.search.seed);
+    out += line(
+        "plan: searched in %s (%lld steps, the best plan found at step %lld; %lld evaluations, seed %llu)",
+        format_seconds(r.planner.planning_seconds).c_str(), (long long)r.planner.search->steps,
+        (long long)r.planner.search->best_step, (long long)r.planner.search->evaluations,
+        (unsigned long long)c.plan.search.seed);
   else
     out += line("plan: %s", r.planner.plan.name.c_str());
   out += "\n";
@@ -82,12 +84,11 @@ std::string format_plan_table(const PlanReport& r) {
                             (a.strategy.recompute ? "rc" : "");
     char ep[16] = "";  // a column only for mixture-of-experts models
     if (moe) std::snprintf(ep, sizeof ep, " %3d", a.strategy.ep);
-    out +=
-        line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d%s %-5s %9s %9s %9s %10s", m.name.c_str(), m.model.c_str(),
-             to_string(m.kind).c_str(), to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp,
-             a.strategy.pp, a.strategy.micro_batches, ep, opt.empty() ? "-" : opt.c_str(),
-             format_seconds(cr.start_s).c_str(), format_seconds(cr.end_s).c_str(),
-             format_seconds(cr.realloc_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
+    out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d%s %-5s %9s %9s %9s %10s", m.name.c_str(),
+                m.model.c_str(), to_string(m.kind()).c_str(), to_string(a.mesh).c_str(), a.strategy.dp,
+                a.strategy.tp, a.strategy.pp, a.strategy.micro_batches, ep, opt.empty() ? "-" : opt.c_str(),
+                format_seconds(cr.start_s).c_str(), format_seconds(cr.end_s).c_str(),
+                format_seconds(cr.realloc_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
   }
   out += "\n";
   out += line("iteration time: %s%s; reallocated %s per iteration",
@@ -155,7 +156,7 @@ std::string format_plan_table(const PlanReport& r) {
 Json plan_report_json(const PlanReport& r) {
   const DataflowGraph& g = r.config->graph;
   Json j;
-  j["algorithm"] = g.algorithm;
+  j["algorithm"] = to_string(g.algorithm);
   j["devices"] = r.config->cluster.n_devices();
   j["iteration_time_s"] = r.simulation.iteration_time_s;
   j["staleness"] = g.staleness;
@@ -183,7 +184,7 @@ Json plan_report_json(const PlanReport& r) {
     const CallResult& cr = r.simulation.calls[i];
     j["mfcs"].push_back({{"name", g.mfcs[i].name},
                          {"model", g.mfcs[i].model},
-                         {"kind", to_string(g.mfcs[i].kind)},
+                         {"kind", to_string(g.mfcs[i].kind())},
                          {"mesh", to_string(a.mesh)},
                          {"dp", a.strategy.dp},
                          {"tp", a.strategy.tp},
@@ -197,6 +198,7 @@ Json plan_report_json(const PlanReport& r) {
   }
   if (r.planner.search)
     j["search"] = {{"steps", r.planner.search->steps},
+                   {"best_step", r.planner.search->best_step},
                    {"accepted", r.planner.search->accepted},
                    {"evaluations", r.planner.search->evaluations},
                    {"seed", r.config->plan.search.seed}};

@@ -15,10 +15,7 @@ bool same_calls(const DataflowGraph& graph, const ExecutionPlan& plan) {
 
 }  // namespace
 
-bool takes_staleness(const RunConfig& config) {
-  const std::string& a = config.algorithm.algorithm;
-  return a == "ppo" || a == "grpo" || a == "remax";
-}
+bool takes_staleness(const RunConfig& config) { return is_rl(config.algorithm.algorithm); }
 
 std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const PlanOptions& options,
                                                  const ExecutionPlan& chosen, double chosen_time_s,

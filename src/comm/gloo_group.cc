@@ -161,6 +161,47 @@ class GlooGroup final : public Group {
 
   void barrier() override { pg_->barrier()->wait(); }
 
+  at::Tensor all_to_all_rows(const at::Tensor& input, const std::vector<int64_t>& send_counts,
+                             const std::vector<int64_t>& recv_counts) override {
+    check_all_to_all_args(*this, input, send_counts, recv_counts);
+    const at::Tensor in = input.contiguous();
+    std::vector<int64_t> shape = in.sizes().vec();
+    shape[0] = 0;
+    for (int64_t c : recv_counts) shape[0] += c;
+    at::Tensor out = at::empty(shape, in.options());
+    int64_t row_bytes = int64_t(in.element_size());
+    for (size_t d = 1; d < shape.size(); ++d) row_bytes *= shape[d];
+    // Every member must join the collective even with nothing to move, and Gloo wants non-empty buffers:
+    // one spare byte rides in each rank's message to itself.
+    std::vector<int64_t> in_bytes, out_bytes;
+    std::vector<at::Tensor> pieces;
+    const at::Tensor in_flat = in.numel() > 0 ? as_bytes(in) : at::empty({0}, at::kByte);
+    int64_t offset = 0;
+    for (int r = 0; r < size(); ++r) {
+      const int64_t n = send_counts[size_t(r)] * row_bytes, spare = r == rank() ? 1 : 0;
+      pieces.push_back(in_flat.narrow(0, offset, n));
+      if (spare) pieces.push_back(at::zeros({1}, at::kByte));
+      offset += n;
+      in_bytes.push_back(n + spare);
+      out_bytes.push_back(recv_counts[size_t(r)] * row_bytes + spare);
+    }
+    at::Tensor send = at::cat(pieces);
+    at::Tensor recv = at::empty({out.numel() * int64_t(out.element_size()) + 1}, at::kByte);
+    // c10d's Gloo alltoall moves the count vectors it is given away: hand it copies.
+    std::vector<int64_t> out_arg = out_bytes, in_arg = in_bytes;
+    pg_->alltoall_base(recv, send, out_arg, in_arg)->wait();
+    if (out.numel() > 0) {
+      int64_t spare_at = 0;
+      for (int r = 0; r <= rank(); ++r) spare_at += out_bytes[size_t(r)];
+      --spare_at;
+      at::Tensor dst = as_bytes(out);
+      dst.narrow(0, 0, spare_at).copy_(recv.narrow(0, 0, spare_at));
+      dst.narrow(0, spare_at, dst.size(0) - spare_at)
+          .copy_(recv.narrow(0, spare_at + 1, dst.size(0) - spare_at));
+    }
+    return out;
+  }
+
  private:
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
 };

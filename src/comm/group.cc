@@ -79,4 +79,44 @@ at::Tensor Group::reduce_scatter_sum(const at::Tensor& input, int64_t dim) {
   return sum.narrow(d, rank() * n, n).contiguous();
 }
 
+void check_all_to_all_args(const Group& group, const at::Tensor& input,
+                           const std::vector<int64_t>& send_counts, const std::vector<int64_t>& recv_counts) {
+  check_collective_args(group, "all_to_all_rows", input, false);
+  REALIGN_CHECK(input.dim() >= 1) << "all_to_all_rows of a 0-dim tensor";
+  REALIGN_CHECK(int(send_counts.size()) == group.size() && int(recv_counts.size()) == group.size())
+      << "all_to_all_rows: " << send_counts.size() << " send and " << recv_counts.size()
+      << " receive counts for a group of " << group.size();
+  int64_t rows = 0;
+  for (int64_t c : send_counts) rows += c;
+  REALIGN_CHECK(rows == input.size(0))
+      << "all_to_all_rows: send counts add to " << rows << ", input has " << input.size(0) << " rows";
+}
+
+at::Tensor Group::all_to_all_rows(const at::Tensor& input, const std::vector<int64_t>& send_counts,
+                                  const std::vector<int64_t>& recv_counts) {
+  check_all_to_all_args(*this, input, send_counts, recv_counts);
+  const at::Tensor in = input.contiguous();
+  std::vector<int64_t> shape = in.sizes().vec();
+  int64_t total = 0;
+  for (int64_t c : recv_counts) total += c;
+  shape[0] = total;
+  at::Tensor out = at::empty(shape, in.options());
+  std::vector<std::unique_ptr<PendingOp>> ops;
+  int64_t src_row = 0, dst_row = 0;
+  for (int r = 0; r < size(); ++r) {
+    at::Tensor piece = in.narrow(0, src_row, send_counts[size_t(r)]);
+    at::Tensor slot = out.narrow(0, dst_row, recv_counts[size_t(r)]);
+    if (r == rank()) {
+      slot.copy_(piece);
+    } else {
+      ops.push_back(isend(piece, r, 0));
+      ops.push_back(irecv(slot, r, 0));
+    }
+    src_row += send_counts[size_t(r)];
+    dst_row += recv_counts[size_t(r)];
+  }
+  for (auto& op : ops) op->wait();
+  return out;
+}
+
 }  // namespace realign::comm

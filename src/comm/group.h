@@ -63,6 +63,11 @@ class Group {
   // (input.size(dim) must divide by size()). The default is all-reduce then slice: exact, size() times the
   // traffic of a native reduce-scatter.
   virtual at::Tensor reduce_scatter_sum(const at::Tensor& input, int64_t dim);
+  // All-to-all of rows (dim 0): rows [sum(send_counts[0..r)), +send_counts[r]) of `input` go to rank r; the
+  // result holds recv_counts[s] rows from each rank s, in rank order (recv_counts[s] must equal rank s's
+  // send_counts[rank()]). The default posts isend/irecv pairs; Gloo overrides it with its alltoall.
+  virtual at::Tensor all_to_all_rows(const at::Tensor& input, const std::vector<int64_t>& send_counts,
+                                     const std::vector<int64_t>& recv_counts);
 };
 
 // The one-rank group: every collective returns its input.
@@ -72,5 +77,7 @@ std::shared_ptr<Group> single_rank_group();
 void check_collective_args(const Group& group, const char* what, const at::Tensor& tensor,
                            bool need_contiguous);
 void check_peer(const Group& group, const char* what, int peer);
+void check_all_to_all_args(const Group& group, const at::Tensor& input,
+                           const std::vector<int64_t>& send_counts, const std::vector<int64_t>& recv_counts);
 
 }  // namespace realign::comm

@@ -133,6 +133,11 @@ std::optional<AxisGroups> World::axis_groups(const Layout& layout) {
   a.tp = subgroup(axis_ranks(layout, rank(), LayoutAxis::kTensor));
   a.dp = subgroup(axis_ranks(layout, rank(), LayoutAxis::kData));
   a.pp = subgroup(axis_ranks(layout, rank(), LayoutAxis::kPipeline));
+  if (layout.ep > 1) {
+    REALIGN_CHECK((layout.dp * layout.tp) % layout.ep == 0) << "layout " << to_string(layout);
+    a.ep = subgroup(expert_ranks(layout, rank()));
+    a.edp = subgroup(expert_data_ranks(layout, rank()));
+  }
   return a;
 }
 

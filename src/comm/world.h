@@ -68,9 +68,11 @@ struct WorldOptions {
 WorldOptions world_options_from_env();
 
 // The groups of one rank in a Layout. A group of one rank is single_rank_group() (no process group built).
+// ep and edp (expert_ranks, expert_data_ranks) are built only when layout.ep > 1; null otherwise.
 struct AxisGroups {
   Layout::Coord coord;
   std::shared_ptr<Group> dp, tp, pp;
+  std::shared_ptr<Group> ep, edp;
 };
 
 class World {
@@ -93,8 +95,8 @@ class World {
   // The group over `ranks` (global ranks, in group-rank order; distinct, in range). nullptr when this rank is
   // not a member. Cached: the same list gives the same group.
   std::shared_ptr<Group> subgroup(const std::vector<int>& ranks);
-  // This rank's dp/tp/pp groups in `layout` (built in the order tp, dp, pp, so that all ranks of the layout
-  // calling it cannot deadlock); nullopt when this rank is outside the layout's devices.
+  // This rank's dp/tp/pp (and ep/edp) groups in `layout` (built in the order tp, dp, pp, ep, edp, so that all
+  // ranks of the layout calling it cannot deadlock); nullopt when this rank is outside the layout's devices.
   std::optional<AxisGroups> axis_groups(const Layout& layout);
 
   // Marks the run failed and prints why to stderr. The first rank to abort writes "rank R failed: cause" to

@@ -214,7 +214,7 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
   // gradients, which gives the loss's gradient at the outputs (a forward-only pipeline: issued sends, and the
   // first micro-batch's transfers), then 1F1B: one more forward per slot.
   double forward_fill = 0;
-  if (c.s.pp > 1 && mfc.pair_loss) {
+  if (c.s.pp > 1 && mfc.pair_loss()) {
     slot.compute += fwd.compute;
     slot.comm += fwd.comm + pp_issue_s(c);
     slot.overhead += fwd.overhead;
@@ -315,11 +315,11 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
   const bool pp_crosses = spans_nodes;
   Context c{
-      model,    s,        p,     shards,          intra, pp_crosses ? inter : intra, wide ? inter : intra,
-      mfc.kind, alltoall, inter, devices_per_node};
+      model,      s,        p,     shards,          intra, pp_crosses ? inter : intra, wide ? inter : intra,
+      mfc.kind(), alltoall, inter, devices_per_node};
   CallEstimate e;
   const double seq_len = double(mfc.seq_len());
-  switch (mfc.kind) {
+  switch (mfc.kind()) {
     case MfcKind::kGenerate:
       generate_time(c, mfc, e);
       e.flops =

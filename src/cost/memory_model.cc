@@ -135,7 +135,7 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
     const double layers = double(stage_range.size());
     const bool last = stage == s.pp - 1;
     m.weights = params * kWeightBytesPerParam;
-    if (mfc.kind == MfcKind::kTrain) {
+    if (mfc.kind() == MfcKind::kTrain) {
       m.gradients = params * kGradBytesPerParam;
       m.optimizer = (params - experts) * optimizer_bytes_per_param(s);
       if (experts > 0) m.optimizer += experts * expert_optimizer_bytes_per_param(s);
@@ -149,7 +149,7 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
                                                                 mb_tokens, s.tp, s.ep);
       // Logits and their gradient, one chunk at a time.
       if (last) m.logits = 2.0 * std::min<double>(mb_tokens, kLogitChunkTokens) * vocab_shard * kLogitBytes;
-    } else if (mfc.kind == MfcKind::kInference) {
+    } else if (mfc.kind() == MfcKind::kInference) {
       m.activations = max_layer_activation_bytes(spec, mb_tokens, s.tp, s.ep);
       if (last) m.logits = std::min<double>(mb_tokens, kLogitChunkTokens) * vocab_shard * kLogitBytes;
     } else {

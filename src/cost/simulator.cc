@@ -144,7 +144,7 @@ namespace {
 // The segments a call's rows arrive in: an RL train call takes each mini-batch as a segment of the whole
 // batch, each dp rank its share of every segment (train/train_calls.h); other calls one.
 int64_t consumer_segments(const Mfc& mfc) {
-  if (mfc.kind != MfcKind::kTrain || mfc.pair_loss) return 1;
+  if (mfc.kind() != MfcKind::kTrain || mfc.pair_loss()) return 1;
   return std::max<int64_t>(1, std::min(mfc.mini_batches, mfc.n_seqs));
 }
 

@@ -43,7 +43,7 @@ void Simulator::hold_persistent_state(const ExecutionPlan& plan, RunState& st) {
   st.held.assign(mfcs.size(), false);
   if (staleness > 0)
     for (size_t i = 0; i < mfcs.size(); ++i) {
-      if (mfcs[i].kind != MfcKind::kGenerate) continue;
+      if (mfcs[i].kind() != MfcKind::kGenerate) continue;
       const int m = call_model_[i];
       const MfcAssignment& a = plan.assignments[i];
       const Layout dst = a.layout();
@@ -92,7 +92,7 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     for (size_t i = 0; i < graph_.mfcs.size(); ++i) {
       const MfcAssignment& a = plan.assignments[i];
       const Layout l = a.layout();
-      if (graph_.mfcs[i].kind != MfcKind::kGenerate || !l.contains(device)) continue;
+      if (graph_.mfcs[i].kind() != MfcKind::kGenerate || !l.contains(device)) continue;
       const std::string& name = graph_.mfcs[i].name;
       if (st.held[i])
         add(name + " weight version kept for staleness " + std::to_string(graph_.staleness),

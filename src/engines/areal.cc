@@ -51,8 +51,9 @@ class Areal : public Engine {
   }
 
   void check_graph(const DataflowGraph& g, const Cluster& c) const override {
-    if (g.algorithm != "ppo" && g.algorithm != "grpo")
-      throw Error("algorithm", "realign writes AReaL configs for ppo and grpo only, not " + g.algorithm);
+    if (g.algorithm != Algorithm::kPpo && g.algorithm != Algorithm::kGrpo)
+      throw Error("algorithm",
+                  "realign writes AReaL configs for ppo and grpo only, not " + to_string(g.algorithm));
     if (g.mfc_index("reward_inf") >= 0)
       throw Error("reward.kind", std::string("AReaL scores with reward functions; the configs read (") +
                                      kExample +
@@ -75,7 +76,7 @@ class Areal : public Engine {
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
-    if (m.kind == MfcKind::kGenerate)
+    if (m.kind() == MfcKind::kGenerate)
       return s.pp == 1 && s.micro_batches == 1 ? "" : "SGLang generation: data and tensor parallelism only";
     if (g.model(m.model).spec.n_layers % s.pp != 0) return "Megatron stages hold equal layer counts";
     if (s.zero1) return "no distributed-optimizer key found in AReaL's config";
@@ -111,7 +112,7 @@ class Areal : public Engine {
     const MfcAssignment& actor = *at("actor_train");
     std::vector<ConfigEntry> e;
     auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
-    put("experiment_name", "realign-" + g.algorithm);
+    put("experiment_name", "realign-" + to_string(g.algorithm));
     put("trial_name", "trial0");
     put("tokenizer_path", model_path(in.raw_config, "actor"));
     put("cluster.n_nodes", c.n_nodes);

@@ -59,8 +59,9 @@ class OpenRlhf : public Engine {
   }
 
   void check_graph(const DataflowGraph& g, const Cluster&) const override {
-    if (g.algorithm != "ppo" && g.algorithm != "grpo")
-      throw Error("algorithm", "realign writes OpenRLHF configs for ppo and grpo only, not " + g.algorithm);
+    if (g.algorithm != Algorithm::kPpo && g.algorithm != Algorithm::kGrpo)
+      throw Error("algorithm",
+                  "realign writes OpenRLHF configs for ppo and grpo only, not " + to_string(g.algorithm));
     if (g.mfc_index("actor_inf") < 0)
       throw Error("train.ppo.behaviour_logprobs",
                   "OpenRLHF recomputes the behaviour log-probs with the actor; set it to recompute");
@@ -110,12 +111,12 @@ class OpenRlhf : public Engine {
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
-    if (m.kind == MfcKind::kInference && m.n_seqs / micro_batch_per_gpu(m, s) < int64_t(s.dp))
+    if (m.kind() == MfcKind::kInference && m.n_seqs / micro_batch_per_gpu(m, s) < int64_t(s.dp))
       return "fewer sample batches than the role's processes (train_ppo_ray.py asserts it)";
-    if (m.kind == MfcKind::kGenerate)
+    if (m.kind() == MfcKind::kGenerate)
       return s.pp == 1 && s.micro_batches == 1 ? "" : "vLLM engines have tensor parallelism only";
     if (s.tp != 1 || s.pp != 1) return "DeepSpeed ZeRO data parallelism only (tp 1, pp 1)";
-    if (m.kind == MfcKind::kTrain) {
+    if (m.kind() == MfcKind::kTrain) {
       if (s.zero1 != (s.dp > 1)) return "ZeRO-2 always shards the optimizer state over dp";
       if (s.recompute != p.options.value("gradient_checkpointing", false))
         return "--gradient_checkpointing is one switch for actor and critic";
@@ -180,7 +181,7 @@ class OpenRlhf : public Engine {
     else
       put("--remote_rm_url", "${REWARD_URL}");
     put("--prompt_data", train_data(in.raw_config));
-    put("--advantage_estimator", g.algorithm == "ppo" ? "gae" : "group_norm");
+    put("--advantage_estimator", g.algorithm == Algorithm::kPpo ? "gae" : "group_norm");
     put("--n_samples_per_prompt", in.batch.samples_per_prompt);
     put("--rollout_batch_size", in.batch.prompts);
     put("--train_batch_size", train.n_seqs / train.mini_batches);

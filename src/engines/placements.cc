@@ -70,8 +70,8 @@ NodeShape node_shape(const DeviceMesh& mesh, const Cluster& cluster) {
 }
 
 std::string batch_split_problem(const Mfc& mfc, const Strategy& s) {
-  const int64_t seqs = mfc.kind == MfcKind::kTrain ? mfc.min_seqs_per_step() : mfc.n_seqs;
-  if (mfc.kind == MfcKind::kTrain && mfc.min_seqs_per_step() != mfc.max_seqs_per_step())
+  const int64_t seqs = mfc.kind() == MfcKind::kTrain ? mfc.min_seqs_per_step() : mfc.n_seqs;
+  if (mfc.kind() == MfcKind::kTrain && mfc.min_seqs_per_step() != mfc.max_seqs_per_step())
     return "the optimizer steps' batches differ in size";
   if (seqs % s.dp != 0)
     return std::to_string(seqs) + " sequences do not split over " + std::to_string(s.dp) + " dp ranks";

@@ -78,12 +78,12 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const Mfc& mfc = g.mfcs[i];
     const MfcAssignment& a = plan.assignments[i];
-    if (mfc.kind == MfcKind::kGenerate || !zero_sharded(a.strategy)) continue;
+    if (mfc.kind() == MfcKind::kGenerate || !zero_sharded(a.strategy)) continue;
     const Link link = mesh_spans_nodes(a.mesh, cluster) ? inter_node_link(p) : intra_node_link(p);
     const double gather =
         ring_allreduce_s(param_count(g.model(mfc.model)) * kWeightBytesPerParam, a.strategy.dp, link) / 2.0;
     const double mb = double(a.strategy.micro_batches);
-    if (mfc.kind == MfcKind::kTrain)
+    if (mfc.kind() == MfcKind::kTrain)
       e.zero3_delta_s += double(mfc.train_steps()) * ((a.strategy.recompute ? 3.0 : 2.0) * mb - 1.0) * gather;
     else
       e.zero3_delta_s += mb * gather;
@@ -104,7 +104,7 @@ EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& plan) {
   e.simulation = sim_.run(plan);
   const DataflowGraph& g = sim_.graph();
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
-    if (g.mfcs[i].kind != MfcKind::kGenerate) continue;
+    if (g.mfcs[i].kind() != MfcKind::kGenerate) continue;
     const MfcAssignment& a = plan.assignments[i];
     // Both estimates without contention: on accelerators each device computes on its own.
     e.generation_delta_s += estimate_call(g, sim_.cluster(), gen_profile_, int(i), a).time_s -
@@ -139,11 +139,11 @@ PlanScore EngineEvaluator::evaluate(const ExecutionPlan& plan) {
 PlanScore EngineEvaluator::evaluate_call(int call, const MfcAssignment& assignment) {
   const CallEstimate& base = sim_.call_estimate(call, assignment);
   double time = base.time_s;
-  if (sim_.graph().mfcs[size_t(call)].kind == MfcKind::kGenerate)
+  if (sim_.graph().mfcs[size_t(call)].kind() == MfcKind::kGenerate)
     time = estimate_call(sim_.graph(), sim_.cluster(), gen_profile_, call, assignment).time_s;
   double memory = base.memory.total();
   const Mfc& mfc = sim_.graph().mfcs[size_t(call)];
-  if (zero_sharded(assignment.strategy) && mfc.kind != MfcKind::kGenerate) {
+  if (zero_sharded(assignment.strategy) && mfc.kind() != MfcKind::kGenerate) {
     const ModelRole& m = sim_.graph().model(mfc.model);
     memory -= param_count(m) * zero_bytes_per_param(options_.value("zero_stage", 0), m.trained, false) *
               (1.0 - 1.0 / double(assignment.strategy.dp));

@@ -70,8 +70,9 @@ class Verl : public Engine {
   }
 
   void check_graph(const DataflowGraph& g, const Cluster& /*cluster*/) const override {
-    if (g.algorithm != "ppo" && g.algorithm != "grpo")
-      throw Error("algorithm", "realign writes veRL configs for ppo and grpo only, not " + g.algorithm);
+    if (g.algorithm != Algorithm::kPpo && g.algorithm != Algorithm::kGrpo)
+      throw Error("algorithm",
+                  "realign writes veRL configs for ppo and grpo only, not " + to_string(g.algorithm));
     if (g.mfc_index("actor_inf") < 0)
       throw Error(
           "train.ppo.behaviour_logprobs",
@@ -100,7 +101,7 @@ class Verl : public Engine {
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
-    if (m.kind == MfcKind::kGenerate)
+    if (m.kind() == MfcKind::kGenerate)
       return s.pp == 1 ? "" : "veRL's vLLM rollout is proposed with tensor parallelism only (pp 1)";
     if (g.model(m.model).spec.n_layers % s.pp != 0)
       return "Megatron stages hold equal layer counts: pp must divide the layers";
@@ -140,7 +141,7 @@ class Verl : public Engine {
     const int64_t prompts = in.batch.prompts;
     std::vector<ConfigEntry> e;
     auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
-    put("algorithm.adv_estimator", g.algorithm == "ppo" ? "gae" : "grpo");
+    put("algorithm.adv_estimator", g.algorithm == Algorithm::kPpo ? "gae" : "grpo");
     put("data.train_files", train_data(in.raw_config));
     put("data.val_files", train_data(in.raw_config));
     put("data.train_batch_size", async(g) ? 0 : prompts);

@@ -9,29 +9,17 @@
 namespace realign {
 namespace {
 
-const std::map<std::string, std::vector<std::string>>& roles_table() {
-  static const std::map<std::string, std::vector<std::string>> t = {
-      {"ppo", {"actor", "critic", "ref", "reward"}},
-      {"grpo", {"actor", "ref", "reward"}},
-      {"remax", {"actor", "ref", "reward"}},
-      {"dpo", {"actor", "ref"}},
-      {"sft", {"actor"}},
-      {"rm", {"reward"}},
-  };
-  return t;
-}
-
 bool is_directory(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-Mfc call(std::string name, std::string model, MfcKind kind, int64_t n, int64_t prompt_len, int64_t gen_len,
+Mfc call(std::string name, std::string model, MfcOp op, int64_t n, int64_t prompt_len, int64_t gen_len,
          std::vector<std::string> in, std::vector<std::string> out) {
   Mfc m;
   m.name = std::move(name);
   m.model = std::move(model);
-  m.kind = kind;
+  m.op = op;
   m.n_seqs = n;
   m.prompt_len = prompt_len;
   m.gen_len = gen_len;
@@ -44,11 +32,27 @@ Mfc call(std::string name, std::string model, MfcKind kind, int64_t n, int64_t p
 
 std::vector<std::string> algorithm_names() {
   std::vector<std::string> names;
-  for (const auto& kv : roles_table()) names.push_back(kv.first);
+  for (Algorithm a : all_algorithms()) names.push_back(to_string(a));
+  std::sort(names.begin(), names.end());
   return names;
 }
 
-std::vector<std::string> algorithm_roles(const std::string& algorithm) { return roles_table().at(algorithm); }
+std::vector<std::string> algorithm_roles(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kPpo:
+      return {"actor", "critic", "ref", "reward"};
+    case Algorithm::kGrpo:
+    case Algorithm::kRemax:
+      return {"actor", "ref", "reward"};
+    case Algorithm::kDpo:
+      return {"actor", "ref"};
+    case Algorithm::kSft:
+      return {"actor"};
+    case Algorithm::kRm:
+      return {"reward"};
+  }
+  return {};
+}
 
 ModelSpec resolve_model_spec(const std::string& source, const std::string& path) {
   const bool looks_like_path = source.find('/') != std::string::npos ||
@@ -62,12 +66,14 @@ ModelSpec resolve_model_spec(const std::string& source, const std::string& path)
 
 AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   AlgorithmConfig c;
-  c.algorithm = root.get_string("algorithm");
-  if (!roles_table().count(c.algorithm)) {
+  const std::string name = root.get_string("algorithm");
+  const std::optional<Algorithm> algorithm = algorithm_from_string(name);
+  if (!algorithm) {
     std::string known;
     for (const auto& n : algorithm_names()) known += (known.empty() ? "" : ", ") + n;
-    throw Error(root.path_of("algorithm"), "unknown algorithm '" + c.algorithm + "'; choose one of " + known);
+    throw Error(root.path_of("algorithm"), "unknown algorithm '" + name + "'; choose one of " + known);
   }
+  c.algorithm = *algorithm;
   const auto roles = algorithm_roles(c.algorithm);
 
   ObjectReader models(root.at("models"), root.path_of("models"));
@@ -80,7 +86,7 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
         c.models[role] = c.models[f];
         return;
       }
-    throw Error(models.path_of(role), "the " + c.algorithm + " algorithm needs a '" + role + "' model");
+    throw Error(models.path_of(role), "the " + name + " algorithm needs a '" + role + "' model");
   };
   fallback("actor", {});
   fallback("reward", {"critic", "actor"});
@@ -91,11 +97,11 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   ObjectReader batch(root.at("batch"), root.path_of("batch"));
   c.batch.prompts = batch.get_positive("prompts");
   c.batch.prompt_len = batch.get_positive("prompt_len");
-  const bool generates = c.algorithm == "ppo" || c.algorithm == "grpo" || c.algorithm == "remax";
-  c.batch.gen_len = generates ? batch.get_positive("gen_len") : batch.get_int("gen_len", 0);
+  c.batch.gen_len = is_rl(c.algorithm) ? batch.get_positive("gen_len") : batch.get_int("gen_len", 0);
   if (c.batch.gen_len < 0) throw Error(batch.path_of("gen_len"), "must not be negative");
-  c.batch.samples_per_prompt = batch.get_positive("samples_per_prompt", c.algorithm == "grpo" ? 8 : 1);
-  if (c.algorithm == "grpo" && c.batch.samples_per_prompt < 2)
+  c.batch.samples_per_prompt =
+      batch.get_positive("samples_per_prompt", c.algorithm == Algorithm::kGrpo ? 8 : 1);
+  if (c.algorithm == Algorithm::kGrpo && c.batch.samples_per_prompt < 2)
     throw Error(batch.path_of("samples_per_prompt"),
                 "GRPO compares samples within a group: needs at least 2");
   c.batch.mini_batches = batch.get_positive("mini_batches", 1);
@@ -130,8 +136,8 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
   auto data = [&](const std::string& name, double bytes) { g.data.push_back(DataSpec{name, bytes}); };
   const double tok = 8.0, f32 = 4.0;  // token ids are int64; per-token floats are fp32
 
-  if (c.algorithm == "ppo" || c.algorithm == "grpo" || c.algorithm == "remax") {
-    const bool ppo = c.algorithm == "ppo";
+  if (is_rl(c.algorithm)) {
+    const bool ppo = c.algorithm == Algorithm::kPpo, remax = c.algorithm == Algorithm::kRemax;
     const bool stale = c.staleness > 0;
     std::vector<std::string> generated = {"seq"};
     if (!c.recompute_logprobs || stale) generated.push_back("logprobs");
@@ -143,20 +149,20 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     data("logprobs", S * f32);
     data("ref_logprobs", S * f32);
     if (c.reward_model) data("rewards", f32);
-    g.mfcs.push_back(call("actor_gen", "actor", MfcKind::kGenerate, n, P, G, {"prompts"}, generated));
-    if (c.algorithm == "remax") {
+    g.mfcs.push_back(call("actor_gen", "actor", MfcOp::kSample, n, P, G, {"prompts"}, generated));
+    if (remax) {
       data("greedy_seq", S * tok);
       if (c.reward_model) data("greedy_rewards", f32);
       Mfc greedy =
-          call("actor_greedy_gen", "actor", MfcKind::kGenerate, b.prompts, P, G, {"prompts"}, {"greedy_seq"});
+          call("actor_greedy_gen", "actor", MfcOp::kSample, b.prompts, P, G, {"prompts"}, {"greedy_seq"});
       greedy.greedy = true;
       g.mfcs.push_back(greedy);
     }
-    g.mfcs.push_back(call("ref_inf", "ref", MfcKind::kInference, n, P, G, {"seq"}, {"ref_logprobs"}));
+    g.mfcs.push_back(call("ref_inf", "ref", MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"ref_logprobs"}));
     if (c.reward_model) {
-      g.mfcs.push_back(call("reward_inf", "reward", MfcKind::kInference, n, P, G, {"seq"}, {"rewards"}));
-      if (c.algorithm == "remax")
-        g.mfcs.push_back(call("reward_greedy_inf", "reward", MfcKind::kInference, b.prompts, P, G,
+      g.mfcs.push_back(call("reward_inf", "reward", MfcOp::kSequenceScores, n, P, G, {"seq"}, {"rewards"}));
+      if (remax)
+        g.mfcs.push_back(call("reward_greedy_inf", "reward", MfcOp::kSequenceScores, b.prompts, P, G,
                               {"greedy_seq"}, {"greedy_rewards"}));
     }
     // By default the behaviour policy's log-probs are recomputed by a forward pass (as veRL does) rather than
@@ -165,9 +171,10 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     // the behaviour policy's come from the (older) sampling.
     if (stale) {
       data("prox_logprobs", S * f32);
-      g.mfcs.push_back(call("actor_inf", "actor", MfcKind::kInference, n, P, G, {"seq"}, {"prox_logprobs"}));
+      g.mfcs.push_back(
+          call("actor_inf", "actor", MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"prox_logprobs"}));
     } else if (c.recompute_logprobs) {
-      g.mfcs.push_back(call("actor_inf", "actor", MfcKind::kInference, n, P, G, {"seq"}, {"logprobs"}));
+      g.mfcs.push_back(call("actor_inf", "actor", MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"logprobs"}));
     }
     // Rule rewards are scored on the generation's ranks and travel with its responses (one float per
     // sequence, beside the tokens "seq" prices), not as data of their own.
@@ -176,43 +183,42 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     if (c.reward_model) actor_in.push_back("rewards");
     if (ppo) {
       data("values", S * f32);
-      g.mfcs.push_back(call("critic_inf", "critic", MfcKind::kInference, n, P, G, {"seq"}, {"values"}));
+      g.mfcs.push_back(call("critic_inf", "critic", MfcOp::kTokenValues, n, P, G, {"seq"}, {"values"}));
       actor_in.push_back("values");
     }
     // ReMax's baseline: the reward model's score of the greedy response, or its rule score, which travels
     // with the greedy response from its generation's ranks.
-    if (c.algorithm == "remax") actor_in.push_back(c.reward_model ? "greedy_rewards" : "greedy_seq");
-    Mfc actor_train = call("actor_train", "actor", MfcKind::kTrain, n, P, G, actor_in, {});
+    if (remax) actor_in.push_back(c.reward_model ? "greedy_rewards" : "greedy_seq");
+    Mfc actor_train = call("actor_train", "actor", MfcOp::kPolicyUpdate, n, P, G, actor_in, {});
     actor_train.mini_batches = b.mini_batches;
     actor_train.epochs = b.epochs;
     g.mfcs.push_back(actor_train);
     if (ppo) {
-      Mfc critic_train = call("critic_train", "critic", MfcKind::kTrain, n, P, G, actor_in, {});
+      Mfc critic_train = call("critic_train", "critic", MfcOp::kValueUpdate, n, P, G, actor_in, {});
       critic_train.mini_batches = b.mini_batches;
       critic_train.epochs = b.epochs;
       g.mfcs.push_back(critic_train);
     }
-  } else if (c.algorithm == "dpo") {
+  } else if (c.algorithm == Algorithm::kDpo) {
     // Each preference pair is two sequences (chosen, rejected).
     role("actor", HeadKind::kLanguageModel, true);
     role("ref", HeadKind::kLanguageModel, false);
     data("ref_logprobs", S * f32);
-    g.mfcs.push_back(call("ref_inf", "ref", MfcKind::kInference, 2 * n, P, G, {"prompts"}, {"ref_logprobs"}));
-    Mfc train = call("actor_train", "actor", MfcKind::kTrain, 2 * n, P, G, {"prompts", "ref_logprobs"}, {});
-    train.pair_loss = true;
+    g.mfcs.push_back(
+        call("ref_inf", "ref", MfcOp::kPairLogProbs, 2 * n, P, G, {"prompts"}, {"ref_logprobs"}));
+    Mfc train = call("actor_train", "actor", MfcOp::kDpoUpdate, 2 * n, P, G, {"prompts", "ref_logprobs"}, {});
     train.mini_batches = b.mini_batches;
     train.epochs = b.epochs;
     g.mfcs.push_back(train);
-  } else if (c.algorithm == "sft") {
+  } else if (c.algorithm == Algorithm::kSft) {
     role("actor", HeadKind::kLanguageModel, true);
-    Mfc train = call("actor_train", "actor", MfcKind::kTrain, n, P, G, {"prompts"}, {});
+    Mfc train = call("actor_train", "actor", MfcOp::kSftUpdate, n, P, G, {"prompts"}, {});
     train.mini_batches = b.mini_batches;
     train.epochs = b.epochs;
     g.mfcs.push_back(train);
-  } else if (c.algorithm == "rm") {
+  } else if (c.algorithm == Algorithm::kRm) {
     role("reward", HeadKind::kValue, true);
-    Mfc train = call("reward_train", "reward", MfcKind::kTrain, 2 * n, P, G, {"prompts"}, {});
-    train.pair_loss = true;
+    Mfc train = call("reward_train", "reward", MfcOp::kPairScoreUpdate, 2 * n, P, G, {"prompts"}, {});
     train.mini_batches = b.mini_batches;
     train.epochs = b.epochs;
     g.mfcs.push_back(train);

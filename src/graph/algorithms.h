@@ -21,7 +21,7 @@ struct BatchShape {
 };
 
 struct AlgorithmConfig {
-  std::string algorithm;                    // ppo | grpo | remax | dpo | sft | rm
+  Algorithm algorithm = Algorithm::kPpo;
   std::map<std::string, ModelSpec> models;  // role -> architecture
   BatchShape batch;
   // RL rewards come from a reward model's inference call; false when a rule scores the responses (a
@@ -37,9 +37,10 @@ struct AlgorithmConfig {
   int64_t staleness = 0;
 };
 
+// The algorithms' names, sorted (for messages).
 std::vector<std::string> algorithm_names();
-// The model roles an algorithm uses, and which of them are trained.
-std::vector<std::string> algorithm_roles(const std::string& algorithm);
+// The model roles an algorithm uses.
+std::vector<std::string> algorithm_roles(Algorithm algorithm);
 
 // Reads `algorithm`, `models` and `batch` from the root config (marking them as known keys).
 // models.<role> is a built-in name ("llama2-7b") or the path of an HF config.json or of a directory holding

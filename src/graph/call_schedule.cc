@@ -6,8 +6,8 @@ namespace realign {
 
 bool runs_ahead(const DataflowGraph& graph, int call) {
   const Mfc& m = graph.mfcs.at(size_t(call));
-  if (m.kind == MfcKind::kGenerate) return true;
-  if (graph.model(m.model).trained || m.kind == MfcKind::kTrain) return false;
+  if (m.kind() == MfcKind::kGenerate) return true;
+  if (graph.model(m.model).trained || m.kind() == MfcKind::kTrain) return false;
   const std::vector<int> parents = graph.parents(call);
   if (parents.empty()) return false;  // reads only the dataset: nothing to run ahead of
   return std::all_of(parents.begin(), parents.end(), [&](int p) { return runs_ahead(graph, p); });
@@ -18,7 +18,7 @@ std::vector<CallInstance> step_calls(const DataflowGraph& graph, int64_t step, i
   // The iterations whose calls that run ahead belong to this step: step s+N, and in step 1 also 1..N.
   const int64_t first_ahead = step == 1 ? 1 : step + graph.staleness;
   const int n_calls = int(graph.mfcs.size());
-  auto generates = [&](int c) { return graph.mfcs[size_t(c)].kind == MfcKind::kGenerate; };
+  auto generates = [&](int c) { return graph.mfcs[size_t(c)].kind() == MfcKind::kGenerate; };
   std::vector<CallInstance> out;
   // This iteration's own calls that run ahead, where they have not run in an earlier step (N = 0, or step 1).
   if (first_ahead == step)
@@ -45,7 +45,7 @@ std::vector<IterationEdge> iteration_edges(const DataflowGraph& graph) {
     const Mfc& m = graph.mfcs[size_t(c)];
     const int train = graph.train_call(m.model);
     if (train < 0) continue;
-    out.push_back({train, c, m.kind == MfcKind::kGenerate ? 1 + graph.staleness : 1});
+    out.push_back({train, c, m.kind() == MfcKind::kGenerate ? 1 + graph.staleness : 1});
   }
   return out;
 }

@@ -19,20 +19,66 @@ std::string to_string(MfcKind kind) {
   return "?";
 }
 
+std::string to_string(MfcOp op) {
+  switch (op) {
+    case MfcOp::kSample:
+      return "sample";
+    case MfcOp::kTokenLogProbs:
+      return "token_logprobs";
+    case MfcOp::kTokenValues:
+      return "token_values";
+    case MfcOp::kSequenceScores:
+      return "sequence_scores";
+    case MfcOp::kPairLogProbs:
+      return "pair_logprobs";
+    case MfcOp::kPolicyUpdate:
+      return "policy_update";
+    case MfcOp::kValueUpdate:
+      return "value_update";
+    case MfcOp::kSftUpdate:
+      return "sft_update";
+    case MfcOp::kPairScoreUpdate:
+      return "pair_score_update";
+    case MfcOp::kDpoUpdate:
+      return "dpo_update";
+  }
+  return "?";
+}
+
+MfcKind kind_of(MfcOp op) {
+  switch (op) {
+    case MfcOp::kSample:
+      return MfcKind::kGenerate;
+    case MfcOp::kTokenLogProbs:
+    case MfcOp::kTokenValues:
+    case MfcOp::kSequenceScores:
+    case MfcOp::kPairLogProbs:
+      return MfcKind::kInference;
+    case MfcOp::kPolicyUpdate:
+    case MfcOp::kValueUpdate:
+    case MfcOp::kSftUpdate:
+    case MfcOp::kPairScoreUpdate:
+    case MfcOp::kDpoUpdate:
+      return MfcKind::kTrain;
+  }
+  return MfcKind::kInference;
+}
+
+bool is_pair_loss(MfcOp op) { return op == MfcOp::kPairScoreUpdate || op == MfcOp::kDpoUpdate; }
+
 bool Mfc::operator==(const Mfc& o) const {
-  return name == o.name && model == o.model && kind == o.kind && n_seqs == o.n_seqs &&
+  return name == o.name && model == o.model && op == o.op && n_seqs == o.n_seqs &&
          prompt_len == o.prompt_len && gen_len == o.gen_len && mini_batches == o.mini_batches &&
-         epochs == o.epochs && pair_loss == o.pair_loss && greedy == o.greedy && inputs == o.inputs &&
-         outputs == o.outputs;
+         epochs == o.epochs && greedy == o.greedy && inputs == o.inputs && outputs == o.outputs;
 }
 
 int64_t Mfc::max_seqs_per_step() const {
-  const int64_t m = kind == MfcKind::kTrain ? std::max<int64_t>(1, mini_batches) : 1;
+  const int64_t m = kind() == MfcKind::kTrain ? std::max<int64_t>(1, mini_batches) : 1;
   return (n_seqs + m - 1) / m;
 }
 
 int64_t Mfc::min_seqs_per_step() const {
-  return n_seqs / (kind == MfcKind::kTrain ? std::max<int64_t>(1, mini_batches) : 1);
+  return n_seqs / (kind() == MfcKind::kTrain ? std::max<int64_t>(1, mini_batches) : 1);
 }
 
 const ModelRole& DataflowGraph::model(const std::string& name) const {
@@ -70,7 +116,7 @@ std::vector<int> DataflowGraph::parents(int mfc) const {
 
 int DataflowGraph::train_call(const std::string& model) const {
   for (size_t i = 0; i < mfcs.size(); ++i)
-    if (mfcs[i].model == model && mfcs[i].kind == MfcKind::kTrain) return int(i);
+    if (mfcs[i].model == model && mfcs[i].kind() == MfcKind::kTrain) return int(i);
   return -1;
 }
 
@@ -105,7 +151,7 @@ void validate_graph(const DataflowGraph& g) {
 
 Json to_json(const DataflowGraph& g) {
   Json j;
-  j["algorithm"] = g.algorithm;
+  j["algorithm"] = to_string(g.algorithm);
   j["staleness"] = g.staleness;
   for (const auto& m : g.models)
     j["models"].push_back({{"name", m.name},
@@ -116,13 +162,14 @@ Json to_json(const DataflowGraph& g) {
   for (const auto& c : g.mfcs)
     j["mfcs"].push_back({{"name", c.name},
                          {"model", c.model},
-                         {"kind", to_string(c.kind)},
+                         {"kind", to_string(c.kind())},
+                         {"op", to_string(c.op)},
                          {"n_seqs", c.n_seqs},
                          {"prompt_len", c.prompt_len},
                          {"gen_len", c.gen_len},
                          {"mini_batches", c.mini_batches},
                          {"epochs", c.epochs},
-                         {"pair_loss", c.pair_loss},
+                         {"pair_loss", c.pair_loss()},
                          {"inputs", c.inputs},
                          {"outputs", c.outputs}});
   return j;

@@ -6,13 +6,34 @@
 #include <string>
 #include <vector>
 
+#include "graph/algorithm.h"
 #include "graph/model_spec.h"
 #include "graph/param_layout.h"
 
 namespace realign {
 
+// How the planner prices a call: decoding, one forward pass, or forward, backward and optimizer steps.
 enum class MfcKind { kGenerate, kInference, kTrain };
 std::string to_string(MfcKind kind);
+
+// What a call computes. The runtime has one body per op (train/call_bodies.h); the planner prices a call by
+// its op's kind.
+enum class MfcOp {
+  kSample,           // responses to the iteration's prompts (greedy when Mfc::greedy)
+  kTokenLogProbs,    // per-token log-probs of the responses
+  kTokenValues,      // per-token values of the responses (a critic)
+  kSequenceScores,   // one score per response (a reward model)
+  kPairLogProbs,     // summed log-probs of each preference pair's chosen and rejected responses
+  kPolicyUpdate,     // the PPO-family policy loss (PPO, GRPO, ReMax)
+  kValueUpdate,      // the clipped value loss (a critic)
+  kSftUpdate,        // next-token loss on prompt/response pairs
+  kPairScoreUpdate,  // Bradley-Terry loss on preference pairs (a reward model)
+  kDpoUpdate,        // the DPO loss on preference pairs
+};
+std::string to_string(MfcOp op);
+MfcKind kind_of(MfcOp op);
+// The update's loss compares the rows of two batches (chosen and rejected).
+bool is_pair_loss(MfcOp op);
 
 // A model as the algorithm uses it: a role ("actor", "critic", "ref", "reward") with its architecture.
 struct ModelRole {
@@ -35,27 +56,28 @@ struct DataSpec {
 struct Mfc {
   std::string name;   // "actor_gen"
   std::string model;  // a ModelRole name
-  MfcKind kind = MfcKind::kInference;
+  MfcOp op = MfcOp::kTokenLogProbs;
   int64_t n_seqs = 0;      // sequences per iteration
   int64_t prompt_len = 0;  // tokens per prompt
   int64_t gen_len = 0;     // generated tokens per sequence (generate: decoded; others: part of the sequence)
   int64_t mini_batches = 1;  // train: optimizer steps per pass over the batch (each on a segment of it)
   int64_t epochs = 1;        // train: passes over the batch (PPO epochs)
-  bool pair_loss = false;    // train: the loss compares rows of two batches (DPO, reward model)
   bool greedy = false;       // generate: greedy decoding (ReMax's baseline)
   std::vector<std::string> inputs;   // DataSpec names consumed
   std::vector<std::string> outputs;  // DataSpec names produced
+  MfcKind kind() const { return kind_of(op); }
+  bool pair_loss() const { return is_pair_loss(op); }
   int64_t seq_len() const { return prompt_len + gen_len; }
   // Optimizer steps per iteration (train; 1 otherwise) and the sequences of the largest and of the smallest
   // step (the whole batch for other calls).
-  int64_t train_steps() const { return kind == MfcKind::kTrain ? mini_batches * epochs : 1; }
+  int64_t train_steps() const { return kind() == MfcKind::kTrain ? mini_batches * epochs : 1; }
   int64_t max_seqs_per_step() const;
   int64_t min_seqs_per_step() const;
   bool operator==(const Mfc& o) const;
 };
 
 struct DataflowGraph {
-  std::string algorithm;  // "ppo", "grpo", "remax", "dpo", "sft", "rm"
+  Algorithm algorithm = Algorithm::kPpo;
   // Iteration i's generation uses the actor's weights after update i-1-staleness (0: synchronous).
   int64_t staleness = 0;
   std::vector<ModelRole> models;

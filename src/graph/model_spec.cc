@@ -200,6 +200,20 @@ void validate_model_spec(const ModelSpec& s, const std::string& path) {
   if (s.is_moe()) validate_moe_spec(s, path);
 }
 
+std::string runtime_model_problem(const ModelSpec& s) {
+  const std::string what = s.name + " (" + to_string(s.family) + ")";
+  if (s.mla.enabled())
+    return "mla: the runtime does not run multi-head latent attention (DeepSeek-V3's) yet: " + what;
+  if (!s.is_moe()) return "";
+  const MoeSpec& m = s.moe;
+  if (m.scoring != RouterScoring::kSoftmax || m.selection_bias || m.groups != 1 || m.routed_scaling != 1.0)
+    return "moe.scoring: the runtime routes by softmax top-k (Mixtral, Qwen2-MoE, Qwen3-MoE) only, not by " +
+           describe_router(m) + ": " + what;
+  if (m.shared_experts > 1 || (m.shared_experts == 1 && !m.shared_expert_gate))
+    return "moe.shared_experts: the runtime runs Qwen2-MoE's one gated shared expert only: " + what;
+  return "";
+}
+
 Json to_json(const ModelSpec& s) {
   Json j = model_spec_to_hf_config(s);
   j["name"] = s.name;

@@ -89,6 +89,12 @@ Json model_spec_to_hf_config(const ModelSpec& spec);
 // Checks the shape is self-consistent (heads divide hidden, kv heads divide heads, ...).
 void validate_model_spec(const ModelSpec& spec, const std::string& path);
 
+// Empty when realign's runtime (src/model) builds and runs this shape, else why not, naming the ModelSpec
+// field: it runs the dense families and the softmax-routed mixture-of-experts families (Mixtral, Qwen2-MoE
+// with its gated shared expert, Qwen3-MoE), not DeepSeek-V3's latent attention or its sigmoid, grouped,
+// biased or scaled routing (the planner plans those).
+std::string runtime_model_problem(const ModelSpec& spec);
+
 Json to_json(const ModelSpec& spec);
 
 }  // namespace realign

@@ -31,6 +31,30 @@ const tensorfile::TensorView* find_hf(const tensorfile::ShardedCheckpoint& ckpt,
   return nullptr;
 }
 
+// This rank's part of an expert stack: only the experts it holds are read (each HF tensor one at a time).
+at::Tensor load_expert_shard(const std::string& dir, const tensorfile::ShardedCheckpoint& ckpt, const ParamInfo& p,
+                             const HfSource& src, const RankSlice& slice) {
+  const Range experts = ep_shard_range(p, slice.ep_rank, slice.ep);
+  const std::vector<int64_t> one(p.shape.begin() + 1, p.shape.end());
+  std::vector<at::Tensor> parts;
+  for (int64_t e = experts.begin; e < experts.end; ++e) {
+    const std::string& name = src.stacked[size_t(e)];
+    const tensorfile::TensorView* view = ckpt.find(name);
+    if (view == nullptr)
+      throw Error(dir, "checkpoint lacks tensor '" + name + "' (realign parameter " + p.name + ")");
+    if (view->shape != one)
+      throw Error(dir, "tensor '" + name + "' has shape " + shape_str(view->shape) + ", expected " +
+                           shape_str(one) + " for this config.json");
+    at::Tensor t = tensorfile::to_tensor(*view, at::kFloat);
+    if (slice.ep == 1 && p.split_dim > 0) {  // the expert's tp slice of its inner dimension
+      const Range r = tp_shard_range(p, slice.tp_rank, slice.tp_size);
+      t = t.narrow(p.split_dim - 1, r.begin, r.size());
+    }
+    parts.push_back(t.contiguous().clone());
+  }
+  return at::stack(parts);
+}
+
 }  // namespace
 
 std::map<std::string, at::Tensor> load_hf_shards(const std::string& dir, const ModelSpec& spec, HeadKind head,
@@ -44,6 +68,10 @@ std::map<std::string, at::Tensor> load_hf_shards(const std::string& dir, const M
   for (const ParamInfo& p : model_params(spec, head)) {
     if (!stage_holds(p, slice.stage, slice.pp, spec.n_layers)) continue;
     const HfSource src = hf_source(spec, p.name);
+    if (!src.stacked.empty()) {
+      out[p.name] = load_expert_shard(dir, ckpt, p, src, slice).to(dtype).contiguous();
+      continue;
+    }
     const tensorfile::TensorView* view = find_hf(ckpt, spec, src.name);
     if (view == nullptr) {
       if (p.name.rfind("value_head.", 0) == 0 && options.init_missing_value_head) {

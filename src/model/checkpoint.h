@@ -13,10 +13,12 @@
 
 namespace realign::model {
 
-// Which part of the model a rank holds: tp rank / size and pipeline stage / stage count.
+// Which part of the model a rank holds: tp rank / size, pipeline stage / stage count, and the expert-parallel
+// rank / degree (ep > 1: whole experts, model/shard.h).
 struct RankSlice {
   int tp_rank = 0, tp_size = 1;
   int stage = 0, pp = 1;
+  int ep_rank = 0, ep = 1;
 };
 
 struct LoadOptions {

@@ -22,7 +22,38 @@ bool split_layer(const std::string& name, int* layer, std::string* rest) {
   return true;
 }
 
-HfSource llama_source(const std::string& c) {
+// The MoE block of layer `layer` (canonical names after "layers.N."): false when `rest` is not one of its.
+bool moe_source(const ModelSpec& spec, int layer, const std::string& rest, HfSource* s) {
+  if (rest.rfind("moe.", 0) != 0) return false;
+  const bool mixtral = spec.family == ModelFamily::kMixtral;
+  const std::string p = "model.layers." + std::to_string(layer) + (mixtral ? ".block_sparse_moe." : ".mlp.");
+  static const std::map<std::string, std::pair<const char*, const char*>> experts = {
+      {"moe.experts.gate.weight", {"w1", "gate_proj"}},
+      {"moe.experts.up.weight", {"w3", "up_proj"}},
+      {"moe.experts.down.weight", {"w2", "down_proj"}}};
+  static const std::map<std::string, std::string> qwen_shared = {
+      {"moe.shared.gate.weight", "shared_expert.gate_proj.weight"},
+      {"moe.shared.up.weight", "shared_expert.up_proj.weight"},
+      {"moe.shared.down.weight", "shared_expert.down_proj.weight"},
+      {"moe.shared_gate.weight", "shared_expert_gate.weight"}};
+  if (rest == "moe.router.weight") {
+    s->name = p + "gate.weight";
+    return true;
+  }
+  if (auto it = experts.find(rest); it != experts.end()) {
+    for (int64_t e = 0; e < spec.moe.num_experts; ++e)
+      s->stacked.push_back(p + "experts." + std::to_string(e) + "." +
+                           (mixtral ? it->second.first : it->second.second) + ".weight");
+    return true;
+  }
+  if (auto it = qwen_shared.find(rest); it != qwen_shared.end() && spec.family == ModelFamily::kQwen2Moe) {
+    s->name = p + it->second;
+    return true;
+  }
+  return false;
+}
+
+HfSource llama_source(const ModelSpec& spec, const std::string& c) {
   static const std::map<std::string, std::string> top = {
       {"embed.weight", "model.embed_tokens.weight"}, {"final_norm.weight", "model.norm.weight"},
       {"lm_head.weight", "lm_head.weight"},          {"value_head.weight", "value_head.weight"},
@@ -37,6 +68,8 @@ HfSource llama_source(const std::string& c) {
       {"attn.k.bias", "self_attn.k_proj.bias"},
       {"attn.v.bias", "self_attn.v_proj.bias"},
       {"attn.o.weight", "self_attn.o_proj.weight"},
+      {"attn.q_norm.weight", "self_attn.q_norm.weight"},
+      {"attn.k_norm.weight", "self_attn.k_norm.weight"},
       {"mlp.gate.weight", "mlp.gate_proj.weight"},
       {"mlp.up.weight", "mlp.up_proj.weight"},
       {"mlp.down.weight", "mlp.down_proj.weight"}};
@@ -48,12 +81,13 @@ HfSource llama_source(const std::string& c) {
   int layer = 0;
   std::string rest;
   if (split_layer(c, &layer, &rest)) {
+    if (moe_source(spec, layer, rest, &s)) return s;
     if (auto it = in_layer.find(rest); it != in_layer.end()) {
       s.name = "model.layers." + std::to_string(layer) + "." + it->second;
       return s;
     }
   }
-  throw Error(c, "not a parameter of the LLaMA family");
+  throw Error(c, "not a parameter of " + to_string(spec.family));
 }
 
 HfSource gpt2_source(const std::string& c) {
@@ -102,7 +136,7 @@ HfSource gpt2_source(const std::string& c) {
 }  // namespace
 
 HfSource hf_source(const ModelSpec& spec, const std::string& canonical) {
-  return spec.family == ModelFamily::kGpt2 ? gpt2_source(canonical) : llama_source(canonical);
+  return spec.family == ModelFamily::kGpt2 ? gpt2_source(canonical) : llama_source(spec, canonical);
 }
 
 at::Tensor canonical_from_hf(const HfSource& s, const at::Tensor& hf) {
@@ -121,6 +155,11 @@ std::map<std::string, at::Tensor> to_hf_tensors(const ModelSpec& spec,
   std::map<std::string, std::vector<at::Tensor>> fused;  // HF name -> parts in order
   for (const auto& [name, tensor] : canonical) {
     const HfSource s = hf_source(spec, name);
+    if (!s.stacked.empty()) {
+      REALIGN_CHECK(tensor.size(0) == int64_t(s.stacked.size())) << name << " " << tensor.sizes();
+      for (size_t e = 0; e < s.stacked.size(); ++e) out[s.stacked[e]] = tensor[int64_t(e)];
+      continue;
+    }
     if (s.fused_part < 0) {
       out[s.name] = s.transpose ? tensor.t().contiguous() : tensor;
       continue;

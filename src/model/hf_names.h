@@ -1,4 +1,7 @@
 // Hugging Face tensor names <-> realign's canonical names (graph/param_layout.h), per family.
+// Mixture-of-experts layers (Mixtral: block_sparse_moe.{gate, experts.{e}.w1/w3/w2}; Qwen2-MoE / Qwen3-MoE:
+// mlp.{gate, experts.{e}.gate_proj/up_proj/down_proj, shared_expert.*, shared_expert_gate}) stack each
+// expert's tensor into one canonical (E, ...) tensor.
 // LLaMA / Qwen2 / Mistral map one to one (model.layers.N.self_attn.q_proj.weight <-> layers.N.attn.q.weight).
 // GPT-2 stores q, k and v fused in one Conv1D (transformer.h.N.attn.c_attn, weight (in, out) = (H, 3H)), and
 // every Conv1D weight transposed relative to a Linear: canonical tensors are slices / transposes of HF ones.
@@ -9,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "graph/model_spec.h"
 
@@ -20,6 +24,9 @@ struct HfSource {
   bool transpose = false;  // GPT-2 Conv1D weights are stored (in, out)
   int fused_part = -1;     // GPT-2 c_attn: part q = 0, k = 1, v = 2 of the output dimension; -1: whole tensor
   int fused_parts = 0;
+  // A routed-expert stack (E, ...) is E HF tensors, one per expert, in expert order (`name` is empty):
+  // Mixtral's block_sparse_moe.experts.{e}.w1, Qwen's mlp.experts.{e}.gate_proj, ...
+  std::vector<std::string> stacked;
 };
 
 // Throws Error naming the canonical name when the family has no such parameter.

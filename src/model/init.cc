@@ -55,11 +55,12 @@ std::map<std::string, at::Tensor> init_full_params(const ModelSpec& spec, HeadKi
 
 std::map<std::string, at::Tensor> init_rank_params(const ModelSpec& spec, HeadKind head, uint64_t seed,
                                                    int tp_rank, int tp_size, int stage, int pp,
-                                                   const InitOptions& options) {
+                                                   const InitOptions& options, int ep_rank, int ep) {
   std::map<std::string, at::Tensor> out;
   for (const ParamInfo& p : model_params(spec, head)) {
     if (!stage_holds(p, stage, pp, spec.n_layers)) continue;
-    out.emplace(p.name, shard_of(init_param(p, spec, seed, options), p, tp_rank, tp_size).clone());
+    out.emplace(p.name,
+                shard_of(init_param(p, spec, seed, options), p, tp_rank, tp_size, ep_rank, ep).clone());
   }
   return out;
 }

@@ -26,11 +26,12 @@ at::Tensor init_param(const ParamInfo& p, const ModelSpec& spec, uint64_t seed, 
 std::map<std::string, at::Tensor> init_full_params(const ModelSpec& spec, HeadKind head, uint64_t seed,
                                                    const InitOptions& options = {});
 
-// Only the shards that (tp_rank of tp_size, stage of pp) holds, equal to shard_of(init_full_params(...)).
-// Each full parameter is drawn and sliced one at a time (a sequential generator cannot skip ahead), so the
-// peak extra memory is one full parameter, never the model.
+// Only the shards that (tp_rank of tp_size, stage of pp, ep_rank of ep) holds, equal to
+// shard_of(init_full_params(...)). Each full parameter is drawn and sliced one at a time (a sequential
+// generator cannot skip ahead), so the peak extra memory is one full parameter, never the model.
 std::map<std::string, at::Tensor> init_rank_params(const ModelSpec& spec, HeadKind head, uint64_t seed,
                                                    int tp_rank, int tp_size, int stage, int pp,
-                                                   const InitOptions& options = {});
+                                                   const InitOptions& options = {}, int ep_rank = 0,
+                                                   int ep = 1);
 
 }  // namespace realign::model

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "model/attention.h"
 #include "model/rope.h"
+#include "model/shard.h"
 #include "model/tp_ops.h"
 
 namespace realign::model {
@@ -27,8 +28,14 @@ Transformer::Transformer(ModelSpec spec, HeadKind head, ParallelContext parallel
     : spec_(std::move(spec)), head_(head), parallel_(std::move(parallel)), dtype_(dtype), device_(device) {
   validate_model_spec(spec_, spec_.name);
   if (!parallel_.tp) parallel_.tp = comm::single_rank_group();
+  if (!parallel_.ep) parallel_.ep = comm::single_rank_group();
   const int tp_size = parallel_.tp->size(), tp_rank = parallel_.tp->rank();
+  const int ep_size = parallel_.ep->size(), ep_rank = parallel_.ep->rank();
   if (std::string why = tp_incompatibility(spec_, tp_size); !why.empty()) throw Error(spec_.name, why);
+  if (std::string why = runtime_model_problem(spec_); !why.empty()) throw Error(spec_.name, why);
+  if (spec_.is_moe() && spec_.moe.num_experts % ep_size != 0)
+    throw Error(spec_.name, "ep " + std::to_string(ep_size) + " does not divide the " +
+                                std::to_string(spec_.moe.num_experts) + " experts");
   if (parallel_.n_stages < 1 || parallel_.n_stages > spec_.n_layers || parallel_.stage < 0 ||
       parallel_.stage >= parallel_.n_stages)
     throw Error(spec_.name, "pipeline stage " + std::to_string(parallel_.stage) + " of " +
@@ -48,7 +55,7 @@ Transformer::Transformer(ModelSpec spec, HeadKind head, ParallelContext parallel
     }
     if (!stage_holds(p, parallel_.stage, parallel_.n_stages, spec_.n_layers)) continue;
     infos_.push_back(p);
-    at::Tensor t = at::zeros(tp_shard_shape(p, tp_rank, tp_size), opts);
+    at::Tensor t = at::zeros(shard_shape(p, tp_rank, tp_size, ep_rank, ep_size), opts);
     t.set_requires_grad(true);
     params_.emplace(p.name, t);
   }
@@ -65,6 +72,8 @@ Transformer::Transformer(ModelSpec spec, HeadKind head, ParallelContext parallel
     l.v_b = param(n + "attn.v.bias");
     l.o_w = param(n + "attn.o.weight");
     l.o_b = param(n + "attn.o.bias");
+    l.q_norm_w = param(n + "attn.q_norm.weight");
+    l.k_norm_w = param(n + "attn.k_norm.weight");
     l.mlp_norm_w = param(n + "mlp_norm.weight");
     l.mlp_norm_b = param(n + "mlp_norm.bias");
     l.gate_w = param(n + "mlp.gate.weight");
@@ -72,6 +81,11 @@ Transformer::Transformer(ModelSpec spec, HeadKind head, ParallelContext parallel
     l.up_b = param(n + "mlp.up.bias");
     l.down_w = param(n + "mlp.down.weight");
     l.down_b = param(n + "mlp.down.bias");
+    l.moe = spec_.moe.is_moe_layer(i);
+    l.experts = MoeWeights{param(n + "moe.router.weight"),      param(n + "moe.experts.gate.weight"),
+                           param(n + "moe.experts.up.weight"),  param(n + "moe.experts.down.weight"),
+                           param(n + "moe.shared.gate.weight"), param(n + "moe.shared.up.weight"),
+                           param(n + "moe.shared.down.weight"), param(n + "moe.shared_gate.weight")};
     layer_params_.push_back(l);
   }
   if (spec_.family != ModelFamily::kGpt2) inv_freq_ = rope_inv_freq(spec_).to(device_);
@@ -139,6 +153,12 @@ at::Tensor Transformer::attention_block(const Layer& l, const at::Tensor& x, con
   at::Tensor q = dense(h, l.q_w, l.q_b).view({B, T, q_heads_, d}).transpose(1, 2);
   at::Tensor k = dense(h, l.k_w, l.k_b).view({B, T, kv_heads_, d}).transpose(1, 2);
   at::Tensor v = dense(h, l.v_w, l.v_b).view({B, T, kv_heads_, d}).transpose(1, 2);
+  if (l.q_norm_w.defined()) {
+    // Qwen3: per head, before the rotary embedding. The weights are replicated over tp but scale only this
+    // rank's heads: f sums their gradient over tp.
+    q = norm(q, copy_to_tp(l.q_norm_w, tp()), at::Tensor());
+    k = norm(k, copy_to_tp(l.k_norm_w, tp()), at::Tensor());
+  }
   if (inv_freq_.defined()) {
     q = apply_rope(q, positions, inv_freq_);
     k = apply_rope(k, positions, inv_freq_);
@@ -156,6 +176,7 @@ at::Tensor Transformer::attention_block(const Layer& l, const at::Tensor& x, con
 }
 
 at::Tensor Transformer::mlp_block(const Layer& l, const at::Tensor& x) {
+  if (l.moe) return moe_mlp(spec_.moe, l.experts, norm(x, l.mlp_norm_w, l.mlp_norm_b), tp(), ep());
   at::Tensor h = copy_to_tp(norm(x, l.mlp_norm_w, l.mlp_norm_b), tp());
   at::Tensor inner;
   if (spec_.family == ModelFamily::kGpt2)

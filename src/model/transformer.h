@@ -1,4 +1,5 @@
-// Transformer: the decoder of every supported family (LLaMA / Qwen2 / Mistral / GPT-2), holding only this
+// Transformer: the decoder of every supported family (LLaMA / Qwen2 / Mistral / GPT-2, and the
+// mixture-of-experts Mixtral / Qwen2-MoE / Qwen3-MoE, whose MoE layers are model/moe.h), holding only this
 // rank's tensor-parallel shards of this pipeline stage's layers as leaf tensors (requires_grad), named by
 // canonical names (graph/param_layout.h). Column-parallel q/k/v/gate/up (GPT-2's fc), row-parallel o/down,
 // vocabulary-parallel embedding and LM head, with Megatron's f/g pairs (model/tp_ops.h) at the boundaries.
@@ -15,13 +16,21 @@
 #include "comm/group.h"
 #include "graph/param_layout.h"
 #include "model/kv_cache.h"
+#include "model/moe.h"
 #include "model/token_batch.h"
 
 namespace realign::model {
 
 struct ParallelContext {
+  // A constructor rather than an aggregate, so callers without experts keep writing {tp, stage, n_stages}.
+  ParallelContext(std::shared_ptr<comm::Group> tp_group = nullptr, int stage_index = 0, int stages = 1,
+                  std::shared_ptr<comm::Group> ep_group = nullptr)
+      : tp(std::move(tp_group)), stage(stage_index), n_stages(stages), ep(std::move(ep_group)) {}
   std::shared_ptr<comm::Group> tp;  // nullptr = single_rank_group()
   int stage = 0, n_stages = 1;
+  // The expert-parallel group of an MoE model (comm::expert_ranks; its rank is this rank's ep rank); nullptr:
+  // ep = 1, the experts cut by tp.
+  std::shared_ptr<comm::Group> ep;
 };
 
 class Transformer {
@@ -35,6 +44,7 @@ class Transformer {
   HeadKind head() const { return head_; }
   const ParallelContext& parallel() const { return parallel_; }
   comm::Group& tp() const { return *parallel_.tp; }
+  comm::Group& ep() const { return *parallel_.ep; }
   bool first_stage() const { return parallel_.stage == 0; }
   bool last_stage() const { return parallel_.stage == parallel_.n_stages - 1; }
   at::ScalarType dtype() const { return dtype_; }
@@ -83,7 +93,10 @@ class Transformer {
  private:
   struct Layer {
     at::Tensor attn_norm_w, attn_norm_b, q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
+    at::Tensor q_norm_w, k_norm_w;  // Qwen3: RMSNorm of each head's query and key
     at::Tensor mlp_norm_w, mlp_norm_b, gate_w, up_w, up_b, down_w, down_b;
+    bool moe = false;
+    MoeWeights experts;
   };
   at::Tensor embed(const at::Tensor& tokens, const at::Tensor& positions);
   at::Tensor norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const;

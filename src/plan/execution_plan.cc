@@ -129,9 +129,9 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
     return "dp*tp*pp = " + std::to_string(s.dp) + "*" + std::to_string(s.tp) + "*" + std::to_string(s.pp) +
            " = " + std::to_string(s.dp * s.tp * s.pp) + " does not equal the mesh's " +
            std::to_string(mesh_size) + " devices";
-  if (mfc.kind != MfcKind::kTrain && (s.zero1 || s.recompute))
+  if (mfc.kind() != MfcKind::kTrain && (s.zero1 || s.recompute))
     return std::string(s.zero1 ? "zero1" : "recompute") + " applies to train calls only; " + mfc.name +
-           " is a " + to_string(mfc.kind) + " call";
+           " is a " + to_string(mfc.kind()) + " call";
   const int dpn = cluster.devices_per_node;
   if (s.tp > dpn || (mesh_size >= dpn && dpn % s.tp != 0))
     return "tp " + std::to_string(s.tp) + " must stay within one node of " + std::to_string(dpn) + " devices";
@@ -147,9 +147,9 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
   const int64_t seqs_per_step = mfc.min_seqs_per_step();
   if (s.dp > seqs_per_step)
     return "dp " + std::to_string(s.dp) + " exceeds the " + std::to_string(seqs_per_step) + " sequences of " +
-           (mfc.kind == MfcKind::kTrain ? "a training step (" + std::to_string(mfc.n_seqs) + " in " +
-                                              std::to_string(mfc.mini_batches) + " mini-batches)"
-                                        : std::string("the call"));
+           (mfc.kind() == MfcKind::kTrain ? "a training step (" + std::to_string(mfc.n_seqs) + " in " +
+                                                std::to_string(mfc.mini_batches) + " mini-batches)"
+                                          : std::string("the call"));
   const int64_t per_rank = seqs_per_step / s.dp;
   if (s.micro_batches > per_rank)
     return std::to_string(s.micro_batches) + " micro-batches exceed the " + std::to_string(per_rank) +
@@ -169,8 +169,8 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
     if (idx < 0) {
       std::string known;
       for (const auto& m : graph.mfcs) known += (known.empty() ? "" : ", ") + m.name;
-      throw Error(p + ".name",
-                  "no call named '" + a.mfc + "' in the " + graph.algorithm + " graph (" + known + ")");
+      throw Error(p + ".name", "no call named '" + a.mfc + "' in the " + to_string(graph.algorithm) +
+                                   " graph (" + known + ")");
     }
     if (seen[idx]) throw Error(p + ".name", "call '" + a.mfc + "' is assigned twice");
     seen[idx] = true;

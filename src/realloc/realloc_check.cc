@@ -86,12 +86,28 @@ SliceSource full_params(std::map<std::string, at::Tensor> tensors) {
   };
 }
 
+namespace {
+
+// What `device` holds of `p` in `layout` (undefined when nothing): its slice along slice_dim, or with ep > 1
+// an expert stack's whole experts.
+at::Tensor held_tensor(const ParamInfo& p, int64_t n_layers, const Layout& layout, int device,
+                       const SliceSource& source, at::ScalarType dtype) {
+  if (!holds(p, n_layers, layout, device)) return at::Tensor();
+  if (!p.expert || layout.ep == 1) return source(p, held_slice(p, n_layers, layout, device), dtype);
+  const Range experts = held_experts(p, n_layers, layout, device);
+  return source(p, Range{0, p.shape.at(size_t(slice_dim(p)))}, dtype)
+      .narrow(0, experts.begin, experts.size())
+      .contiguous();
+}
+
+}  // namespace
+
 ShardMap make_shards(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& layout, int device,
                      const SliceSource& source, at::ScalarType dtype) {
   ShardMap out;
   for (const ParamInfo& p : params) {
-    const Range r = held_slice(p, n_layers, layout, device);
-    if (r.size() > 0) out[p.name] = source(p, r, dtype);
+    at::Tensor t = held_tensor(p, n_layers, layout, device, source, dtype);
+    if (t.defined()) out[p.name] = t;
   }
   return out;
 }
@@ -103,15 +119,14 @@ std::vector<std::string> verify_shards(const std::vector<ParamInfo>& params, int
   const std::string where = "rank " + std::to_string(device) + " (" + to_string(layout) + "): ";
   size_t expected_count = 0;
   for (const ParamInfo& p : params) {
-    const Range r = held_slice(p, n_layers, layout, device);
-    if (r.size() == 0) continue;
+    const at::Tensor want = held_tensor(p, n_layers, layout, device, source, dtype);
+    if (!want.defined()) continue;
     ++expected_count;
     auto it = shards.find(p.name);
     if (it == shards.end()) {
       bad.push_back(where + p.name + ": missing");
       continue;
     }
-    const at::Tensor want = source(p, r, dtype);
     const at::Tensor& got = it->second;
     if (got.sizes() != want.sizes() || got.scalar_type() != dtype) {
       bad.push_back(where + p.name + ": shape " + shape_str(got.sizes()) + " " + c10::toString(got.scalar_type()) +
@@ -146,7 +161,7 @@ CheckResult run_realloc_check(comm::Group& group, const std::vector<ParamInfo>& 
   const std::vector<std::string> bad = verify_shards(params, n_layers, to, me, dst, source, dtype);
   for (const auto& line : bad) std::fprintf(stderr, "realloc-check mismatch: %s\n", line.c_str());
   int64_t checked = 0;
-  for (const ParamInfo& p : params) checked += held_slice(p, n_layers, to, me).size() > 0;
+  for (const ParamInfo& p : params) checked += holds(p, n_layers, to, me);
   at::Tensor sums = at::tensor({stats.bytes_received, stats.bytes_copied, stats.messages, checked,
                                 int64_t(bad.size())}, at::kLong);
   group.all_reduce_sum(sums);

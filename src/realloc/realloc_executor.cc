@@ -18,9 +18,11 @@ std::string shape_str(at::IntArrayRef s) {
   return o.str();
 }
 
-// The slice of a shard a transfer reads or writes.
-at::Tensor slice_of(const at::Tensor& shard, const SliceTransfer& t, int64_t offset) {
-  return shard.narrow(t.dim, offset, t.range.size());
+// The slice of a shard a transfer reads or writes; an expert's slice within the experts `held` (dim 0) keeps
+// dim 0 (size 1), so t.dim still names the same dimension.
+at::Tensor slice_of(const at::Tensor& shard, const SliceTransfer& t, int64_t offset, const Range& held) {
+  const at::Tensor s = t.expert < 0 ? shard : shard.narrow(0, t.expert - held.begin, 1);
+  return s.narrow(t.dim, offset, t.range.size());
 }
 
 }  // namespace
@@ -37,11 +39,11 @@ ShardMap execute_reallocation(comm::Group& group, const TransferPlan& plan, cons
   // Source shards this rank must hold, checked up front so a caller's mistake is named, not a hang.
   std::vector<const at::Tensor*> src(params.size(), nullptr);
   for (size_t i = 0; i < params.size(); ++i) {
-    if (held_slice(params[i], n_layers, plan.from, me).size() == 0) continue;
+    if (!holds(params[i], n_layers, plan.from, me)) continue;
     const ParamInfo& p = params[i];
     auto it = source.find(p.name);
     if (it == source.end()) throw Error("realloc source shards", "rank " + std::to_string(me) + " lacks '" + p.name + "'");
-    const auto want = tp_shard_shape(p, plan.from.coord_of(me).tp, plan.from.tp);
+    const auto want = held_shape(p, plan.from, me);
     if (it->second.sizes() != at::IntArrayRef(want) || it->second.scalar_type() != options.dtype)
       throw Error("realloc source shards", "'" + p.name + "' on rank " + std::to_string(me) + " is " +
                                                shape_str(it->second.sizes()) + " " +
@@ -52,19 +54,23 @@ ShardMap execute_reallocation(comm::Group& group, const TransferPlan& plan, cons
   ShardMap out;
   std::vector<at::Tensor*> dst(params.size(), nullptr);
   if (plan.to.contains(me)) {
-    const int tp_rank = plan.to.coord_of(me).tp;
     for (size_t i = 0; i < params.size(); ++i) {
-      if (held_slice(params[i], n_layers, plan.to, me).size() == 0) continue;
+      if (!holds(params[i], n_layers, plan.to, me)) continue;
       at::Tensor& t = out[params[i].name];
-      t = at::empty(tp_shard_shape(params[i], tp_rank, plan.to.tp), at::TensorOptions().dtype(options.dtype));
+      t = at::empty(held_shape(params[i], plan.to, me), at::TensorOptions().dtype(options.dtype));
       dst[i] = &t;
     }
   }
+  // The experts each rank holds of each expert stack, before and after (an expert slice's position).
+  auto experts_held = [&](const SliceTransfer& t, const Layout& layout, int device) {
+    return t.expert < 0 ? Range{0, 0} : held_experts(params[size_t(t.param)], n_layers, layout, device);
+  };
   ReallocStats local;
   for (const SliceTransfer& c : plan.local_copies) {
     if (c.dst != me) continue;
     REALIGN_CHECK(src[size_t(c.param)] && dst[size_t(c.param)]) << params[size_t(c.param)].name;
-    slice_of(*dst[size_t(c.param)], c, c.dst_offset).copy_(slice_of(*src[size_t(c.param)], c, c.src_offset));
+    slice_of(*dst[size_t(c.param)], c, c.dst_offset, experts_held(c, plan.to, me))
+        .copy_(slice_of(*src[size_t(c.param)], c, c.src_offset, experts_held(c, plan.from, me)));
     local.bytes_copied += c.numel * elem;
   }
   // Messages: each transfer touching this rank, cut along the slice's dim 0 into chunks; numbered per pair
@@ -76,7 +82,7 @@ ShardMap execute_reallocation(comm::Group& group, const TransferPlan& plan, cons
     int& next = seq[{t.src, t.dst}];
     const ParamInfo& p = params[size_t(t.param)];
     // Rows along the slice's dim 0, and elements per row.
-    const int64_t rows = t.dim == 0 ? t.range.size() : p.shape.at(0);
+    const int64_t rows = t.expert >= 0 ? 1 : t.dim == 0 ? t.range.size() : p.shape.at(0);
     const int64_t row_elems = rows == 0 ? 0 : t.numel / rows;
     const int64_t chunk_rows = std::max<int64_t>(1, options.chunk_bytes / std::max<int64_t>(1, row_elems * elem));
     for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
@@ -90,10 +96,12 @@ ShardMap execute_reallocation(comm::Group& group, const TransferPlan& plan, cons
       m.tag = round;
       m.bytes = n * row_elems * elem;
       if (sending) {
-        const at::Tensor view = slice_of(*src[size_t(t.param)], t, t.src_offset).narrow(0, r0, n);
+        const at::Tensor view =
+            slice_of(*src[size_t(t.param)], t, t.src_offset, experts_held(t, plan.from, me)).narrow(0, r0, n);
         m.prepare = [view] { return view.is_contiguous() ? view : view.contiguous(); };
       } else {
-        const at::Tensor view = slice_of(*dst[size_t(t.param)], t, t.dst_offset).narrow(0, r0, n);
+        const at::Tensor view =
+            slice_of(*dst[size_t(t.param)], t, t.dst_offset, experts_held(t, plan.to, me)).narrow(0, r0, n);
         if (view.is_contiguous()) {
           m.prepare = [view] { return view; };
         } else {

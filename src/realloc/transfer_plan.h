@@ -8,6 +8,8 @@
 // - so each byte a destination lacks crosses the wire once, and bytes_moved == bytes_minimum;
 // - the sending is spread over the source replicas (dp copies, both holders of a tied embedding, every tp rank
 //   of a replicated tensor): least-loaded sender first, large pieces split across replicas.
+// Expert stacks of a mixture-of-experts model are planned expert by expert, so layouts that differ in ep
+// (whole experts per ep rank) or in tp (each expert's inner dimension cut) exchange exactly what is missing.
 // Any pair of layouts works: tp sizes that do not divide each other (ranges are intersections of the two
 // layouts' balanced_part shard ranges, on split_unit boundaries), dp/tp/pp changing together, overlapping or
 // disjoint device sets.
@@ -34,6 +36,9 @@ struct SliceTransfer {
   int64_t src_offset = 0;  // range.begin - (the source shard's begin along dim)
   int64_t dst_offset = 0;
   int64_t numel = 0;  // elements in the slice
+  // An expert stack's slices are one expert each (plan/held_slice.h held_expert_slice): its index along
+  // dim 0, in full-tensor coordinates; -1 for any other parameter.
+  int64_t expert = -1;
   bool operator==(const SliceTransfer& o) const;
 };
 

@@ -15,7 +15,7 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
       const int dp = mesh_size / tp / pp;
       for (int mb = 1; mb <= max_micro_batches; mb *= 2) {
         // Generation gains nothing from micro-batches without pipelining; keep the space small.
-        if (mfc.kind == MfcKind::kGenerate && pp == 1 && mb > 1) break;
+        if (mfc.kind() == MfcKind::kGenerate && pp == 1 && mb > 1) break;
         // A mixture-of-experts model's experts spread over ep ranks of each stage's dp x tp grid: every
         // power of two the rules allow (plan/expert_parallel.h); a dense model has ep 1 only.
         for (int ep = 1; ep <= (spec.is_moe() ? dp * tp : 1); ep *= 2) {
@@ -23,7 +23,7 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
           s.ep = ep;
           if (!strategy_problem(mfc, spec, cluster, mesh_size, s).empty()) continue;
           out.push_back(s);
-          if (mfc.kind != MfcKind::kTrain) continue;
+          if (mfc.kind() != MfcKind::kTrain) continue;
           // A train call may shard its optimizer state over dp (ZeRO-1) and recompute activations: less
           // memory for a little more time; the search weighs both.
           for (const bool zero1 : {false, true})

@@ -219,6 +219,7 @@ SearchResult mcmc_search(const DataflowGraph& graph,
           result.plan = current_plan;
           result.score = s;
           result_value = value;
+          result.best_step = result.steps;
         }
         continue;
       }

@@ -31,6 +31,9 @@ struct SearchResult {
   ExecutionPlan plan;
   PlanScore score;
   int64_t steps = 0;
+  // The step after which the result last improved (0: no step beat the best start). Far below `steps`, the
+  // chain spent the rest of its budget, restarts included, without finding better: it had converged.
+  int64_t best_step = 0;
   int64_t accepted = 0;
   int64_t evaluations = 0;  // plans simulated (a plan the chain proposes again is scored from memory)
   double seconds = 0;

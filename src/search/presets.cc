@@ -127,7 +127,7 @@ Options whole_cluster_options(const DataflowGraph& g, const Cluster& c, bool run
 Options recomputing_training(const DataflowGraph& g, Options options, bool runtime_limits) {
   if (runtime_limits) return options;
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
-    if (g.mfcs[i].kind != MfcKind::kTrain) continue;
+    if (g.mfcs[i].kind() != MfcKind::kTrain) continue;
     std::vector<Strategy> recomputing;
     for (const Strategy& s : options[i])
       if (s.recompute) recomputing.push_back(s);
@@ -191,7 +191,7 @@ std::vector<std::vector<int>> levels(const DataflowGraph& g) {
 
 double call_weight(const DataflowGraph& g, int i) {
   const Mfc& m = g.mfcs[i];
-  const double factor = m.kind == MfcKind::kTrain ? 3.0 : 1.0;
+  const double factor = m.kind() == MfcKind::kTrain ? 3.0 : 1.0;
   return factor *
          g.model(m.model).spec.forward_flops(double(m.n_seqs * m.seq_len()), double(m.seq_len()) / 2);
 }
@@ -253,7 +253,7 @@ std::optional<ExecutionPlan> split_plan(const DataflowGraph& g, const Cluster& c
 std::optional<ExecutionPlan> disaggregated(const DataflowGraph& g, const Cluster& c, PlanEvaluator& ev,
                                            bool runtime_limits) {
   return split_plan(g, c, ev, runtime_limits,
-                    [&](int i) { return g.mfcs[size_t(i)].kind == MfcKind::kGenerate; });
+                    [&](int i) { return g.mfcs[size_t(i)].kind() == MfcKind::kGenerate; });
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 
 namespace realign::train {
 
-PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const RlRows& rows, const runtime::Rows& got,
+PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const BatchRows& rows, const runtime::Rows& got,
                            const std::vector<int64_t>& index, double kl_coef, Json* stats) const {
   const PpoConfig& ppo = train_config_.ppo;
   const int64_t n = rows.n;
@@ -44,7 +44,7 @@ PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const RlRows& rows, 
     scores = (scores - all.mean()) / (all.std() + 1e-8);
   }
   const bool kl_in_reward = ppo.kl_mode == "reward";
-  if (algorithm_ == "ppo") {
+  if (algorithm_ == Algorithm::kPpo) {
     const at::Tensor rewards = algo::token_rewards(scores, kl, mask, kl_in_reward ? kl_coef : 0.0);
     const algo::GaeResult g = algo::gae(rewards, values, mask, ppo.gamma, ppo.lambda);
     batch.advantages =
@@ -55,7 +55,7 @@ PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const RlRows& rows, 
     const at::Tensor seq_scores = kl_in_reward ? scores - kl_coef * kl.sum(1) : scores;
     const at::Tensor all_scores = gather_rows(dp, seq_scores, index, n);
     at::Tensor adv;
-    if (algorithm_ == "grpo") {
+    if (algorithm_ == Algorithm::kGrpo) {
       adv = algo::group_advantages(all_scores, rows.group, ppo.grpo_scale_std);
     } else {
       at::Tensor base_scores = got.at("base_score");

@@ -8,7 +8,7 @@
 
 namespace realign::train {
 
-std::vector<runtime::TokenIds> Trainer::prompts_of(const RlRows& rows,
+std::vector<runtime::TokenIds> Trainer::prompts_of(const BatchRows& rows,
                                                    const std::vector<int64_t>& index) const {
   std::vector<runtime::TokenIds> out;
   for (int64_t i : index) out.push_back(codec_.encode_prompt(record_of(rows, i).prompt));

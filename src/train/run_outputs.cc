@@ -22,9 +22,9 @@ void Trainer::write_start_files(const RunDir& dir, int64_t done) const {
   std::filesystem::remove(dir.metrics_file());
 }
 
-Json Trainer::step_record(int64_t step, const std::string& stage, const Json& step_stats,
-                          const Timeline& timeline, double step_s) const {
-  Json rec{{"step", step}, {"stage", stage}};
+Json Trainer::step_record(int64_t step, const Stage& stage, const Json& step_stats, const Timeline& timeline,
+                          double step_s) const {
+  Json rec{{"step", step}, {"stage", stage.name()}};
   for (auto& [k, v] : step_stats.items()) rec[k] = v;
   double realloc_bytes = 0, data_bytes = 0;
   for (const TimelineEvent& e : timeline.events) {
@@ -37,10 +37,10 @@ Json Trainer::step_record(int64_t step, const std::string& stage, const Json& st
   rec["time/step_s"] = step_s;
   rec["realloc/bytes"] = realloc_bytes;
   rec["data/bytes"] = data_bytes;
-  // How much of the step the generation's and the actor update's devices idled (RL steps).
-  if (stage == "rl")
-    for (const char* call : {"actor_gen", "actor_train"})
-      rec[std::string("time/idle_share/") + call] = idle_share(timeline, place_->layout_of(call, "actor"), step_s);
+  // How much of the step the sampling's and the policy update's devices idled (RL steps).
+  for (const Mfc& m : stage.graph.mfcs)
+    if ((m.op == MfcOp::kSample && !m.greedy) || m.op == MfcOp::kPolicyUpdate)
+      rec["time/idle_share/" + m.name] = idle_share(timeline, place_->layout_of(m.name, m.model), step_s);
   return rec;
 }
 

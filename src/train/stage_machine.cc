@@ -7,39 +7,64 @@
 
 namespace realign::train {
 
+Stage Trainer::make_stage(Algorithm algorithm, int64_t steps, int64_t draws) const {
+  // The run's own algorithm has the graph the planner priced; a stage before it (SFT, the reward model) is
+  // its own algorithm's graph over the same models and sequence lengths, one optimizer step per step.
+  AlgorithmConfig c = with_training_sections(input_.algorithm, input_.sections);
+  if (algorithm != c.algorithm) {
+    c.algorithm = algorithm;
+    c.staleness = 0;
+    c.batch.samples_per_prompt = 1;
+    c.batch.mini_batches = c.batch.epochs = 1;
+  }
+  c.batch.prompts = draws;
+  Stage s;
+  s.graph = build_graph(c);
+  s.steps = steps;
+  s.first = stages_.empty() ? 1 : stages_.back().first + stages_.back().steps;
+  s.draws = draws;
+  s.group = algorithm == Algorithm::kGrpo ? std::max<int64_t>(1, c.batch.samples_per_prompt) : 1;
+  return s;
+}
+
+data::EpochSampler& Trainer::sampler_of(const Stage& stage) {
+  const Algorithm a = stage.graph.algorithm;
+  if (is_rl(a)) return *prompt_sampler_;
+  return a == Algorithm::kSft ? *sft_sampler_ : *pref_sampler_;
+}
+
 void Trainer::build_stages() {
-  const std::string& a = algorithm_;
-  auto add = [&](const std::string& kind, int64_t steps) {
-    if (steps <= 0) return;
-    int64_t first = stages_.empty() ? 1 : stages_.back().first + stages_.back().steps;
-    stages_.push_back({kind, steps, first});
+  const Algorithm a = algorithm_;
+  const int64_t prompts = input_.algorithm.batch.prompts;
+  // A stage before the algorithm's own draws its own batch (train.sft_stage.batch, ...).
+  auto add = [&](Algorithm stage, int64_t steps, int64_t own_batch) {
+    if (steps > 0) stages_.push_back(make_stage(stage, steps, stage == a ? prompts : own_batch));
   };
-  if (a == "sft") {
-    add("sft", train_config_.steps);
-  } else if (a == "rm") {
-    add("rm", train_config_.steps);
-  } else if (a == "dpo") {
-    add("sft", train_config_.sft_stage.steps);
-    add("dpo", train_config_.steps);
+  const int64_t sft_batch = train_config_.sft_stage.batch, rm_batch = train_config_.reward_model_stage.batch;
+  if (a == Algorithm::kSft || a == Algorithm::kRm) {
+    add(a, train_config_.steps, prompts);
+  } else if (a == Algorithm::kDpo) {
+    add(Algorithm::kSft, train_config_.sft_stage.steps, sft_batch);
+    add(a, train_config_.steps, prompts);
   } else {
-    add("sft", train_config_.sft_stage.steps);
+    add(Algorithm::kSft, train_config_.sft_stage.steps, sft_batch);
     if (input_.sections.reward.kind == "model") {
       if (train_config_.reward_model_stage.steps <= 0 && !input_.model_dirs.count("reward"))
         throw Error("train.reward_model_stage.steps",
                     "reward.kind is model: train one here (steps > 0) or give models.reward a trained model "
                     "directory");
-      add("rm", train_config_.reward_model_stage.steps);
+      add(Algorithm::kRm, train_config_.reward_model_stage.steps, rm_batch);
     }
-    add("rl", train_config_.steps);
+    add(a, train_config_.steps, prompts);
   }
   if (stages_.empty()) throw Error("train.steps", "nothing to run: every stage has 0 steps");
   for (const Stage& s : stages_) {
-    if ((s.kind == "sft") && data_.sft.empty())
+    const Algorithm k = s.graph.algorithm;
+    if (k == Algorithm::kSft && data_.sft.empty())
       throw Error("data.sft", "the SFT stage needs SFT pairs (data.sft)");
-    if ((s.kind == "rm" || s.kind == "dpo") && data_.preferences.empty())
-      throw Error("data.preferences", "the " + s.kind + " stage needs preference pairs (data.preferences)");
-    if (s.kind == "rl" && data_.prompts.empty())
-      throw Error("data.prompts", "RL needs prompts (data.prompts)");
+    if ((k == Algorithm::kRm || k == Algorithm::kDpo) && data_.preferences.empty())
+      throw Error("data.preferences", "the " + s.name() + " stage needs preference pairs (data.preferences)");
+    if (is_rl(k) && data_.prompts.empty()) throw Error("data.prompts", "RL needs prompts (data.prompts)");
   }
 }
 
@@ -65,14 +90,15 @@ void Trainer::enter_stage(int index, bool fresh) {
     m.config = c;
     if (m.model) m.optim = std::make_unique<runtime::AdamW>(m.model->named_params(), c, steps);
   };
-  if (s.kind == "sft")
-    reset_optim("actor", *actor_, algorithm_ == "sft" ? train_config_.optim : train_config_.sft_stage.optim,
+  const Algorithm k = s.graph.algorithm;
+  if (k == Algorithm::kSft)
+    reset_optim("actor", *actor_, algorithm_ == k ? train_config_.optim : train_config_.sft_stage.optim,
                 s.steps);
-  if (s.kind == "rm")
+  if (k == Algorithm::kRm)
     reset_optim("reward", *reward_,
-                algorithm_ == "rm" ? train_config_.optim : train_config_.reward_model_stage.optim, s.steps);
-  if (s.kind == "dpo") reset_optim("actor", *actor_, train_config_.optim, s.steps);
-  if (s.kind == "rl") {
+                algorithm_ == k ? train_config_.optim : train_config_.reward_model_stage.optim, s.steps);
+  if (k == Algorithm::kDpo) reset_optim("actor", *actor_, train_config_.optim, s.steps);
+  if (is_rl(k)) {
     reset_optim("actor", *actor_, train_config_.optim, rl_optimizer_steps());
     if (critic_) reset_optim("critic", *critic_, train_config_.critic_optim, rl_optimizer_steps());
   }
@@ -87,12 +113,12 @@ void Trainer::enter_stage(int index, bool fresh) {
                               shape("actor").dtype);
     return mover.move(*all_ranks_, actor_held, place_->home("actor"), place_->home(role));
   };
-  if ((s.kind == "rl" || s.kind == "dpo") && has_ref_ && spec("ref") == spec("actor") &&
+  if ((is_rl(k) || k == Algorithm::kDpo) && has_ref_ && spec("ref") == spec("actor") &&
       !input_.model_dirs.count("ref")) {
     const ShardMap shards = from_actor("ref");
     if (ref_) ref_->load_shards(shards, false);
   }
-  if (s.kind == "rl" && critic_ && spec("critic") == spec("actor") && !input_.model_dirs.count("critic")) {
+  if (is_rl(k) && critic_ && spec("critic") == spec("actor") && !input_.model_dirs.count("critic")) {
     const ShardMap trunk = from_actor("critic");  // with the actor's head, which the critic does not load
     if (critic_->model) critic_->model->load_shards(trunk, false);
   }

@@ -172,8 +172,8 @@ AlgorithmConfig with_training_sections(AlgorithmConfig a, const TrainingSections
   a.reward_model = s.reward.kind == "model";
   a.recompute_logprobs = s.train.ppo.behaviour_logprobs == "recompute";
   a.staleness = s.train.staleness;
-  if (a.staleness > 0 && a.algorithm != "ppo" && a.algorithm != "grpo" && a.algorithm != "remax")
-    throw Error("train.staleness", "asynchronous training needs generation: " + a.algorithm +
+  if (a.staleness > 0 && !is_rl(a.algorithm))
+    throw Error("train.staleness", "asynchronous training needs generation: " + to_string(a.algorithm) +
                                        " takes only 0 (staleness applies to ppo, grpo and remax)");
   return a;
 }

@@ -25,7 +25,6 @@ using Clock = std::chrono::steady_clock;
 TrainResult Trainer::run() {
   auto wall0 = Clock::now();
   algorithm_ = input_.algorithm.algorithm;
-  graph_ = build_graph(with_training_sections(input_.algorithm, input_.sections));
   const ThreadBudget threads = thread_budget(train_config_.threads, int(std::thread::hardware_concurrency()),
                                              local_workers_from_env(all_ranks_->size()));
   if (!threads.warning.empty() && all_ranks_->rank() == 0) {
@@ -64,9 +63,9 @@ TrainResult Trainer::run() {
     double acc = evaluate();
     result.eval_before = acc;
     if (is_rank0() && acc >= 0)
-      metrics->write(Json{{"step", 0}, {"stage", stages_[0].kind}, {"eval/accuracy", acc}});
+      metrics->write(Json{{"step", 0}, {"stage", stages_[0].name()}, {"eval/accuracy", acc}});
   }
-  ProgressBar bar(algorithm_, total, done, stderr, stderr_is_tty(), 2.0);
+  ProgressBar bar(to_string(algorithm_), total, done, stderr, stderr_is_tty(), 2.0);
   result.first_step = done + 1;
   bool rl_seen = false;
   for (int64_t step = done + 1; step <= total; ++step) {
@@ -75,23 +74,21 @@ TrainResult Trainer::run() {
     const Stage& s = stages_[size_t(stage)];
     const Clock::time_point step_start = Clock::now();
     place_->begin_step();
-    Json m = s.kind == "sft"   ? sft_step(step)
-             : s.kind == "rm"  ? rm_step(step)
-             : s.kind == "dpo" ? dpo_step(step)
-                               : rl_step(step);
+    Json m = graph_step(step);
     double step_s = std::chrono::duration<double>(Clock::now() - step_start).count();
     const Timeline timeline = place_->gathered_timeline();
-    Json rec = step_record(step, s.kind, m, timeline, step_s);
+    Json rec = step_record(step, s, m, timeline, step_s);
     bool stage_end = step == s.first + s.steps - 1;
     if (stage_end || (train_config_.eval_every > 0 && step % train_config_.eval_every == 0)) {
       double acc = evaluate();
       if (acc >= 0) rec["eval/accuracy"] = acc;
       if (step == total) result.eval_after = acc;
-      if (stage + 1 < int(stages_.size()) &&
-          (stages_[size_t(stage) + 1].kind == "rl" || stages_[size_t(stage) + 1].kind == "dpo"))
-        result.eval_before_rl = acc;
+      if (stage + 1 < int(stages_.size())) {
+        const Algorithm next = stages_[size_t(stage) + 1].graph.algorithm;
+        if (is_rl(next) || next == Algorithm::kDpo) result.eval_before_rl = acc;
+      }
     }
-    if (s.kind == "rl") {
+    if (is_rl(s.graph.algorithm)) {
       if (!rl_seen) result.reward_first = m["reward/mean"].get<double>();
       rl_seen = true;
       result.reward_last = m["reward/mean"].get<double>();

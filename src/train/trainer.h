@@ -4,16 +4,15 @@
 // the layout its plan gives it (runtime/call_placement.h): parameters are reallocated from the model's home
 // layout and batch rows moved from the ranks of the calls that produced them straight to the call's ranks.
 //
-// Structure (for the plan executor): Trainer::rl_step() runs the calls of the algorithm's dataflow graph
-// (graph/algorithms.h) in the order graph/call_schedule.h gives a step (with train.staleness N, the
+// Structure (for the plan executor): every stage is one algorithm's dataflow graph (graph/algorithms.h; an
+// SFT stage before PPO is the SFT graph), and one engine, Trainer::graph_step() (graph_step.cc), runs every
+// step of every stage: the calls graph/call_schedule.h orders for the step (with train.staleness N, the
 // generation, reference and reward inference of iteration s+N, then the actor and critic inference and
-// updates of iteration s), each call kind with one body (rl_calls.cc: generate_call, scores_call,
-// logprobs_call, values_call, actor_train_call, critic_train_call), each reading the rows of the graph data it
-// consumes straight from the ranks of the calls that produced them, the advantages (algo/) computed on the
-// update's own ranks. Each call runs through CallPlacement in its plan layout. A model lives only on the
-// ranks of its home layout (any mesh); its train call's statistics are broadcast from the call's first rank,
-// so every rank (rank 0 writes metrics.jsonl) reports the same numbers. SFT, reward-model and DPO steps
-// (sft_step.cc, reward_model_step.cc, dpo_step.cc) still list their calls themselves.
+// updates of iteration s), each by the one body registered for its MfcOp (call_bodies.cc), each reading the
+// rows of the graph data it consumes straight from the ranks of the calls that produced them, the advantages
+// (algo/) computed on the update's own ranks. Each call runs through CallPlacement in its plan layout. A
+// model lives only on the ranks of its home layout (any mesh); its train call's statistics are broadcast
+// from the call's first rank, so every rank (rank 0 writes metrics.jsonl) reports the same numbers.
 #pragma once
 
 #include <map>

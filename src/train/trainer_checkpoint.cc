@@ -110,13 +110,18 @@ void Trainer::restore_in_flight(const Json& meta, const std::map<std::string, at
   iterations_.clear();
   for (const Json& entry : meta) {
     const int64_t number = entry.at("iteration").get<int64_t>();
-    RlIteration it;
+    const Stage& stage = stages_[size_t(current_stage_)];
+    Iteration it;
     it.rows.idx = entry.at("prompts").get<std::vector<int64_t>>();
     it.rows.group = entry.at("group").get<int64_t>();
     it.rows.n = int64_t(it.rows.idx.size()) * it.rows.group;
     it.weight_version = entry.at("weight_version").get<int64_t>();
+    it.seed_step = stage.first + number - 1;
     for (const auto& [call, fields] : entry.at("calls").items()) {
-      const Mfc& m = graph_.mfcs.at(size_t(graph_.mfc_index(call)));
+      const int index = stage.graph.mfc_index(call);
+      if (index < 0)
+        throw Error(input_.run_dir, "checkpoint holds rows of a call '" + call + "' this run's graph lacks");
+      const Mfc& m = stage.graph.mfcs[size_t(index)];
       runtime::Rows lead_rows;
       if (is_rank0())
         for (const Json& f : fields) {

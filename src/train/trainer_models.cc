@@ -30,13 +30,18 @@ runtime::ModelShape Trainer::shape(const std::string& role) const {
                              at::Device(at::kCPU)};
 }
 
+runtime::TrainedModel& Trainer::trained(const std::string& role) const {
+  runtime::TrainedModel* m = role == "actor"    ? actor_.get()
+                             : role == "critic" ? critic_.get()
+                             : role == "reward" ? reward_.get()
+                                                : nullptr;
+  REALIGN_CHECK(m) << "the algorithm trains no " << role << " model";
+  return *m;
+}
+
 model::Transformer* Trainer::home_shards(const std::string& role) const {
   if (role == "ref") return ref_.get();
-  const runtime::TrainedModel* m = role == "actor"    ? actor_.get()
-                                   : role == "critic" ? critic_.get()
-                                                      : reward_.get();
-  REALIGN_CHECK(m) << "the algorithm has no " << role << " model";
-  return m->model.get();
+  return trained(role).model.get();
 }
 
 std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role, HeadKind head,
@@ -69,9 +74,9 @@ std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role,
 }
 
 void Trainer::build_models() {
-  const std::string& a = algorithm_;
-  bool rl = a == "ppo" || a == "grpo" || a == "remax";
-  auto trained = [&](const std::string& role, HeadKind head, uint64_t seed) {
+  const Algorithm a = algorithm_;
+  const bool rl = is_rl(a);
+  auto make_trained = [&](const std::string& role, HeadKind head, uint64_t seed) {
     auto m = std::make_unique<runtime::TrainedModel>();
     auto model = make_model(role, head, seed);
     // The optimizer is replaced by enter_stage(); this one only gives the slot a state of the right shape.
@@ -79,12 +84,13 @@ void Trainer::build_models() {
     if (model) *m = runtime::make_trained_model(std::move(model), train_config_.optim, 1);
     return m;
   };
-  if (a != "rm") actor_ = trained("actor", HeadKind::kLanguageModel, train_config_.seed);
-  if (a == "rm" || (rl && input_.sections.reward.kind == "model"))
-    reward_ = trained("reward", HeadKind::kValue, mix_seed(train_config_.seed, 2, 0));
-  has_ref_ = rl || a == "dpo";
+  if (a != Algorithm::kRm) actor_ = make_trained("actor", HeadKind::kLanguageModel, train_config_.seed);
+  if (a == Algorithm::kRm || (rl && input_.sections.reward.kind == "model"))
+    reward_ = make_trained("reward", HeadKind::kValue, mix_seed(train_config_.seed, 2, 0));
+  has_ref_ = rl || a == Algorithm::kDpo;
   if (has_ref_) ref_ = make_model("ref", HeadKind::kLanguageModel, train_config_.seed);
-  if (a == "ppo") critic_ = trained("critic", HeadKind::kValue, mix_seed(train_config_.seed, 1, 0));
+  if (a == Algorithm::kPpo)
+    critic_ = make_trained("critic", HeadKind::kValue, mix_seed(train_config_.seed, 1, 0));
   kl_ctl_ = std::make_unique<algo::AdaptiveKlController>(
       train_config_.ppo.kl_coef, train_config_.ppo.kl_target, train_config_.ppo.kl_horizon);
 }

@@ -39,7 +39,7 @@ cluster: {nodes: 1, devices_per_node: 4, device: cpu-gloo}
     EXPECT_TRUE(seen.insert(to_json(p.plan).at("mfcs").dump()).second) << p.name << " repeats a plan";
     for (const auto& a : p.plan.assignments) {
       const Mfc& mfc = config.graph.mfcs[size_t(config.graph.mfc_index(a.mfc))];
-      if (mfc.kind == MfcKind::kTrain && a.mesh.size < 4) ++subset_train;
+      if (mfc.kind() == MfcKind::kTrain && a.mesh.size < 4) ++subset_train;
     }
   }
   EXPECT_GT(subset_train, 0);

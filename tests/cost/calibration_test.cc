@@ -31,7 +31,7 @@ struct TinyPpo {
                                                 assign("", 0, 1, 1, 1, 16)};
     for (size_t i = 0; i < graph.mfcs.size(); ++i)
       for (MfcAssignment a : layouts) {
-        if (graph.mfcs[i].kind == MfcKind::kGenerate && a.strategy.pp > 1) continue;
+        if (graph.mfcs[i].kind() == MfcKind::kGenerate && a.strategy.pp > 1) continue;
         a.mfc = graph.mfcs[i].name;
         CallMeasurement m{int(i), a, 0};
         m.seconds = estimate_call(graph, cluster, truth, int(i), a).time_s;
@@ -87,7 +87,7 @@ TEST(Calibration, PartsAddUpToTheEstimate) {
     // takes about as long to compute as to read its weights); elsewhere they add up.
     EXPECT_GE(sum, calls[i].seconds * (1 - 1e-9)) << calls[i].assignment.mfc;
     EXPECT_LE(sum, calls[i].seconds * 1.08) << calls[i].assignment.mfc;
-    if (s.graph.mfcs[size_t(calls[i].mfc)].kind != MfcKind::kGenerate &&
+    if (s.graph.mfcs[size_t(calls[i].mfc)].kind() != MfcKind::kGenerate &&
         calls[i].assignment.strategy.pp == 1) {
       EXPECT_NEAR(sum, calls[i].seconds, 1e-9 * calls[i].seconds) << calls[i].assignment.mfc;
     }

@@ -47,8 +47,8 @@ TEST(CallCost, TrainTimeIsBoundedBelowByFlopsAtAchievedRate) {
 // half the batch each, twice the work of one epoch (not 4 steps of a quarter).
 TEST(CallCost, EveryEpochPassesOverTheWholeBatch) {
   AlgorithmConfig config;
-  config.algorithm = "ppo";
-  for (const auto& role : algorithm_roles("ppo")) config.models[role] = builtin_model("llama2-7b");
+  config.algorithm = Algorithm::kPpo;
+  for (const auto& role : algorithm_roles(Algorithm::kPpo)) config.models[role] = builtin_model("llama2-7b");
   config.batch = BatchShape{64, 256, 256};
   config.batch.mini_batches = 2;
   const DataflowGraph one = build_graph(config);
@@ -74,11 +74,12 @@ TEST(CallCost, APipelinedPairLossUpdateCostsOneMoreForward) {
   for (const char* algorithm : {"ppo", "dpo"}) {
     const DataflowGraph g = make_graph(algorithm, "llama2-7b", 64, 256, 256);
     const int train = g.mfc_index("actor_train"),
-              inference = g.mfc_index(g.algorithm == "ppo" ? "actor_inf" : "ref_inf");
+              inference = g.mfc_index(g.algorithm == Algorithm::kPpo ? "actor_inf" : "ref_inf");
     for (int pp : {1, 2, 4}) {
       const double t = estimate_call(g, c, p, train, assign("actor_train", 0, 1, 2, pp, 4)).compute_s;
       const double f = estimate_call(g, c, p, inference, assign("x", 0, 1, 2, pp, 4)).compute_s;
-      EXPECT_NEAR(t / f, pp > 1 && g.algorithm == "dpo" ? 4.0 : 3.0, 1e-6) << algorithm << " pp " << pp;
+      EXPECT_NEAR(t / f, pp > 1 && g.algorithm == Algorithm::kDpo ? 4.0 : 3.0, 1e-6)
+          << algorithm << " pp " << pp;
     }
   }
 }

@@ -12,8 +12,8 @@ namespace realign::testing {
 inline DataflowGraph make_graph(const std::string& algorithm, const std::string& model, int64_t prompts,
                                 int64_t prompt_len, int64_t gen_len, int64_t mini_batches = 1) {
   AlgorithmConfig c;
-  c.algorithm = algorithm;
-  for (const auto& role : algorithm_roles(algorithm)) c.models[role] = builtin_model(model);
+  c.algorithm = *algorithm_from_string(algorithm);
+  for (const auto& role : algorithm_roles(c.algorithm)) c.models[role] = builtin_model(model);
   c.batch.prompts = prompts;
   c.batch.prompt_len = prompt_len;
   c.batch.gen_len = gen_len;

@@ -74,7 +74,7 @@ TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {
     const Mfc& mfc = s.graph.mfcs[i];
     EXPECT_EQ(r.calls[i].name, mfc.name);
     EXPECT_EQ(r.calls[i].realloc_s, 0);
-    if (mfc.kind == MfcKind::kTrain) {
+    if (mfc.kind() == MfcKind::kTrain) {
       // Every input in one exchange: their bandwidth times and one latency.
       double data_s = 0, latency_s = 0;
       for (const std::string& in : mfc.inputs)

@@ -17,8 +17,8 @@ using testing::make_cluster;
 
 DataflowGraph graph_with(const std::string& algorithm, int64_t staleness) {
   AlgorithmConfig c;
-  c.algorithm = algorithm;
-  for (const auto& role : algorithm_roles(algorithm)) c.models[role] = builtin_model("llama2-7b");
+  c.algorithm = *algorithm_from_string(algorithm);
+  for (const auto& role : algorithm_roles(c.algorithm)) c.models[role] = builtin_model("llama2-7b");
   c.batch.prompts = 64;
   c.batch.prompt_len = 128;
   c.batch.gen_len = 128;

@@ -66,7 +66,7 @@ TEST(EngineRules, VerlFullyAsyncSplitsRolloutFromTrainingAndRefusesACritic) {
   const Cluster c = h100(2);
   EXPECT_THROW(verl->check_graph(build_graph(ppo_7b(1)), c), Error);
   AlgorithmConfig grpo = ppo_7b(1);
-  grpo.algorithm = "grpo";
+  grpo.algorithm = Algorithm::kGrpo;
   grpo.batch.samples_per_prompt = 8;
   const DataflowGraph g = build_graph(grpo);
   verl->check_graph(g, c);
@@ -171,7 +171,7 @@ TEST(EngineRules, CanRunRefusesAPlanOutsideTheRules) {
   for (const auto& m : g.mfcs)
     plan.assignments.push_back(
         MfcAssignment{m.name, DeviceMesh{0, 16},
-                      m.kind == MfcKind::kGenerate ? Strategy{8, 2, 1, 1} : Strategy{4, 4, 1, 1}});
+                      m.kind() == MfcKind::kGenerate ? Strategy{8, 2, 1, 1} : Strategy{4, 4, 1, 1}});
   EXPECT_EQ(engines::can_run(*verl, g, c, plan), "");
   plan.assignments[call(g, "ref_inf")].strategy = Strategy{8, 2, 1, 1};  // not the actor's layout
   EXPECT_NE(engines::can_run(*verl, g, c, plan), "");

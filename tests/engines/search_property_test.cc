@@ -94,7 +94,7 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
                                                      "\nmodels: {actor: " + model +
                                                      "}\nbatch: {prompts: 64, "
                                                      "prompt_len: 128, gen_len: 128, mini_batches: 2}\n");
-    if (a.algorithm == "grpo") a.batch.samples_per_prompt = 4;
+    if (a.algorithm == Algorithm::kGrpo) a.batch.samples_per_prompt = 4;
     a.reward_model = trial % 3 != 0;
     a.staleness = trial % 4 == 1 ? 1 : 0;
     const DataflowGraph g = build_graph(a);

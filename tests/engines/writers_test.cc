@@ -36,11 +36,11 @@ ExecutionPlan uniform(const DataflowGraph& g, DeviceMesh gen_mesh, Strategy gen,
                       Strategy s) {
   ExecutionPlan plan;
   for (const auto& m : g.mfcs) {
-    if (m.kind == MfcKind::kGenerate) {
+    if (m.kind() == MfcKind::kGenerate) {
       plan.assignments.push_back({m.name, gen_mesh, gen});
     } else {
       Strategy x = s;
-      if (m.kind != MfcKind::kTrain) x.zero1 = x.recompute = false;
+      if (m.kind() != MfcKind::kTrain) x.zero1 = x.recompute = false;
       plan.assignments.push_back({m.name, mesh, x});
     }
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/config_file.h"
 
 namespace realign {
@@ -37,9 +39,49 @@ TEST(Algorithms, PpoGraphShape) {
   EXPECT_EQ(g.parents(g.mfc_index("ref_inf")), (std::vector<int>{0}));
   EXPECT_EQ(g.parents(g.mfc_index("actor_inf")), (std::vector<int>{0}));
   EXPECT_EQ(g.mfcs[train].train_steps(), 4);
-  EXPECT_EQ(g.mfcs[0].kind, MfcKind::kGenerate);
+  EXPECT_EQ(g.mfcs[0].kind(), MfcKind::kGenerate);
   EXPECT_EQ(g.mfcs[0].n_seqs, 512);
   EXPECT_EQ(g.mfcs[0].seq_len(), 512);
+}
+
+// Each call names what it computes (its op, whose body the runtime runs); its kind, by which the planner
+// prices it, follows from the op.
+TEST(Algorithms, EveryCallNamesItsOp) {
+  std::map<std::string, MfcOp> ppo;
+  for (const Mfc& m : build_graph(parse(kPpo)).mfcs) ppo[m.name] = m.op;
+  EXPECT_EQ(ppo, (std::map<std::string, MfcOp>{{"actor_gen", MfcOp::kSample},
+                                               {"ref_inf", MfcOp::kTokenLogProbs},
+                                               {"reward_inf", MfcOp::kSequenceScores},
+                                               {"actor_inf", MfcOp::kTokenLogProbs},
+                                               {"critic_inf", MfcOp::kTokenValues},
+                                               {"actor_train", MfcOp::kPolicyUpdate},
+                                               {"critic_train", MfcOp::kValueUpdate}}));
+  const std::string pairs = "models: {actor: llama-tiny}\nbatch: {prompts: 8, prompt_len: 4}\n";
+  const DataflowGraph dpo = build_graph(parse("algorithm: dpo\n" + pairs));
+  ASSERT_EQ(dpo.mfcs.size(), 2u);
+  EXPECT_EQ(dpo.mfcs[0].op, MfcOp::kPairLogProbs);
+  EXPECT_EQ(dpo.mfcs[1].op, MfcOp::kDpoUpdate);
+  EXPECT_TRUE(dpo.mfcs[1].pair_loss());
+  const DataflowGraph sft =
+      build_graph(parse("algorithm: sft\nmodels: {actor: llama-tiny}\nbatch: {prompts: 8, prompt_len: 4}\n"));
+  ASSERT_EQ(sft.mfcs.size(), 1u);
+  EXPECT_EQ(sft.mfcs[0].op, MfcOp::kSftUpdate);
+  EXPECT_FALSE(sft.mfcs[0].pair_loss());
+  const DataflowGraph rm =
+      build_graph(parse("algorithm: rm\nmodels: {reward: llama-tiny}\nbatch: {prompts: 8, prompt_len: 4}\n"));
+  ASSERT_EQ(rm.mfcs.size(), 1u);
+  EXPECT_EQ(rm.mfcs[0].op, MfcOp::kPairScoreUpdate);
+  EXPECT_EQ(rm.mfcs[0].kind(), MfcKind::kTrain);
+  EXPECT_EQ(kind_of(MfcOp::kPairLogProbs), MfcKind::kInference);
+}
+
+TEST(Algorithms, NamesRoundTripAndStagesNameTheRlFamilyOnce) {
+  for (Algorithm a : all_algorithms()) EXPECT_EQ(algorithm_from_string(to_string(a)), a);
+  EXPECT_FALSE(algorithm_from_string("ppo2").has_value());
+  EXPECT_EQ(stage_name(Algorithm::kGrpo), "rl");
+  EXPECT_EQ(stage_name(Algorithm::kDpo), "dpo");
+  EXPECT_TRUE(is_rl(Algorithm::kRemax));
+  EXPECT_FALSE(is_rl(Algorithm::kSft));
 }
 
 TEST(Algorithms, GrpoSamplesGroupsWithoutCritic) {

@@ -1,8 +1,9 @@
-// Worker for the tensor/pipeline parity tests: `model_parity_worker <tp> <pp>`, started tp * pp times by
-// launch_local. Ranks are laid out stage-major (ranks [s * tp, (s + 1) * tp) form stage s). Every rank also
-// builds the whole model on one rank (same seed) and checks against it: log-probs, entropy and logits of a
-// padded and a packed batch, each parameter's gradient slice (the gathered gradient equals the full one), and
-// greedy generation under tp. Throws on the first mismatch (run_worker reports it).
+// Worker for the tensor/pipeline/expert parity tests: `model_parity_worker <tp> <pp> [ep]`, started tp * pp
+// times by launch_local. Ranks are laid out stage-major (ranks [s * tp, (s + 1) * tp) form stage s); with
+// ep > 1 the mixture-of-experts models spread their experts over ep consecutive tp ranks (dp = 1). Every rank
+// also builds the whole model on one rank (same seed) and checks against it: log-probs, entropy and logits of
+// a padded and a packed batch, each parameter's gradient slice (the gathered gradient equals the full one),
+// and greedy generation under tp. Throws on the first mismatch (run_worker reports it).
 #include <ATen/ATen.h>
 
 #include <cstdio>
@@ -36,7 +37,15 @@ std::vector<ModelSpec> specs() {
   llama.n_layers = 3;
   ModelSpec gpt2 = realign::builtin_model("gpt2-tiny");
   gpt2.vocab = 257;
-  return {llama, gpt2};
+  std::vector<ModelSpec> out = {llama, gpt2};
+  for (ModelSpec moe : {rm::testing::qwen2_moe_tiny(), rm::testing::qwen3_moe_tiny()}) {
+    moe.n_heads = 8;
+    moe.n_kv_heads = 4;
+    moe.head_dim = 8;
+    moe.vocab = 250;
+    out.push_back(moe);
+  }
+  return out;
 }
 
 rm::InitOptions init_options() {
@@ -46,22 +55,31 @@ rm::InitOptions init_options() {
   return o;
 }
 
-void run(realign::comm::World& world, int tp, int pp) {
+void run(realign::comm::World& world, int tp, int pp, int ep) {
   const int rank = world.rank(), stage = rank / tp, tp_rank = rank % tp;
   std::vector<int> tp_ranks, pp_ranks;
   for (int r = 0; r < tp; ++r) tp_ranks.push_back(stage * tp + r);
   for (int s = 0; s < pp; ++s) pp_ranks.push_back(s * tp + tp_rank);
   auto tp_group = tp > 1 ? world.subgroup(tp_ranks) : realign::comm::single_rank_group();
   auto pp_group = pp > 1 ? world.subgroup(pp_ranks) : realign::comm::single_rank_group();
+  const realign::Layout layout{0, 1, tp, pp, ep};
+  auto ep_group = ep > 1 ? world.subgroup(realign::comm::expert_ranks(layout, rank)) : nullptr;
+  const int ep_rank = ep_group ? ep_group->rank() : 0;
+  // Ranks holding the same experts (tp / ep of them) each see their own tokens' share of the experts'
+  // gradient: summed over them, as the runtime's gradient sync does.
+  auto edp_group = ep > 1 ? world.subgroup(realign::comm::expert_data_ranks(layout, rank)) : nullptr;
   at::manual_seed(0);
   for (const ModelSpec& spec : specs()) {
-    const std::string name = spec.name + " tp" + std::to_string(tp) + " pp" + std::to_string(pp) + " stage " +
-                             std::to_string(stage) + " tp rank " + std::to_string(tp_rank);
+    if (ep > 1 && !spec.is_moe()) continue;
+    const std::string name = spec.name + " tp" + std::to_string(tp) + " pp" + std::to_string(pp) + " ep" +
+                             std::to_string(ep) + " stage " + std::to_string(stage) + " tp rank " +
+                             std::to_string(tp_rank);
     rm::Transformer full(spec, HeadKind::kLanguageModel, {}, at::kFloat, at::kCPU);
     full.load_shards(rm::init_full_params(spec, HeadKind::kLanguageModel, 3, init_options()));
-    rm::Transformer part(spec, HeadKind::kLanguageModel, rm::ParallelContext{tp_group, stage, pp}, at::kFloat,
-                         at::kCPU);
-    part.load_shards(rm::init_rank_params(spec, HeadKind::kLanguageModel, 3, tp_rank, tp, stage, pp, init_options()));
+    rm::Transformer part(spec, HeadKind::kLanguageModel, rm::ParallelContext{tp_group, stage, pp, ep_group},
+                         at::kFloat, at::kCPU);
+    part.load_shards(rm::init_rank_params(spec, HeadKind::kLanguageModel, 3, tp_rank, tp, stage, pp,
+                                          init_options(), ep_rank, ep));
 
     auto seqs = rm::testing::random_sequences(spec.vocab, {9, 4, 13, 6}, 17);
     for (bool packed : {false, true}) {
@@ -112,9 +130,10 @@ void run(realign::comm::World& world, int tp, int pp) {
         }
       }
       for (const realign::ParamInfo& p : part.param_infos()) {
+        if (p.expert && edp_group) edp_group->all_reduce_sum(part.named_params().at(p.name).mutable_grad());
         const at::Tensor& g = part.named_params().at(p.name).grad();
         if (!g.defined()) continue;  // the last stage's copy of a tied embedding (summed on the first)
-        at::Tensor want = rm::shard_of(full.named_params().at(p.name).grad(), p, tp_rank, tp);
+        at::Tensor want = rm::shard_of(full.named_params().at(p.name).grad(), p, tp_rank, tp, ep_rank, ep);
         expect_close(g, want, what + " gradient of " + p.name, 1e-4);
       }
     }
@@ -137,13 +156,13 @@ void run(realign::comm::World& world, int tp, int pp) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: model_parity_worker TP PP\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: model_parity_worker TP PP [EP]\n");
     return 2;
   }
-  const int tp = std::stoi(argv[1]), pp = std::stoi(argv[2]);
+  const int tp = std::stoi(argv[1]), pp = std::stoi(argv[2]), ep = argc == 4 ? std::stoi(argv[3]) : 1;
   return realign::comm::run_worker([&](realign::comm::World& world) {
     if (world.size() != tp * pp) throw std::runtime_error("world size must be tp * pp");
-    run(world, tp, pp);
+    run(world, tp, pp, ep);
   });
 }

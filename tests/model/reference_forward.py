@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Independent reference forward for realign's model tests, written from the HF modeling code's semantics with
-nothing but torch + json + struct (safetensors read by hand).
+nothing but torch + json + struct (safetensors read by hand). Families: llama, qwen2, mistral, gpt2, and the
+mixture-of-experts mixtral, qwen2_moe, qwen3_moe (modeling_mixtral.py / modeling_qwen2_moe.py /
+modeling_qwen3_moe.py: softmax router, top-k, renormalised as the family does; Qwen2-MoE's gated shared
+expert; Qwen3's q/k RMSNorm).
 usage: reference_forward.py MODEL_DIR TOKENS_JSON OUT_JSON
   TOKENS_JSON: {"sequences": [[ids...], ...]}; each sequence is run alone (no padding), in float64.
-  OUT_JSON: {"logprobs": [[log p(x[t+1] | x[:t+1]) for t < len-1], ...], "entropy": [[...], ...]}"""
+  OUT_JSON: {"logprobs": [[log p(x[t+1] | x[:t+1]) for t < len-1], ...], "entropy": [[...], ...],
+             "logits": [[[...V...] per position], ...]}"""
 import json, math, os, struct, sys
 import torch
 
@@ -74,13 +78,44 @@ def attention(q, k, v, window):
     s = s.masked_fill(~allowed, float("-inf"))
     return torch.softmax(s, -1) @ v
 
+def is_moe_layer(c, i):
+    if c["model_type"] == "mixtral":
+        return True
+    if c["model_type"] not in ("qwen2_moe", "qwen3_moe"):
+        return False
+    return i not in (c.get("mlp_only_layers") or []) and (i + 1) % c.get("decoder_sparse_step", 1) == 0
+
+def swiglu(h, gate, up, down):
+    return (torch.nn.functional.silu(h @ gate.t()) * (h @ up.t())) @ down.t()
+
+def moe_mlp(c, w, p, h):
+    # h (T, H): each token's top-k experts by softmax over every expert, weighted sum of their SwiGLUs.
+    mixtral = c["model_type"] == "mixtral"
+    pre = p + ("block_sparse_moe." if mixtral else "mlp.")
+    k = c["num_experts_per_tok"]
+    probs = torch.softmax(h @ w[pre + "gate.weight"].t(), -1)
+    top_w, top_i = torch.topk(probs, k, -1)
+    if mixtral or c.get("norm_topk_prob", False):
+        top_w = top_w / top_w.sum(-1, keepdim=True)
+    names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
+    out = torch.zeros_like(h)
+    for t in range(h.shape[0]):
+        for j in range(k):
+            e = pre + "experts.%d." % int(top_i[t, j])
+            out[t] += top_w[t, j] * swiglu(h[t], *(w[e + n + ".weight"] for n in names))
+    if c["model_type"] == "qwen2_moe" and c.get("shared_expert_intermediate_size", 0) > 0:
+        s = pre + "shared_expert."
+        shared = swiglu(h, w[s + "gate_proj.weight"], w[s + "up_proj.weight"], w[s + "down_proj.weight"])
+        out = out + torch.sigmoid(h @ w[pre + "shared_expert_gate.weight"].t()) * shared
+    return out
+
 def llama_forward(c, w, ids):
     H, nh = c["hidden_size"], c["num_attention_heads"]
     nkv = c.get("num_key_value_heads", nh)
     hd = c.get("head_dim", H // nh)
     eps = c.get("rms_norm_eps", 1e-6)
     window = c.get("sliding_window") or 0
-    if c["model_type"] == "qwen2" and not c.get("use_sliding_window", False):
+    if c["model_type"] in ("qwen2", "qwen2_moe", "qwen3_moe") and not c.get("use_sliding_window", False):
         window = 0
     def rms(x, g):
         return g * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
@@ -99,11 +134,17 @@ def llama_forward(c, w, ids):
         q = lin(h, p + "self_attn.q_proj").view(T, nh, hd).transpose(0, 1)
         k = lin(h, p + "self_attn.k_proj").view(T, nkv, hd).transpose(0, 1)
         v = lin(h, p + "self_attn.v_proj").view(T, nkv, hd).transpose(0, 1)
+        if p + "self_attn.q_norm.weight" in w:  # Qwen3: RMSNorm over each head's dims, before RoPE
+            q = rms(q, w[p + "self_attn.q_norm.weight"])
+            k = rms(k, w[p + "self_attn.k_norm.weight"])
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         a = attention(q, k, v, window).transpose(0, 1).reshape(T, nh * hd)
         x = x + lin(a, p + "self_attn.o_proj")
         h = rms(x, w[p + "post_attention_layernorm.weight"])
+        if is_moe_layer(c, i):
+            x = x + moe_mlp(c, w, p, h)
+            continue
         g = lin(h, p + "mlp.gate_proj")
         x = x + lin(torch.nn.functional.silu(g) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
     x = rms(x, w["model.norm.weight"])
@@ -141,10 +182,12 @@ def main():
     w = read_model(model_dir)
     seqs = json.load(open(tokens_path))["sequences"]
     forward = gpt2_forward if c["model_type"] == "gpt2" else llama_forward
-    out = {"logprobs": [], "entropy": []}
+    out = {"logprobs": [], "entropy": [], "logits": []}
     with torch.no_grad():
         for ids in seqs:
-            logp = torch.log_softmax(forward(c, w, ids), -1)
+            logits = forward(c, w, ids)
+            out["logits"].append(logits.tolist())
+            logp = torch.log_softmax(logits, -1)
             out["logprobs"].append([logp[t, ids[t + 1]].item() for t in range(len(ids) - 1)])
             out["entropy"].append((-(logp.exp() * logp).sum(-1)).tolist())
     with open(out_path, "w") as f:

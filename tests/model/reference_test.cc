@@ -19,7 +19,8 @@ using realign::testing::TempDir;
 
 bool python_has_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
 
-void check_against_reference(const ModelSpec& spec) {
+// `logits_atol` > 0 also compares the fp32 logits with the reference's.
+void check_against_reference(const ModelSpec& spec, double logits_atol = 0) {
   SCOPED_TRACE(spec.name);
   TempDir dir;
   InitOptions o;
@@ -48,9 +49,21 @@ void check_against_reference(const ModelSpec& spec) {
   BuiltBatch b = pad_batch(seqs);
   Targets t = next_token_targets(b.batch);
   at::Tensor entropy;
-  at::Tensor logp = m.token_logprobs(m.forward(b.batch), t.targets, &entropy);
+  const at::Tensor hidden = m.forward(b.batch);
+  at::Tensor logp = m.token_logprobs(hidden, t.targets, &entropy);
+  const at::Tensor logits = logits_atol > 0 ? m.logits(hidden) : at::Tensor();
   for (size_t i = 0; i < seqs.size(); ++i) {
     SequencePlacement p = b.placements[i];
+    if (logits_atol > 0) {
+      std::vector<double> flat;
+      for (const auto& row : ref["logits"][i]) {
+        const auto v = row.get<std::vector<double>>();
+        flat.insert(flat.end(), v.begin(), v.end());
+      }
+      const at::Tensor want = at::tensor(flat, at::kDouble).view({p.length, spec.vocab});
+      EXPECT_EQ(testing::compare(logits[p.row].narrow(0, p.offset, p.length), want, logits_atol, 0), "")
+          << "logits, sequence " << i;
+    }
     at::Tensor want_ent = at::tensor(ref["entropy"][i].get<std::vector<double>>(), at::kDouble);
     EXPECT_EQ(testing::compare(gather_sequence(entropy, p), want_ent, 1e-4, 1e-5), "") << "entropy, sequence " << i;
     p.length -= 1;
@@ -70,6 +83,16 @@ TEST_F(Reference, LlamaGqaRopeLlama3Scaling) { check_against_reference(testing::
 TEST_F(Reference, Gpt2) { check_against_reference(builtin_model("gpt2-tiny")); }
 TEST_F(Reference, Qwen2BiasTied) { check_against_reference(testing::qwen2_tiny()); }
 TEST_F(Reference, MistralSlidingWindow) { check_against_reference(testing::mistral_tiny()); }
+
+// Mixture-of-experts: HF's routing (softmax in fp32, top-k, renormalised as the family does), the experts'
+// SwiGLUs, Qwen3's q/k norms, Qwen2-MoE's gated shared expert; logits within 1e-5 of the float64 reference.
+TEST_F(Reference, MixtralTopTwoOfEight) { check_against_reference(testing::mixtral_tiny(), 1e-5); }
+TEST_F(Reference, Qwen3MoeWithDenseLayerAndQkNorm) {
+  check_against_reference(testing::qwen3_moe_tiny(), 1e-5);
+}
+TEST_F(Reference, Qwen2MoeSharedExpertUnnormalised) {
+  check_against_reference(testing::qwen2_moe_tiny(), 1e-5);
+}
 
 }  // namespace
 }  // namespace realign::model

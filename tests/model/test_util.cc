@@ -36,6 +36,43 @@ ModelSpec mistral_tiny() {
   return s;
 }
 
+ModelSpec mixtral_tiny() {
+  ModelSpec s = builtin_model("llama-tiny");
+  s.name = "mixtral-tiny";
+  s.family = ModelFamily::kMixtral;
+  s.intermediate = 48;
+  s.moe.num_experts = 8;
+  s.moe.experts_per_token = 2;
+  s.moe.expert_intermediate = 48;
+  s.moe.normalize_top_k = true;
+  return s;
+}
+
+ModelSpec qwen3_moe_tiny() {
+  ModelSpec s = builtin_model("moe-tiny");
+  s.n_layers = 3;
+  s.moe.dense_layers = {1};
+  s.norm_eps = 1e-6;
+  return s;
+}
+
+ModelSpec qwen2_moe_tiny() {
+  ModelSpec s = builtin_model("llama-tiny");
+  s.name = "qwen2-moe-tiny";
+  s.family = ModelFamily::kQwen2Moe;
+  s.qkv_bias = true;
+  s.norm_eps = 1e-6;
+  s.moe.num_experts = 4;
+  s.moe.experts_per_token = 2;
+  s.moe.expert_intermediate = 32;
+  s.moe.shared_experts = 1;
+  s.moe.shared_intermediate = 80;
+  s.moe.shared_expert_gate = true;
+  s.moe.sparse_step = 2;
+  s.moe.normalize_top_k = false;
+  return s;
+}
+
 Transformer make_model(const ModelSpec& spec, HeadKind head, uint64_t seed, at::ScalarType dtype,
                        ParallelContext parallel) {
   Transformer m(spec, head, parallel, dtype, at::kCPU);

@@ -35,6 +35,13 @@ TEST(ReallocExecutor, RandomPairsOnEightRanks) {
   EXPECT_EQ(r.exit_code, 0) << r.failure << "\n" << r.output_text();
 }
 
+// Mixture of experts: source and destination layouts with random ep (whole experts per ep rank) and tp (each
+// expert's inner dimension cut); bit-exact shards, bytes moved equal to the minimum.
+TEST(ReallocExecutor, RandomPairsDifferingInEpOnFourRanks) {
+  auto r = launch(4, {"pairs", "moe-odd", "30", "6", "bf16"});
+  EXPECT_EQ(r.exit_code, 0) << r.failure << "\n" << r.output_text();
+}
+
 TEST(DataRedistribution, RandomLayoutsVariableLengthsOnFourRanks) {
   auto r = launch(4, {"data", "40", "5"});
   EXPECT_EQ(r.exit_code, 0) << r.failure << "\n" << r.output_text();

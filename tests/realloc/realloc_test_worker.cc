@@ -22,6 +22,7 @@ namespace realign {
 namespace {
 
 ModelSpec model_named(const std::string& name) {
+  if (name == "moe-odd") return testing::moe_odd();
   return name == "gpt2-odd" ? testing::gpt2_odd() : builtin_model(name);
 }
 
@@ -36,8 +37,12 @@ void run_pairs(comm::World& world, const std::string& model, int n_pairs, uint64
   options.chunk_bytes = 4096;  // small chunks: many messages per slice, exercising the chunking and window
   options.window_bytes = 32768;
   for (int k = 0; k < n_pairs; ++k) {
-    const Layout from = testing::random_layout(rng, world.size(), {1, 2, 3, 4}, 3);
-    const Layout to = testing::random_layout(rng, world.size(), {1, 2, 3, 4}, 3);
+    Layout from = testing::random_layout(rng, world.size(), {1, 2, 3, 4}, 3);
+    Layout to = testing::random_layout(rng, world.size(), {1, 2, 3, 4}, 3);
+    if (spec.is_moe()) {
+      from.ep = testing::random_ep(rng, spec, from);
+      to.ep = testing::random_ep(rng, spec, to);
+    }
     const CheckResult r = run_realloc_check(*group, params, spec.n_layers, from, to, source, dtype, options);
     const std::string what = model + " " + to_string(from) + " -> " + to_string(to);
     if (world.rank() == 0)

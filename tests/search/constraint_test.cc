@@ -39,14 +39,14 @@ TEST(SearchConstraints, FiltersKeepOnlyAllowedMeshesAndStrategies) {
   CandidateOptions o;
   o.mesh_filter = [](size_t, const DeviceMesh& m) { return m.size == 8 ? "" : "whole node only"; };
   o.strategy_filter = [&](size_t call, int, const Strategy& s) {
-    return g.mfcs[call].kind == MfcKind::kGenerate && s.pp > 1 ? "no pipelined generation" : "";
+    return g.mfcs[call].kind() == MfcKind::kGenerate && s.pp > 1 ? "no pipelined generation" : "";
   };
   const auto candidates = build_candidates(g, c, ev, o);
   for (size_t i = 0; i < candidates.size(); ++i) {
     ASSERT_FALSE(candidates[i].empty());
     for (const auto& a : candidates[i]) {
       EXPECT_EQ(a.mesh, (DeviceMesh{0, 8}));
-      if (g.mfcs[i].kind == MfcKind::kGenerate) {
+      if (g.mfcs[i].kind() == MfcKind::kGenerate) {
         EXPECT_EQ(a.strategy.pp, 1);
       }
     }

@@ -74,6 +74,28 @@ TEST(Mcmc, SameSeedSameChain) {
   EXPECT_EQ(a.accepted, b.accepted);
 }
 
+// best_step says where the chain found its result: cut there, the same chain ends with the same plan; one
+// step earlier it had not found it yet.
+TEST(Mcmc, BestStepIsWhereTheResultWasFound) {
+  const auto g = grpo_graph();
+  const Cluster c = testing::h100(1);
+  auto ev = grpo_evaluator(g, 2.0);
+  const auto candidates = build_candidates(g, c, ev, CandidateOptions{});
+  SearchOptions so;
+  so.seed = 3;
+  so.max_steps = 4000;
+  so.time_budget_s = 60;
+  const auto full = mcmc_search(g, candidates, ev, {}, so);
+  ASSERT_GT(full.best_step, 0);
+  ASSERT_LE(full.best_step, full.steps);
+  so.max_steps = full.best_step;
+  const auto cut = mcmc_search(g, candidates, ev, {}, so);
+  EXPECT_EQ(cut.plan, full.plan);
+  EXPECT_EQ(cut.best_step, full.best_step);
+  so.max_steps = full.best_step - 1;
+  EXPECT_GT(search_objective(mcmc_search(g, candidates, ev, {}, so).score), search_objective(full.score));
+}
+
 // A plan the chain proposes again is scored from memory: the evaluator sees each distinct plan once, and
 // far fewer plans than the chain takes steps.
 TEST(Mcmc, ScoresEachDistinctPlanOnce) {

@@ -12,7 +12,7 @@ namespace {
 testing::FakeEvaluator ppo_evaluator(const DataflowGraph& g, int devices) {
   std::map<std::string, double> work, mem;
   for (const auto& m : g.mfcs) {
-    work[m.name] = m.kind == MfcKind::kGenerate ? 50 : m.kind == MfcKind::kTrain ? 30 : 8;
+    work[m.name] = m.kind() == MfcKind::kGenerate ? 50 : m.kind() == MfcKind::kTrain ? 30 : 8;
     mem[m.name] = 1.0;
   }
   return testing::FakeEvaluator(g, devices, work, mem, 10.0, 0.5);
@@ -123,7 +123,7 @@ TEST(Presets, OneLayoutBaselinesRecomputeInTrainCallsExceptForTheRuntime) {
     ASSERT_TRUE(colocated.has_value() && one_layout.has_value());
     for (const ExecutionPlan* plan : {&*colocated, &*one_layout})
       for (size_t i = 0; i < g.mfcs.size(); ++i)
-        EXPECT_EQ(plan->assignments[i].strategy.recompute, !runtime && g.mfcs[i].kind == MfcKind::kTrain)
+        EXPECT_EQ(plan->assignments[i].strategy.recompute, !runtime && g.mfcs[i].kind() == MfcKind::kTrain)
             << g.mfcs[i].name << (runtime ? " (runtime)" : "");
   }
   // The heuristic preset, like the search, decides per call: with nothing to gain it keeps activations.

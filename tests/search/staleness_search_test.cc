@@ -39,9 +39,9 @@ PlanOptions steps(int64_t max_steps) {
 void hand_times(Simulator& sim) {
   const DataflowGraph& g = sim.graph();
   for (int i = 0; i < int(g.mfcs.size()); ++i)
-    sim.set_call_time(i, g.mfcs[size_t(i)].kind == MfcKind::kGenerate ? 3.0
-                         : g.mfcs[size_t(i)].kind == MfcKind::kTrain  ? 2.0
-                                                                      : 0.0);
+    sim.set_call_time(i, g.mfcs[size_t(i)].kind() == MfcKind::kGenerate ? 3.0
+                         : g.mfcs[size_t(i)].kind() == MfcKind::kTrain  ? 2.0
+                                                                        : 0.0);
 }
 
 HardwareProfile free_transfers(const Cluster& c) {

@@ -32,10 +32,15 @@
 
 namespace realign::train {
 
+// One stage of a run (an SFT stage, then PPO, ...): its algorithm's dataflow graph, whose calls every step
+// runs, and the rows a step draws from the stage's data.
 struct Stage {
-  std::string kind;  // sft | rm | rl | dpo
+  DataflowGraph graph;
   int64_t steps = 0;
   int64_t first = 1;  // its first global step
+  int64_t draws = 0;  // records (prompts, SFT examples or preference pairs) a step draws
+  int64_t group = 1;  // rows per record (GRPO's samples per prompt)
+  std::string name() const { return stage_name(graph.algorithm); }
 };
 
 class Trainer {
@@ -63,6 +68,8 @@ class Trainer {
   runtime::ModelShape shape(const std::string& role) const;
   // This rank's shards of `role`'s model in its home layout; null on a rank outside the home.
   model::Transformer* home_shards(const std::string& role) const;
+  // A trained role's model and optimizer (CHECKs the algorithm trains it).
+  runtime::TrainedModel& trained(const std::string& role) const;
   using CallBody = runtime::CallPlacement::CallBody;
   // One call of `role`'s model in the call's plan layout (CallPlacement::run_call); `body` runs on its ranks.
   void run_call(const std::string& call, const std::string& role, const CallBody& body) {
@@ -93,6 +100,9 @@ class Trainer {
   // The stage machine (stage_machine.cc): the stages the algorithm runs, each checked to have its data, and
   // what entering one resets.
   void build_stages();
+  Stage make_stage(Algorithm algorithm, int64_t steps, int64_t draws) const;
+  // The sampler of the records a stage's steps draw: prompts, SFT examples or preference pairs.
+  data::EpochSampler& sampler_of(const Stage& stage);
   int stage_of(int64_t step) const;
   void enter_stage(int index, bool fresh);
   int64_t rl_optimizer_steps() const;
@@ -113,20 +123,21 @@ class Trainer {
   // Run outputs (run_outputs.cc): the files a run starts with (rank 0), one step's metrics record, and
   // its metrics line, progress file and progress bar (rank 0).
   void write_start_files(const RunDir& dir, int64_t done) const;
-  Json step_record(int64_t step, const std::string& stage, const Json& step_stats, const Timeline& timeline,
+  Json step_record(int64_t step, const Stage& stage, const Json& step_stats, const Timeline& timeline,
                    double step_s) const;
   void report_step(const RunDir& dir, int64_t step, int64_t total, const Json& rec,
                    data::JsonlWriter& metrics, ProgressBar& bar) const;
 
-  // One RL iteration's rows: row i answers prompt idx[i / group]; every rank can build any row's prompt.
-  struct RlRows {
+  // One iteration's rows: row i is record idx[i / group] of the stage's data (a prompt, an SFT example or a
+  // preference pair); every rank can build any row.
+  struct BatchRows {
     std::vector<int64_t> idx;
     int64_t group = 1, n = 0;
   };
-  const data::PromptRecord& record_of(const RlRows& rows, int64_t i) const {
+  const data::PromptRecord& record_of(const BatchRows& rows, int64_t i) const {
     return data_.prompts[size_t(rows.idx[size_t(i / rows.group)])];
   }
-  std::vector<runtime::TokenIds> prompts_of(const RlRows& rows, const std::vector<int64_t>& index) const;
+  std::vector<runtime::TokenIds> prompts_of(const BatchRows& rows, const std::vector<int64_t>& index) const;
   // The sample indices of this rank's rows in a call's layout: its dp group's shares of `segments` segments,
   // in order (realloc/data_plan.h segment_shares); empty outside the layout.
   std::vector<int64_t> segmented_rows(const std::string& call, const std::string& role, int64_t n,
@@ -155,53 +166,74 @@ class Trainer {
   // per consumer, its rows with the fields of all its inputs (empty outside its layout).
   std::vector<runtime::Rows> bring_inputs(int64_t n, const std::vector<Consumer>& consumers);
 
-  // One RL iteration from its generation to its updates: its rows (prompts), the actor weight version its
-  // generation read, and the rows each of its calls produced so far (on that call's ranks). With
-  // train.staleness N, up to N + 1 are in flight at once.
-  struct RlIteration {
-    RlRows rows;
+  // One iteration of a stage's graph from its first call to its updates: its rows, the actor weight version
+  // its calls read first, the global step whose seed its sampling takes, and the rows each of its calls
+  // produced so far (on that call's ranks). With train.staleness N, up to N + 1 are in flight at once.
+  struct Iteration {
+    BatchRows rows;
     int64_t weight_version = 0;
+    int64_t seed_step = 0;
     std::map<std::string, Produced> produced;  // by call name
   };
-  // What call instance `c` reads from the producers `from` accepts: the row fields of the graph data it
-  // consumes, from the calls of its iteration that produced them (rl_calls.cc).
-  Consumer rl_consumer(const CallInstance& c, const std::function<bool(const CallInstance&)>& from) const;
-  // Each kind of RL call's body (rl_calls.cc). A generation samples with the seed of global step `step`;
-  // an inference call writes its output field on its ranks; an update computes its batch (rl_batch) and
-  // writes its statistics into `stats` on its ranks.
-  Call generation_call(const Mfc& m, RlIteration& it, int64_t step);
-  Call inference_call(const Mfc& m, RlIteration& it, const runtime::Rows& in);
-  Call update_call(const Mfc& m, RlIteration& it, const runtime::Rows& in, Json* stats);
-  // Without a reward model the generation scores its own rows (rule rewards; stop penalty included):
-  // "score", or "base_score" for ReMax's greedy baseline.
-  void score_rule_rewards(const Mfc& m, RlIteration& it);
+
+  // One step of the current stage (graph_step.cc): the calls graph/call_schedule.h orders for it, each run
+  // by its op's body in its plan layout, each call's inputs moved straight from the ranks of the calls of its
+  // iteration that produced them. The same engine runs every algorithm.
+  Json graph_step(int64_t step);
+  // What call instance `c` of `graph` reads from the producers `from` accepts: the row fields of the graph
+  // data it consumes, from the calls of its iteration that produced them (call_bodies.cc).
+  Consumer consumer_of(const DataflowGraph& graph, const CallInstance& c,
+                       const std::function<bool(const CallInstance&)>& from) const;
+
+  // The call bodies, one per MfcOp (call_bodies.cc registers them). Each is built from the call's node, its
+  // iteration, the rows moved to it and where its statistics go (train calls: on the call's ranks).
+  struct BodyInput {
+    const Mfc& m;
+    Iteration& it;
+    const runtime::Rows& in;
+    Json* stats;
+  };
+  using BodyMaker = Call (Trainer::*)(const BodyInput&);
+  struct RegisteredBody {
+    BodyMaker make;
+    bool segmented;  // its rows come as the shares of mini-batch segments (segmented_rows)
+  };
+  static const RegisteredBody& body_of(MfcOp op);
+  // The row fields an inference call writes its one output as (the first field a train call reads of it).
+  static std::vector<std::string> output_fields(const Mfc& m);
+  // sample_body.cc: responses sampled with the seed of the iteration's step; without a reward model scored
+  // by the rule on the call's ranks (stop penalty included): "score", or "base_score" for ReMax's greedy
+  // baseline.
+  Call sample_body(const BodyInput& b);
+  // inference_bodies.cc: an output field written on the call's ranks. response_forward_body: the body of
+  // a forward pass over the iteration's responses, `forward` (ctx, model, batch, responses) -> the field.
+  using ResponseForward =
+      std::function<at::Tensor(const runtime::CallContext&, model::Transformer&,
+                               const runtime::SequenceBatch&, const std::vector<runtime::TokenIds>&)>;
+  Call response_forward_body(const BodyInput& b, ResponseForward forward);
+  Call token_logprobs_body(const BodyInput& b);
+  Call token_values_body(const BodyInput& b);
+  Call sequence_scores_body(const BodyInput& b);
+  Call pair_logprobs_body(const BodyInput& b);
+  // rl_update_bodies.cc: the PPO-family updates on the batch rl_batch computes.
+  Call policy_update_body(const BodyInput& b);
+  Call value_update_body(const BodyInput& b);
+  // dataset_update_bodies.cc: the updates on dataset rows (SFT examples, preference pairs).
+  Call sft_update_body(const BodyInput& b);
+  Call pair_score_update_body(const BodyInput& b);
+  Call dpo_update_body(const BodyInput& b);
+
   // A train call's PpoBatch from the rows it received (`index`: their sample indices): advantages and the
   // like computed on the call's ranks over the whole batch (rl_batch.cc); `stats` (when given): the step's
   // batch statistics.
-  PpoBatch rl_batch(const runtime::CallContext& ctx, const RlRows& rows, const runtime::Rows& got,
+  PpoBatch rl_batch(const runtime::CallContext& ctx, const BatchRows& rows, const runtime::Rows& got,
                     const std::vector<int64_t>& index, double kl_coef, Json* stats) const;
-
-  // What the SFT, reward-model and DPO steps share (sft_step.cc). A stage's batch: the algorithm's batch
-  // when the stage is the whole algorithm (algorithm `kind`), else the stage's own (`own_batch`).
-  int64_t stage_batch(const std::string& kind, int64_t own_batch) const {
-    return algorithm_ == kind ? input_.algorithm.batch.prompts : own_batch;
-  }
-  // A step's train call: `body` runs on the call's ranks and gives the step's statistics, which every rank
-  // returns (broadcast_call_stats).
-  Json train_call_stats(const std::string& call, const std::string& role,
-                        const std::function<Json(const runtime::CallContext&)>& body);
-  // The preference pairs idx[r.begin, r.end) of data_.preferences as (prompt + chosen, prompt + rejected).
+  // The preference pairs of `rows` this rank handles in `m`'s layout, as (prompt + chosen, prompt +
+  // rejected).
   struct PreferenceBatches {
     runtime::SequenceBatch chosen, rejected;
   };
-  PreferenceBatches preference_batches(const std::vector<int64_t>& idx, const Range& r) const;
-
-  // One step of each algorithm: sft_step.cc, reward_model_step.cc, rl_step.cc (PPO, GRPO, ReMax; the rows
-  // it moves between calls in rl_rows.cc, the batch on a train call in rl_batch.cc), dpo_step.cc.
-  Json sft_step(int64_t step);
-  Json rm_step(int64_t step);
-  Json rl_step(int64_t step);
-  Json dpo_step(int64_t step);
+  PreferenceBatches preference_batches(const Mfc& m, const BatchRows& rows) const;
   // Held-out greedy accuracy of the actor (evaluation.cc); -1 without an actor or held-out prompts.
   double evaluate();
 
@@ -213,7 +245,7 @@ class Trainer {
   TaskData data_;
   std::vector<Stage> stages_;
   int current_stage_ = -1;
-  std::string algorithm_;
+  Algorithm algorithm_ = Algorithm::kPpo;
 
   // Present on every rank when the algorithm uses the model; the Transformer (and optimizer) inside only on
   // the ranks of its home layout.
@@ -222,8 +254,7 @@ class Trainer {
   std::unique_ptr<model::Transformer> ref_;  // null outside the reference's home
   std::unique_ptr<data::EpochSampler> prompt_sampler_, sft_sampler_, pref_sampler_;
   std::unique_ptr<algo::AdaptiveKlController> kl_ctl_;
-  DataflowGraph graph_;                        // the algorithm's calls and edges, as the planner priced them
-  std::map<int64_t, RlIteration> iterations_;  // RL iterations generated and not yet trained on, by number
+  std::map<int64_t, Iteration> iterations_;  // the current stage's iterations begun and not done, by number
 
   Timeline last_timeline_;
 };
