@@ -10,11 +10,11 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/json.h"
-#include "io/hf_config_file.h"
-#include "io/tokenizer.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
 #include "model/init.h"
+#include "tensorfile/hf_config_file.h"
+#include "tokenizer/tokenizer.h"
 
 namespace realign::apps {
 namespace {
@@ -37,18 +37,18 @@ at::Device parse_device(const std::string& s) {
 
 struct LoadedModel {
   std::unique_ptr<model::Transformer> model;
-  std::unique_ptr<io::Tokenizer> tokenizer;  // null when the directory has none and none was needed
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer;  // null when the directory has none and none was needed
 };
 
 LoadedModel load_model(const std::string& dir, const std::string& dtype, const std::string& device,
                        bool need_tokenizer) {
   at::set_num_threads(int(std::max(1u, std::thread::hardware_concurrency())));
-  ModelSpec spec = io::read_hf_config(dir);
+  ModelSpec spec = tensorfile::read_hf_config(dir);
   LoadedModel out;
   out.model = std::make_unique<model::Transformer>(spec, HeadKind::kLanguageModel, model::ParallelContext{},
                                                    parse_dtype(dtype, "--dtype"), parse_device(device));
   out.model->load_shards(model::load_hf_full(dir, spec, HeadKind::kLanguageModel, at::kFloat));
-  if (need_tokenizer) out.tokenizer = io::load_tokenizer(dir);
+  if (need_tokenizer) out.tokenizer = tokenizer::load_tokenizer(dir);
   return out;
 }
 
@@ -111,7 +111,7 @@ void add_logprobs(CLI::App& app) {
         seqs.push_back(checked_tokens(j["tokens"], vocab, where));
       } else {
         if (!j["text"].is_string()) throw Error(where, "\"text\" must be a string");
-        io::EncodeOptions o;
+        tokenizer::EncodeOptions o;
         o.add_special_tokens = !a->no_special;
         auto ids = m.tokenizer->encode(j["text"].get<std::string>(), o);
         if (ids.empty()) throw Error(where, "\"text\" encodes to no tokens");
@@ -217,11 +217,12 @@ void add_init(CLI::App& app) {
   sub->add_option("--dtype", a->dtype, "On-disk dtype: fp32, bf16 or fp16")->capture_default_str();
   on_run(sub, [a] {
     if (a->config.empty() == a->spec.empty()) throw Error("init", "give one of --config or --model-spec");
-    ModelSpec s = a->config.empty() ? builtin_model(a->spec, "--model-spec") : io::read_hf_config(a->config);
+    ModelSpec s =
+        a->config.empty() ? builtin_model(a->spec, "--model-spec") : tensorfile::read_hf_config(a->config);
     const at::ScalarType dt = parse_dtype(a->dtype, "--dtype");
-    const io::DType disk = dt == at::kBFloat16 ? io::DType::kBF16
-                           : dt == at::kHalf   ? io::DType::kF16
-                                               : io::DType::kF32;
+    const tensorfile::DType disk = dt == at::kBFloat16 ? tensorfile::DType::kBF16
+                                   : dt == at::kHalf   ? tensorfile::DType::kF16
+                                                       : tensorfile::DType::kF32;
     model::save_hf_checkpoint(a->out, s, HeadKind::kLanguageModel,
                               model::init_full_params(s, HeadKind::kLanguageModel, a->seed), disk);
     std::fprintf(stderr, "realign init: %s (%lld parameters, seed %llu) -> %s\n", s.name.c_str(),

@@ -14,9 +14,9 @@
 #include "comm/world.h"
 #include "core/json.h"
 #include "cost/transfer_cost.h"
-#include "io/hf_config_file.h"
-#include "io/tensor_file.h"
 #include "realloc/realloc_check.h"
+#include "tensorfile/hf_config_file.h"
+#include "tensorfile/tensor_file.h"
 
 namespace realign::apps {
 namespace {
@@ -35,9 +35,9 @@ struct Args {
 // HF parameter names to realign's canonical ones (graph/param_layout.h). A checkpoint already in canonical
 // names passes through. GPT-2's Conv1D weights are stored transposed and its q/k/v fused: they are split
 // and transposed here.
-io::TensorMap to_canonical(const ModelSpec& spec, io::TensorMap hf) {
+tensorfile::TensorMap to_canonical(const ModelSpec& spec, tensorfile::TensorMap hf) {
   if (hf.count("embed.weight")) return hf;
-  io::TensorMap out;
+  tensorfile::TensorMap out;
   const bool gpt2 = spec.family == ModelFamily::kGpt2;
   for (auto& [raw, t] : hf) {
     std::string name = raw;
@@ -92,7 +92,7 @@ io::TensorMap to_canonical(const ModelSpec& spec, io::TensorMap hf) {
 bool is_path(const std::string& model) { return std::filesystem::exists(model); }
 
 ModelSpec model_spec(const Args& a) {
-  if (is_path(a.model)) return io::read_hf_config(a.model);
+  if (is_path(a.model)) return tensorfile::read_hf_config(a.model);
   return builtin_model(a.model, "--model");  // its error lists the built-in names and mentions HF configs
 }
 
@@ -122,8 +122,9 @@ int run_worker_side(const Args& a) {
     const ModelSpec spec = model_spec(a);
     const Layout from = checked_layout(a.from, "--from", spec), to = checked_layout(a.to, "--to", spec);
     const auto params = model_params(spec, HeadKind::kLanguageModel);
-    const SliceSource source = is_path(a.model) ? full_params(to_canonical(spec, io::load_tensors(a.model)))
-                                                : synthetic_params(a.seed);
+    const SliceSource source = is_path(a.model)
+                                   ? full_params(to_canonical(spec, tensorfile::load_tensors(a.model)))
+                                   : synthetic_params(a.seed);
     const at::ScalarType dtype = dtype_of(a.dtype);
     const CheckResult r = run_realloc_check(*world.global(), params, spec.n_layers, from, to, source, dtype);
     if (world.rank() != 0) return;

@@ -9,8 +9,8 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/json.h"
-#include "io/chat_template.h"
-#include "io/tokenizer.h"
+#include "jinja/chat_template.h"
+#include "tokenizer/tokenizer.h"
 
 namespace realign::apps {
 namespace {
@@ -53,7 +53,7 @@ std::string render_messages(const std::string& model, const std::string& input, 
   if (j.is_discarded())
     throw Error(where, "with --messages, must be JSON: a list of messages or {\"messages\": [...]}");
   const Json messages = j.is_object() && j.contains("messages") ? j["messages"] : j;
-  std::optional<io::ChatTemplate> t = io::ChatTemplate::from_tokenizer_config(model);
+  std::optional<jinja::ChatTemplate> t = jinja::ChatTemplate::from_tokenizer_config(model);
   if (!t) throw Error(model, "has no chat_template in its tokenizer_config.json");
   return t->render(messages, gen, where);
 }
@@ -84,7 +84,7 @@ void add_tokenize_command(CLI::App& app) {
       "rendered with the model's chat template first, as for training");
   sub->add_flag("--add-generation-prompt", a->gen, "With --messages: end with the assistant's header");
   on_run(sub, [a, sub] {
-    auto tok = io::load_tokenizer(a->model);
+    auto tok = tokenizer::load_tokenizer(a->model);
     const bool from_flag = sub->count("--text") > 0;
     const std::string input = from_flag ? a->text : read_stdin();
     const std::string where = from_flag ? "--text" : "stdin";
@@ -108,7 +108,7 @@ void add_tokenize_command(CLI::App& app) {
           ids.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), ids.begin());
       if (!a->no_special && !present) ids.insert(ids.begin(), prefix.begin(), prefix.end());
     } else {
-      io::EncodeOptions o;
+      tokenizer::EncodeOptions o;
       o.add_special_tokens = !a->no_special;
       ids = tok->encode(input, o);
     }

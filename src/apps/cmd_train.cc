@@ -11,6 +11,7 @@
 #include "apps/run_summary.h"
 #include "comm/launcher.h"
 #include "comm/world.h"
+#include "core/atomic_file.h"
 #include "core/config_file.h"
 #include "core/log.h"
 #include "plan/execution_plan.h"
@@ -111,9 +112,8 @@ PlanReport plan_run(const RunConfig& config, const std::string& run_dir, bool re
                     config.plan.mode + ": " + why + " (plan.mode=search finds a plan the runtime executes)");
   if (!resume) {
     train::create_run_dir(run_dir);  // only once the plan is known to run: no empty run directories
-    train::write_text_file(run_dir + "/plan.json", to_json(report.planner.plan).dump(2) + "\n");
-    train::write_text_file(run_dir + "/timeline_estimated.json",
-                           to_json(report.simulation.timeline).dump(2) + "\n");
+    write_text_file(run_dir + "/plan.json", to_json(report.planner.plan).dump(2) + "\n");
+    write_text_file(run_dir + "/timeline_estimated.json", to_json(report.simulation.timeline).dump(2) + "\n");
   }
   return report;
 }
@@ -187,7 +187,7 @@ void print_summary(const Args& args, const std::string& config_file,
     o.argv.push_back(side);
     train::create_run_dir(side);
     // The launcher's report already holds the co-located preset (presets[0]), as its estimate does.
-    train::write_text_file(side + "/plan.json", to_json(*report.planner.presets[0].plan).dump(2) + "\n");
+    write_text_file(side + "/plan.json", to_json(*report.planner.presets[0].plan).dump(2) + "\n");
     std::fprintf(stderr, "measuring %d RL steps of the co-located preset in %s ...\n", args.preset_steps,
                  side.c_str());
     const comm::LaunchResult r = comm::launch_local(o);

@@ -12,6 +12,7 @@
 #include "apps/commands.h"
 #include "apps/estimate_accuracy.h"
 #include "comm/launcher.h"
+#include "core/atomic_file.h"
 #include "core/config_file.h"
 #include "core/host.h"
 #include "core/read_file.h"
@@ -116,7 +117,7 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
   for (const PlanToMeasure& p : plans) plan_list.push_back(p.plan);
   const HardwareProfile fitted =
       fit_iteration_overhead(config.graph, config.cluster, c.profile, plan_list, measured, evidence);
-  train::write_text_file(args.calibrate, to_json(fitted).dump(2) + "\n");
+  write_text_file(args.calibrate, to_json(fitted).dump(2) + "\n");
   Simulator calibrated(config.graph, config.cluster, fitted);
   std::vector<double> estimated, errors;
   for (size_t i = 0; i < plans.size(); ++i) {
@@ -176,7 +177,7 @@ void add_validate_command(CLI::App& app) {
     if (!args->rescore) {
       std::string names;
       for (const PlanToMeasure& p : plans) names += p.name + "\n";
-      train::write_text_file(args->out + "/plans.txt", names);
+      write_text_file(args->out + "/plans.txt", names);
     }
     if (!args->rescore) {
       for (const PlanToMeasure& p : plans) save_plan_file(p.plan, args->out + "/" + p.name + ".plan.json");
@@ -227,7 +228,7 @@ void add_validate_command(CLI::App& app) {
                             {"plan", to_json(p.plan)}});
       if (i == 0 && !args->svg.empty()) {
         const Timeline real = timeline_from_json(load_config_file(run_dir + "/timeline.json"), run_dir);
-        train::write_text_file(args->svg, timeline_comparison_svg(sim.timeline, real, p.name));
+        write_text_file(args->svg, timeline_comparison_svg(sim.timeline, real, p.name));
       }
     }
     const double mae = median(errors), tau = kendall_tau(estimated, measured);
@@ -271,10 +272,10 @@ void add_validate_command(CLI::App& app) {
       for (const auto& [group, scale] : calibration["scales"].items())
         std::printf("  %-10s x%.3g\n", group.c_str(), scale.get<double>());
       std::printf("  iteration overhead %.1f ms\n", 1e3 * calibration["iteration_overhead_s"].get<double>());
+      // The error before calibration is the per-call line above; --json keeps the fit's own figure for it.
       std::printf(
-          "per call: median error %.1f%% -> %.1f%%; per plan, in sample: median error %.1f%%, Kendall tau "
+          "calibrated, in sample: per call median error %.1f%%; per plan median error %.1f%%, Kendall tau "
           "%.2f\n",
-          100 * calibration["call_median_error_before"].get<double>(),
           100 * calibration["call_median_error_after"].get<double>(),
           100 * calibration["median_abs_error"].get<double>(), calibration["kendall_tau"].get<double>());
     }

@@ -262,8 +262,14 @@ bool has_shipped_profile(const DeviceSpec& device) {
 HardwareProfile builtin_profile(const DeviceSpec& device) {
   if (!has_shipped_profile(device)) return default_profile(device);
   for (const auto& [name, text] : shipped_profiles())
-    if (name == device.name)
-      return hardware_profile_from_json(Json::parse(text), "profiles/" + name + ".json");
+    if (name == device.name) {
+      // A shipped profile does not restate the device spec's figures (peaks, memory): they are kept once, in
+      // plan/cluster.cc, and reach the profile as default_profile's.
+      Json full = to_json(default_profile(device));
+      const Json shipped = Json::parse(text);
+      for (auto it = shipped.begin(); it != shipped.end(); ++it) full[it.key()] = it.value();
+      return hardware_profile_from_json(full, "profiles/" + name + ".json");
+    }
   return default_profile(device);
 }
 

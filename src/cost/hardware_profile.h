@@ -92,8 +92,9 @@ struct HardwareProfile {
 // Derives a profile from a device spec with stated default efficiencies.
 HardwareProfile default_profile(const DeviceSpec& device);
 // The profile realign ships for a built-in device (profiles/<name>.json: H100 and A100 coefficients from
-// published measurements, each citing its source), else default_profile. A device spec that differs from
-// the built-in one of its name gets default_profile.
+// published measurements, each citing its source), else default_profile. A shipped file lists only what it
+// measured or sourced; the coefficients it leaves out (the device spec's peaks and memory) are
+// default_profile's. A device spec that differs from the built-in one of its name gets default_profile.
 HardwareProfile builtin_profile(const DeviceSpec& device);
 // Names of the devices with a shipped profile, and whether builtin_profile uses one for `device`.
 std::vector<std::string> shipped_profile_names();

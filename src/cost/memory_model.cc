@@ -94,6 +94,15 @@ double expert_optimizer_bytes_per_param(const Strategy& s) {
   return s.zero1 ? kOptimizerBytesPerParam / expert_data_parallel(s.dp, s.tp, s.ep) : kOptimizerBytesPerParam;
 }
 
+HomeBytesPerParam home_bytes_per_param(bool trained, const Strategy& home) {
+  HomeBytesPerParam b;
+  if (!trained) return b;
+  b.gradients = kGradBytesPerParam;
+  b.optimizer = optimizer_bytes_per_param(home);
+  b.expert_optimizer = expert_optimizer_bytes_per_param(home);
+  return b;
+}
+
 double layers_activation_bytes(const ModelSpec& spec, int64_t begin, int64_t end, double tokens, int tp,
                                int ep) {
   const int64_t moe = spec.moe.moe_layers_in(begin, end);

@@ -70,6 +70,16 @@ double recomputed_layer_bytes(const ModelSpec& spec, double tokens);
 double optimizer_bytes_per_param(const Strategy& s);
 double expert_optimizer_bytes_per_param(const Strategy& s);
 
+// The bytes per parameter a model keeps on its home devices between calls: its weights and, when trained, its
+// gradients and optimizer state (strategy `home`'s ZeRO-1 sharding). The simulator's persistent memory and
+// its out-of-memory report both price a home with it.
+struct HomeBytesPerParam {
+  double weights = kWeightBytesPerParam, gradients = 0, optimizer = 0, expert_optimizer = 0;
+  double dense() const { return weights + gradients + optimizer; }
+  double expert() const { return weights + gradients + expert_optimizer; }  // a routed expert's parameter
+};
+HomeBytesPerParam home_bytes_per_param(bool trained, const Strategy& home);
+
 // Activation bytes of the layers [begin, end) of a model for `tokens` tokens: dense layers by
 // layer_activation_bytes, MoE layers by moe_layer_activation_bytes (cost/moe_cost.h); and the largest of one
 // layer (the one being recomputed, or the one an inference pass holds at a time).

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/units.h"
+#include "cost/detail/simulator_run_state.h"
 
 namespace realign {
 
@@ -147,25 +148,6 @@ int64_t consumer_segments(const Mfc& mfc) {
   return std::max<int64_t>(1, std::min(mfc.mini_batches, mfc.n_seqs));
 }
 
-// Per-device timelines of one run.
-struct Timelines {
-  std::vector<double> free, busy;
-  std::vector<TimelineEvent>* events;  // null: times only
-  int64_t iteration = 1;  // of the events being placed
-  double start_on(int first, int n) const {
-    if (n <= 0) return 0;
-    return std::max(0.0, *std::max_element(free.begin() + first, free.begin() + first + n));
-  }
-  void occupy(const std::string& name, const char* kind, int first, int n, double start, double end,
-              double bytes) {
-    for (int d = first; d < first + n; ++d) {
-      free[size_t(d)] = end;
-      busy[size_t(d)] += end - start;
-    }
-    if (events) events->push_back(TimelineEvent{name, kind, first, n, start, end, bytes, iteration});
-  }
-};
-
 }  // namespace
 
 SimulationResult Simulator::run(const ExecutionPlan& plan) { return run(plan, true); }
@@ -215,54 +197,19 @@ std::vector<double> Simulator::busy_ranks(const SimulationResult& r) const {
   return busy;
 }
 
-struct Simulator::RunState {
-  Timelines tl;
-  std::vector<bool> offloaded;      // per model
-  std::vector<Layout> home;         // per model
-  std::vector<double> persistent;   // per device
-  std::vector<double> transient;    // per device: the largest transient need of a call instance
-  std::vector<int> transient_call;  // per device: that call
-  std::vector<bool> copy;           // per call: takes a reallocated or loaded weight copy
-  std::vector<bool> held;           // per call: its copy stays on its devices between calls (staleness)
-  // The instances' ends, [iteration * calls + call] (iterations 1-based, < 0: not placed); one flat array
-  // allocated once per simulation, which the search runs many times.
-  std::vector<double> end;
-  size_t calls = 0;
-
-  double& end_at(int call, int64_t iteration) {
-    const size_t k = size_t(iteration) * calls + size_t(call);
-    REALIGN_CHECK(iteration >= 1 && k < end.size()) << "call " << call << " of iteration " << iteration;
-    return end[k];
-  }
-  double end_of(int call, int64_t iteration) {
-    if (iteration < 1) return 0;  // before the first iteration: the initial weights, the dataset
-    const double e = end_at(call, iteration);
-    REALIGN_CHECK(e >= 0) << "call " << call << " of iteration " << iteration << " is not placed yet";
-    return e;
-  }
-};
-
-double Simulator::in_flight_bytes(int call, const MfcAssignment& a) const {
-  const Mfc& m = graph_.mfcs[size_t(call)];
-  double per_seq = 0;
-  for (const std::string& out : m.outputs) per_seq += graph_.data_spec(out).bytes_per_seq;
-  return double(graph_.staleness) * double(seqs_per_dp_rank(m, a.strategy.dp)) * per_seq;
-}
-
 SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vector<double>& busy,
                                      bool detailed) {
   const auto& mfcs = graph_.mfcs;
   REALIGN_CHECK(plan.assignments.size() == mfcs.size()) << plan.assignments.size() << " assignments";
   const int nd = cluster_.n_devices();
-  const size_t nm = graph_.models.size();
   const int64_t staleness = graph_.staleness;
   SimulationResult r;
   r.staleness = staleness;
   r.timeline.n_devices = nd;
   if (detailed) r.timeline.events.reserve(mfcs.size() * 3 * (staleness > 0 ? 4 : 1));
   r.calls.resize(mfcs.size());
-  RunState st{Timelines{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0),
-                        detailed ? &r.timeline.events : nullptr},
+  RunState st{DeviceTimelines{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0),
+                              detailed ? &r.timeline.events : nullptr},
               {},
               {},
               {},
@@ -272,61 +219,7 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
               {},
               {}};
 
-  // Persistent state, per device. An offloaded model has none: it lives in host memory between its calls.
-  st.offloaded.assign(nm, false);
-  for (const std::string& name : plan.offload)
-    for (size_t m = 0; m < nm; ++m) st.offloaded[m] = st.offloaded[m] || graph_.models[m].name == name;
-  st.home.resize(nm);
-  std::vector<double>& persistent = st.persistent;
-  persistent.assign(size_t(nd), 0.0);
-  for (size_t m = 0; m < nm; ++m) {
-    if (home_call_[m] < 0) continue;
-    st.home[m] = plan.assignments[size_t(home_call_[m])].layout();
-    if (st.offloaded[m]) continue;
-    const Layout& l = st.home[m];
-    const ShardSizes& sh = shards(int(m), l.tp, l.pp, l.ep);
-    const Strategy& home = plan.assignments[size_t(home_call_[m])].strategy;
-    const bool trained = graph_.models[m].trained;
-    const double per_param = trained
-                                 ? kWeightBytesPerParam + kGradBytesPerParam + optimizer_bytes_per_param(home)
-                                 : kWeightBytesPerParam;
-    // A routed expert's optimizer state is sharded over its expert-data-parallel ranks (memory_model.h).
-    const double per_expert =
-        trained ? kWeightBytesPerParam + kGradBytesPerParam + expert_optimizer_bytes_per_param(home)
-                : kWeightBytesPerParam;
-    for (int rank = 0; rank < l.size(); ++rank) {
-      const int stage = rank / (l.dp * l.tp), tp_rank = rank % l.tp;
-      const double experts = double(sh.stage_experts(stage));
-      persistent[size_t(l.first_device + rank)] +=
-          (double(sh.at(stage, tp_rank)) - experts) * per_param + experts * per_expert;
-    }
-  }
-
-  // Staleness N > 0: while the train calls update the actor's home weights, a generation on other devices
-  // runs beside them reading an older version, so its devices keep their copy between calls (one per
-  // layout); a generation sharing a device with the home serializes with training there and drops its copy
-  // after the call, as synchronously. Generation devices also hold the outputs of the N iterations generated
-  // ahead until training takes them.
-  st.held.assign(mfcs.size(), false);
-  if (staleness > 0)
-    for (size_t i = 0; i < mfcs.size(); ++i) {
-      if (mfcs[i].kind() != MfcKind::kGenerate) continue;
-      const int m = call_model_[i];
-      const MfcAssignment& a = plan.assignments[i];
-      const Layout dst = a.layout();
-      const Layout& home = st.home[size_t(m)];
-      bool held = !st.offloaded[size_t(m)] && !a.mesh.overlaps(DeviceMesh{home.first_device, home.size()}) &&
-                  realloc(m, home, dst).bytes > 0;
-      for (size_t j = 0; j < i && held; ++j)
-        held = !(st.held[j] && call_model_[j] == m && plan.assignments[j].layout() == dst);
-      st.held[i] = held;
-      const CallEstimate& est = call_estimate(int(i), a);
-      const double batches = in_flight_bytes(int(i), a);
-      const int stage_size = dst.dp * dst.tp;
-      for (int d = dst.first_device; d < dst.first_device + dst.size(); ++d)
-        persistent[size_t(d)] +=
-            batches + (held ? est.stages[size_t((d - dst.first_device) / stage_size)].weights : 0.0);
-    }
+  hold_persistent_state(plan, st);
 
   st.transient.assign(size_t(nd), 0.0);
   st.transient_call.assign(size_t(nd), -1);
@@ -375,7 +268,7 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   r.device_idle_fraction.assign(size_t(nd), 1.0);
   int worst = -1;
   for (int d = 0; d < nd; ++d) {
-    const double peak = persistent[size_t(d)] + st.transient[size_t(d)];
+    const double peak = st.persistent[size_t(d)] + st.transient[size_t(d)];
     r.device_peak_mem_bytes[size_t(d)] = peak;
     if (r.iteration_time_s > 0)
       r.device_idle_fraction[size_t(d)] =
@@ -397,7 +290,7 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
   const MfcAssignment& a = plan.assignments[size_t(i)];
   REALIGN_CHECK(a.mfc == mfcs[size_t(i)].name)
       << "assignment " << i << " is " << a.mfc << ", expected " << mfcs[size_t(i)].name;
-  Timelines& tl = st.tl;
+  DeviceTimelines& tl = st.tl;
   tl.iteration = iteration;
   const int m = call_model_[size_t(i)];
   const Layout dst = a.layout();
@@ -491,55 +384,6 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
     }
   }
   cr.peak_mem_bytes = peak;
-}
-
-std::string Simulator::oom_report(int device, int call, const ExecutionPlan& plan, const RunState& st,
-                                  double peak, double limit) {
-  std::string parts;
-  auto add = [&](const std::string& what, double bytes) {
-    if (bytes > 0) parts += (parts.empty() ? "" : ", ") + what + " " + format_bytes(bytes);
-  };
-  for (size_t m = 0; m < graph_.models.size(); ++m) {
-    if (home_call_[m] < 0 || st.offloaded[m] || !st.home[m].contains(device)) continue;
-    const Layout& l = st.home[m];
-    const Layout::Coord c = l.coord_of(device);
-    const ShardSizes& sh = shards(int(m), l.tp, l.pp, l.ep);
-    const double n = double(sh.at(c.pp, c.tp)), experts = double(sh.stage_experts(c.pp));
-    const std::string& name = graph_.models[m].name;
-    add(name + " weights", n * kWeightBytesPerParam);
-    if (graph_.models[m].trained) {
-      add(name + " gradients", n * kGradBytesPerParam);
-      const Strategy& home = plan.assignments[size_t(home_call_[m])].strategy;
-      add(name + " optimizer state",
-          (n - experts) * optimizer_bytes_per_param(home) + experts * expert_optimizer_bytes_per_param(home));
-    }
-  }
-  if (graph_.staleness > 0)
-    for (size_t i = 0; i < graph_.mfcs.size(); ++i) {
-      const MfcAssignment& a = plan.assignments[i];
-      const Layout l = a.layout();
-      if (graph_.mfcs[i].kind() != MfcKind::kGenerate || !l.contains(device)) continue;
-      const std::string& name = graph_.mfcs[i].name;
-      if (st.held[i])
-        add(name + " weight version kept for staleness " + std::to_string(graph_.staleness),
-            call_estimate(int(i), a).stages[size_t((device - l.first_device) / (l.dp * l.tp))].weights);
-      add(name + " batches in flight", in_flight_bytes(int(i), a));
-    }
-  std::string during = "its persistent state";
-  if (call >= 0) {
-    const MfcAssignment& a = plan.assignments[size_t(call)];
-    const Layout l = a.layout();
-    const MemoryBreakdown& mem =
-        call_estimate(call, a).stages[size_t((device - l.first_device) / (l.dp * l.tp))];
-    during = graph_.mfcs[size_t(call)].name;
-    if (st.copy[size_t(call)] && !st.held[size_t(call)])
-      add(during + " reallocated or loaded weights", mem.weights);
-    add(during + " activations", mem.activations);
-    add(during + " KV cache", mem.kv_cache);
-    add(during + " logits", mem.logits);
-  }
-  return "device " + std::to_string(device) + " needs " + format_bytes(peak) + " during " + during +
-         " (limit " + format_bytes(limit) + "): " + parts;
 }
 
 }  // namespace realign

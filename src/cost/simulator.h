@@ -74,7 +74,7 @@ class Simulator {
     size_t operator()(const Key& k) const;
   };
   static int64_t pack(const Layout& l);
-  struct RunState;  // one simulation's timelines, memory and call instance ends (simulator.cc)
+  struct RunState;  // one simulation's timelines, memory and call instance ends (detail/)
 
   const ShardSizes& shards(int model, int tp, int pp, int ep);
   // Call i's estimate with `busy_ranks` beside it (estimate_call), uncached; shard sizes come from the cache.
@@ -91,6 +91,9 @@ class Simulator {
              RunState& st, SimulationResult& r);
   // Per call of a simulated iteration: the ranks of its busiest node busy during it, its own included.
   std::vector<double> busy_ranks(const SimulationResult& r) const;
+  // Per device, what it holds between calls: each model's home (unless offloaded), and with staleness the
+  // weight copies generation keeps and its batches in flight (simulator_memory.cc, as the two below).
+  void hold_persistent_state(const ExecutionPlan& plan, RunState& st);
   std::string oom_report(int device, int call, const ExecutionPlan& plan, const RunState& st, double peak,
                          double limit);
   // Bytes of the batches in flight a generation call's device holds with staleness N: N batches of its

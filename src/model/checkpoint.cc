@@ -6,12 +6,12 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "io/hf_config_file.h"
-#include "io/sharded_checkpoint.h"
-#include "io/tensor_file.h"
 #include "model/hf_names.h"
 #include "model/init.h"
 #include "model/shard.h"
+#include "tensorfile/hf_config_file.h"
+#include "tensorfile/sharded_checkpoint.h"
+#include "tensorfile/tensor_file.h"
 
 namespace realign::model {
 namespace {
@@ -24,27 +24,28 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return os.str();
 }
 
-const io::TensorView* find_hf(const io::ShardedCheckpoint& ckpt, const ModelSpec& spec, const std::string& name) {
-  if (const io::TensorView* v = ckpt.find(name)) return v;
+const tensorfile::TensorView* find_hf(const tensorfile::ShardedCheckpoint& ckpt, const ModelSpec& spec,
+                                      const std::string& name) {
+  if (const tensorfile::TensorView* v = ckpt.find(name)) return v;
   if (spec.family == ModelFamily::kGpt2) return ckpt.find(strip_gpt2_prefix(name));
   return nullptr;
 }
 
 // This rank's part of an expert stack: only the experts it holds are read (each HF tensor one at a time).
-at::Tensor load_expert_shard(const std::string& dir, const io::ShardedCheckpoint& ckpt, const ParamInfo& p,
+at::Tensor load_expert_shard(const std::string& dir, const tensorfile::ShardedCheckpoint& ckpt, const ParamInfo& p,
                              const HfSource& src, const RankSlice& slice) {
   const Range experts = ep_shard_range(p, slice.ep_rank, slice.ep);
   const std::vector<int64_t> one(p.shape.begin() + 1, p.shape.end());
   std::vector<at::Tensor> parts;
   for (int64_t e = experts.begin; e < experts.end; ++e) {
     const std::string& name = src.stacked[size_t(e)];
-    const io::TensorView* view = ckpt.find(name);
+    const tensorfile::TensorView* view = ckpt.find(name);
     if (view == nullptr)
       throw Error(dir, "checkpoint lacks tensor '" + name + "' (realign parameter " + p.name + ")");
     if (view->shape != one)
       throw Error(dir, "tensor '" + name + "' has shape " + shape_str(view->shape) + ", expected " +
                            shape_str(one) + " for this config.json");
-    at::Tensor t = io::to_tensor(*view, at::kFloat);
+    at::Tensor t = tensorfile::to_tensor(*view, at::kFloat);
     if (slice.ep == 1 && p.split_dim > 0) {  // the expert's tp slice of its inner dimension
       const Range r = tp_shard_range(p, slice.tp_rank, slice.tp_size);
       t = t.narrow(p.split_dim - 1, r.begin, r.size());
@@ -59,7 +60,7 @@ at::Tensor load_expert_shard(const std::string& dir, const io::ShardedCheckpoint
 std::map<std::string, at::Tensor> load_hf_shards(const std::string& dir, const ModelSpec& spec, HeadKind head,
                                                  const RankSlice& slice, at::ScalarType dtype,
                                                  const LoadOptions& options) {
-  io::ShardedCheckpoint ckpt(dir);
+  tensorfile::ShardedCheckpoint ckpt(dir);
   std::map<std::string, at::Tensor> out;
   // GPT-2's fused c_attn feeds three canonical tensors: keep the last one copied out.
   std::string cached_name;
@@ -71,7 +72,7 @@ std::map<std::string, at::Tensor> load_hf_shards(const std::string& dir, const M
       out[p.name] = load_expert_shard(dir, ckpt, p, src, slice).to(dtype).contiguous();
       continue;
     }
-    const io::TensorView* view = find_hf(ckpt, spec, src.name);
+    const tensorfile::TensorView* view = find_hf(ckpt, spec, src.name);
     if (view == nullptr) {
       if (p.name.rfind("value_head.", 0) == 0 && options.init_missing_value_head) {
         out[p.name] = shard_of(init_param(p, spec, options.value_head_seed), p, slice.tp_rank, slice.tp_size)
@@ -82,7 +83,7 @@ std::map<std::string, at::Tensor> load_hf_shards(const std::string& dir, const M
       throw Error(dir, "checkpoint lacks tensor '" + src.name + "' (realign parameter " + p.name + ")");
     }
     if (view->name != cached_name) {
-      cached = io::to_tensor(*view, at::kFloat);
+      cached = tensorfile::to_tensor(*view, at::kFloat);
       cached_name = view->name;
     }
     if (!at::isFloatingType(cached.scalar_type()))
@@ -107,7 +108,8 @@ std::map<std::string, at::Tensor> load_hf_full(const std::string& dir, const Mod
 }
 
 void save_hf_checkpoint(const std::string& dir, const ModelSpec& spec, HeadKind head,
-                        const std::map<std::string, at::Tensor>& full, io::DType on_disk, size_t max_shard_bytes) {
+                        const std::map<std::string, at::Tensor>& full, tensorfile::DType on_disk,
+                        size_t max_shard_bytes) {
   for (const ParamInfo& p : model_params(spec, head)) {
     auto it = full.find(p.name);
     if (it == full.end()) throw Error(p.name, "missing from the parameters to save");
@@ -119,9 +121,12 @@ void save_hf_checkpoint(const std::string& dir, const ModelSpec& spec, HeadKind 
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(dir, "cannot create directory: " + ec.message());
-  const char* torch_dtype = on_disk == io::DType::kBF16 ? "bfloat16" : on_disk == io::DType::kF16 ? "float16" : "float32";
-  io::save_tensors_sharded(dir, to_hf_tensors(spec, full), on_disk, max_shard_bytes, {{"format", "pt"}});
-  io::write_hf_config(dir, spec, torch_dtype);
+  const char* torch_dtype = on_disk == tensorfile::DType::kBF16  ? "bfloat16"
+                            : on_disk == tensorfile::DType::kF16 ? "float16"
+                                                                 : "float32";
+  tensorfile::save_tensors_sharded(dir, to_hf_tensors(spec, full), on_disk, max_shard_bytes,
+                                   {{"format", "pt"}});
+  tensorfile::write_hf_config(dir, spec, torch_dtype);
 }
 
 }  // namespace realign::model

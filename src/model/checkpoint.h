@@ -9,7 +9,7 @@
 #include <string>
 
 #include "graph/param_layout.h"
-#include "io/dtype.h"
+#include "tensorfile/dtype.h"
 
 namespace realign::model {
 
@@ -43,7 +43,7 @@ std::map<std::string, at::Tensor> load_hf_full(const std::string& dir, const Mod
 // and model.safetensors.index.json when larger than `max_shard_bytes`. `full` holds every parameter of
 // (spec, head) in canonical names (checked), floating tensors are written as `on_disk` (F32, F16 or BF16).
 void save_hf_checkpoint(const std::string& dir, const ModelSpec& spec, HeadKind head,
-                        const std::map<std::string, at::Tensor>& full, io::DType on_disk,
+                        const std::map<std::string, at::Tensor>& full, tensorfile::DType on_disk,
                         size_t max_shard_bytes = size_t(4) << 30);
 
 }  // namespace realign::model

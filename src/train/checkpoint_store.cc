@@ -8,10 +8,10 @@
 #include <fstream>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/read_file.h"
-#include "io/atomic_file.h"
 #include "train/run_dir.h"
 
 namespace realign::train {
@@ -86,7 +86,7 @@ std::string CheckpointWriter::commit(const Json& metadata) {
     files[name] = Json{{"bytes", s.bytes}, {"fnv1a64", s.fnv}};
   }
   Json manifest{{"step", step_}, {"files", files}, {"metadata", metadata}};
-  io::write_file_atomically(tmp_ + "/" + kManifest, manifest.dump(2) + "\n");
+  write_text_file(tmp_ + "/" + kManifest, manifest.dump(2) + "\n");
   for (const auto& entry : fs::recursive_directory_iterator(tmp_))
     if (entry.is_directory()) fsync_path(entry.path().string(), true);
   fsync_path(tmp_, true);
@@ -98,7 +98,7 @@ std::string CheckpointWriter::commit(const Json& metadata) {
   if (fs::exists(final_dir)) fs::rename(final_dir, old_dir);  // a re-save of the same step (after a resume)
   fs::rename(tmp_, final_dir);
   fsync_path(root_, true);
-  io::write_file_atomically(root_ + "/latest", checkpoint_dir_name(step_) + "\n");
+  write_text_file(root_ + "/latest", checkpoint_dir_name(step_) + "\n");
   fs::remove_all(old_dir, ec);
   committed_ = true;
   return final_dir;

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "data/jsonl.h"
-#include "io/atomic_file.h"
 
 namespace realign::train {
 
@@ -22,7 +22,7 @@ void truncate_metrics_after(const std::string& path, int64_t step) {
       continue;
     kept += line.dump() + "\n";
   }
-  io::write_file_atomically(path, kept);
+  write_text_file(path, kept);
 }
 
 }  // namespace realign::train

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/read_file.h"
 #include "cost/simulation_result.h"

@@ -4,7 +4,6 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "io/atomic_file.h"
 
 namespace realign::train {
 namespace fs = std::filesystem;
@@ -35,10 +34,6 @@ std::string default_run_dir(const std::string& parent, const std::string& stem) 
   std::string path = base;
   for (int i = 2; fs::exists(path); ++i) path = base + "-" + std::to_string(i);
   return path;
-}
-
-void write_text_file(const std::string& path, const std::string& text) {
-  io::write_file_atomically(path, text);
 }
 
 }  // namespace realign::train

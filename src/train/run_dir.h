@@ -25,6 +25,4 @@ RunDir open_run_dir(const std::string& root);
 // A fresh directory name under `parent`: runs/<stem>-YYYYMMDD-HHMMSS (suffixed -2, -3 when taken).
 std::string default_run_dir(const std::string& parent, const std::string& stem);
 
-void write_text_file(const std::string& path, const std::string& text);  // atomic replace
-
 }  // namespace realign::train

@@ -2,6 +2,7 @@
 // and the progress bar.
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "train/detail/trainer_impl.h"
 #include "train/device_idle.h"
 #include "train/metrics_log.h"

@@ -1,10 +1,10 @@
 #include "train/task_data.h"
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "data/addition_task.h"
 #include "data/reward_command.h"
-#include "io/chat_template.h"
-#include "io/utf8.h"
+#include "jinja/chat_template.h"
 
 namespace realign::train {
 namespace {
@@ -14,13 +14,13 @@ std::string to_valid_utf8(const std::string& s) {
   std::string out;
   std::string_view rest(s);
   while (!rest.empty()) {
-    std::optional<size_t> bad = io::find_invalid_utf8(rest);
+    std::optional<size_t> bad = find_invalid_utf8(rest);
     if (!bad) {
       out += rest;
       break;
     }
     out += rest.substr(0, *bad);
-    io::append_utf8(out, 0xFFFD);
+    append_utf8(out, 0xFFFD);
     rest.remove_prefix(*bad + 1);
   }
   return out;
@@ -40,7 +40,7 @@ TaskData load_task_data(const DataConfig& c, int64_t eval_n) {
     return d;
   }
   data::RenderConversation render;
-  if (!c.chat_template.empty()) render = io::chat_template_renderer(c.chat_template);
+  if (!c.chat_template.empty()) render = jinja::chat_template_renderer(c.chat_template);
   if (!c.prompts_file.empty()) d.prompts = data::load_prompts(c.prompts_file, render);
   if (!c.sft_file.empty()) d.sft = data::load_sft_pairs(c.sft_file, render);
   if (!c.preferences_file.empty()) d.preferences = data::load_preference_pairs(c.preferences_file, render);

@@ -12,13 +12,13 @@ TextCodec TextCodec::bytes() {
   return c;
 }
 
-TextCodec TextCodec::from_tokenizer(std::shared_ptr<io::Tokenizer> tokenizer, bool special_tokens) {
+TextCodec TextCodec::from_tokenizer(std::shared_ptr<tokenizer::Tokenizer> tokenizer, bool special_tokens) {
   TextCodec c;
   c.tokenizer_ = std::move(tokenizer);
   c.special_tokens_ = special_tokens;
   std::vector<int32_t> nl = c.tokenizer_->encode("\n");
   if (nl.size() == 1) c.stop_.push_back(nl[0]);
-  io::SpecialIds special = c.tokenizer_->special_ids();
+  tokenizer::SpecialIds special = c.tokenizer_->special_ids();
   if (special.eos) c.stop_.push_back(*special.eos);
   if (special.pad)
     c.pad_ = *special.pad;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "io/tokenizer.h"
 #include "runtime/sequence_batch.h"
+#include "tokenizer/tokenizer.h"
 
 namespace realign::train {
 
@@ -17,7 +17,8 @@ class TextCodec {
   static TextCodec bytes();
   // The tokenizer of a model directory; "\n" (and the eos token, if any) stop generation. With
   // `special_tokens`, prompts begin with the tokenizer's special prefix (BOS), as transformers feeds them.
-  static TextCodec from_tokenizer(std::shared_ptr<io::Tokenizer> tokenizer, bool special_tokens = true);
+  static TextCodec from_tokenizer(std::shared_ptr<tokenizer::Tokenizer> tokenizer,
+                                  bool special_tokens = true);
 
   // Text that continues a sequence (responses): no special tokens.
   runtime::TokenIds encode(const std::string& text) const;
@@ -29,7 +30,7 @@ class TextCodec {
   int64_t vocab_size() const;
 
  private:
-  std::shared_ptr<io::Tokenizer> tokenizer_;  // null: bytes
+  std::shared_ptr<tokenizer::Tokenizer> tokenizer_;  // null: bytes
   bool special_tokens_ = false;
   std::vector<int64_t> stop_;
   int64_t pad_ = 0;

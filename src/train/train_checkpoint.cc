@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "io/tensor_file.h"
 #include "model/checkpoint.h"
+#include "tensorfile/tensor_file.h"
 #include "train/checkpoint_store.h"
 
 namespace realign::train {
@@ -27,18 +27,19 @@ void require_full(const ModelSlot& s) {
 void save_train_checkpoint(const std::string& root, int64_t step, const std::vector<ModelSlot>& slots,
                            const Json& loop_state, const std::map<std::string, at::Tensor>& in_flight) {
   CheckpointWriter writer(root, step);
-  if (!in_flight.empty()) io::save_tensors(writer.dir() + "/" + kInFlightFile, in_flight, io::DType::kF32);
+  if (!in_flight.empty())
+    tensorfile::save_tensors(writer.dir() + "/" + kInFlightFile, in_flight, tensorfile::DType::kF32);
   Json models = Json::object();
   for (const ModelSlot& s : slots) {
     require_full(s);
     std::map<std::string, at::Tensor> full;
     for (const auto& [name, t] : s.model->named_params()) full[name] = t.detach();
     model::save_hf_checkpoint(writer.dir() + "/" + s.role, s.model->spec(), s.model->head(), full,
-                              io::DType::kF32);
+                              tensorfile::DType::kF32);
     Json entry{{"spec", to_json(s.model->spec())}, {"head", head_name(s.model->head())}};
     if (s.optim) {
-      io::save_tensors(writer.dir() + "/" + s.role + ".optim.safetensors", s.optim->state_tensors(),
-                       io::DType::kF32);
+      tensorfile::save_tensors(writer.dir() + "/" + s.role + ".optim.safetensors", s.optim->state_tensors(),
+                               tensorfile::DType::kF32);
       entry["optim_steps"] = s.optim->steps_done();
     }
     models[s.role] = entry;
@@ -72,13 +73,13 @@ Json load_train_checkpoint(const std::string& root, int64_t step, const std::vec
         model::load_hf_full(info.dir + "/" + s.role, s.model->spec(), s.model->head(), at::kFloat);
     s.model->load_shards(full, true);
     if (s.optim) {
-      io::TensorMap state = io::load_tensors(info.dir + "/" + s.role + ".optim.safetensors");
+      tensorfile::TensorMap state = tensorfile::load_tensors(info.dir + "/" + s.role + ".optim.safetensors");
       s.optim->load_state(state, models[s.role]["optim_steps"].get<int64_t>());
     }
   }
   in_flight->clear();
   if (std::filesystem::exists(info.dir + "/" + kInFlightFile))
-    *in_flight = io::load_tensors(info.dir + "/" + kInFlightFile);
+    *in_flight = tensorfile::load_tensors(info.dir + "/" + kInFlightFile);
   return info.metadata.value("loop", Json::object());
 }
 

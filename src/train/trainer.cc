@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "train/detail/step_helpers.h"

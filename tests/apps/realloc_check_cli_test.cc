@@ -9,8 +9,8 @@
 
 #include "core/json.h"
 #include "graph/model_spec.h"
-#include "io/hf_config_file.h"
-#include "io/tensor_file.h"
+#include "tensorfile/hf_config_file.h"
+#include "tensorfile/tensor_file.h"
 
 namespace realign {
 namespace {
@@ -78,7 +78,7 @@ TEST(ReallocCheckCli, HfDirectories) {
   // LLaMA names.
   {
     const ModelSpec s = builtin_model("llama-tiny");
-    io::TensorMap t;
+    tensorfile::TensorMap t;
     const int64_t H = s.hidden, q = s.n_heads * s.head_dim, kv = s.n_kv_heads * s.head_dim, I = s.intermediate;
     t["model.embed_tokens.weight"] = at::randn({s.vocab, H});
     t["model.norm.weight"] = at::randn({H});
@@ -95,13 +95,13 @@ TEST(ReallocCheckCli, HfDirectories) {
       t[p + "mlp.up_proj.weight"] = at::randn({I, H});
       t[p + "mlp.down_proj.weight"] = at::randn({H, I});
     }
-    io::save_tensors((dir / "llama" / "model.safetensors").string(), t, io::DType::kF32);
-    io::write_hf_config((dir / "llama").string(), s);
+    tensorfile::save_tensors((dir / "llama" / "model.safetensors").string(), t, tensorfile::DType::kF32);
+    tensorfile::write_hf_config((dir / "llama").string(), s);
   }
   // GPT-2 names: Conv1D weights stored (in, out), q/k/v fused.
   {
     const ModelSpec s = builtin_model("gpt2-tiny");
-    io::TensorMap t;
+    tensorfile::TensorMap t;
     const int64_t H = s.hidden;
     t["wte.weight"] = at::randn({s.vocab, H});
     t["wpe.weight"] = at::randn({s.max_positions, H});
@@ -122,8 +122,8 @@ TEST(ReallocCheckCli, HfDirectories) {
       t[p + "mlp.c_proj.weight"] = at::randn({4 * H, H});
       t[p + "mlp.c_proj.bias"] = at::randn({H});
     }
-    io::save_tensors((dir / "gpt2" / "model.safetensors").string(), t, io::DType::kF32);
-    io::write_hf_config((dir / "gpt2").string(), s);
+    tensorfile::save_tensors((dir / "gpt2" / "model.safetensors").string(), t, tensorfile::DType::kF32);
+    tensorfile::write_hf_config((dir / "gpt2").string(), s);
   }
   expect_exact(realign("realloc-check --model " + (dir / "llama").string() + " --from d2t1p2 --to d1t2p1@2"));
   expect_exact(realign("realloc-check --model " + (dir / "gpt2").string() + " --from p2d1t2 --to d2t2p1 --dtype bf16"));

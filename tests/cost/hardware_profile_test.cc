@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cost/explain.h"
+#include "cost/shipped_profiles.h"
 
 namespace realign {
 namespace {
@@ -114,6 +115,23 @@ TEST(HardwareProfile, ShippedProfilesCiteASourceForEveryCoefficient) {
   edited.memory_bytes /= 2;
   EXPECT_FALSE(has_shipped_profile(edited));
   EXPECT_EQ(builtin_profile(edited), default_profile(edited));
+}
+
+// The device spec (plan/cluster.cc) holds a built-in device's datasheet figures once; a shipped profile
+// leaves them out and builtin_profile takes them from the spec. A recalibrated profile copied over a shipped
+// one brings them back: drop peak_flops and memory_bytes (and memory_bandwidth unless it was fitted) from it.
+TEST(HardwareProfile, ShippedProfilesDoNotRestateTheDeviceSpec) {
+  for (const auto& [name, text] : shipped_profiles()) {
+    const Json j = Json::parse(text);
+    const HardwareProfile spec_figures = default_profile(builtin_device(name, "device"));
+    for (const auto& [coefficient, c] : spec_figures.coefficients())
+      if (c->source.rfind("device spec", 0) == 0 && j.contains(coefficient)) {
+        EXPECT_NE(j[coefficient]["value"].get<double>(), c->value)
+            << "profiles/" << name << ".json " << coefficient;
+      }
+    EXPECT_EQ(builtin_profile(builtin_device(name, "device")).peak_flops.value,
+              spec_figures.peak_flops.value);
+  }
 }
 
 TEST(HardwareProfile, RefusesCurvesThatFallOrLackASource) {

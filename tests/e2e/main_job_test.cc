@@ -6,12 +6,12 @@
 #include <string>
 
 #include "core/json.h"
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train_cli.h"
 
 namespace realign {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 
 // Held-out greedy accuracy after the SFT stage (step 60) and at the end (step 210), from metrics.jsonl.
 std::pair<double, double> accuracy_after_sft_and_rl(const std::string& run_dir) {

@@ -7,23 +7,23 @@
 #include <string>
 
 #include "core/json.h"
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train_cli.h"
 
 namespace realign {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 
 std::string config() { return std::string(REALIGN_SOURCE_DIR) + "/examples/addition_grpo.yaml"; }
 
 TEST(MoeRun, GrpoWithExpertParallelismGivesTheEp1Curve) {
   TempDir tmp;
-  io::testing::write_file(tmp.file("ep1.json"), R"({"name": "ep1", "mfcs": [
+  testing::write_file(tmp.file("ep1.json"), R"({"name": "ep1", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
-  io::testing::write_file(tmp.file("ep.json"), R"({"name": "ep", "mfcs": [
+  testing::write_file(tmp.file("ep.json"), R"({"name": "ep", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "ep": 2},
  {"name": "ref_inf", "mesh": "0-3", "dp": 2, "tp": 2, "pp": 1, "ep": 2},
  {"name": "actor_inf", "mesh": "0-3", "dp": 2, "tp": 2, "pp": 1, "ep": 4},
@@ -50,7 +50,7 @@ TEST(MoeRun, GrpoWithExpertParallelismGivesTheEp1Curve) {
 // ZeRO-1 with expert parallelism is not run: asked for by the config, it is refused naming the field.
 TEST(MoeRun, Zero1WithExpertParallelismIsRefusedNamingTheField) {
   TempDir tmp;
-  io::testing::write_file(tmp.file("ep.json"), R"({"name": "ep", "mfcs": [
+  testing::write_file(tmp.file("ep.json"), R"({"name": "ep", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "ep": 2},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "ep": 2},
  {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "ep": 2},

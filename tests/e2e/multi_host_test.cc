@@ -13,13 +13,13 @@
 #include <sstream>
 #include <thread>
 
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train_cli.h"
 #include "two_hosts.h"
 
 namespace realign {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 using testing::TwoHosts;
 namespace fs = std::filesystem;
 
@@ -73,7 +73,7 @@ std::string logs(const TempDir& tmp, const std::string& tag) {
   std::string out;
   for (int rank = 0; rank < kPerHost * kHosts; ++rank) {
     const std::string f = tmp.file(tag + "-rank" + std::to_string(rank) + ".log");
-    out += "--- rank " + std::to_string(rank) + "\n" + (fs::exists(f) ? io::testing::read_file(f) : "");
+    out += "--- rank " + std::to_string(rank) + "\n" + (fs::exists(f) ? testing::read_file(f) : "");
   }
   return out;
 }
@@ -147,14 +147,14 @@ TEST(MultiHost, AWorkerKilledOnTheSecondHostEndsBothHostsAndTheRunResumesAcrossT
   expect_end_within_a_minute(hosts, pids, {0, 1, 2}, std::chrono::steady_clock::now(), "the kill",
                              [&] { return logs(tmp, "killed"); });
   for (int rank = 0; rank < 3; ++rank) {
-    const std::string log = io::testing::read_file(tmp.file("killed-rank" + std::to_string(rank) + ".log"));
+    const std::string log = testing::read_file(tmp.file("killed-rank" + std::to_string(rank) + ".log"));
     EXPECT_NE(log.find("rank 3 on host "), std::string::npos) << "rank " << rank << ":\n" << log;
     EXPECT_NE(log.find("(" + TwoHosts::address(1) + ") failed"), std::string::npos)
         << "rank " << rank << ":\n"
         << log;
   }
   hosts.wait(pids[3], std::chrono::seconds(5));
-  const std::string pointer = io::testing::read_file(checkpoints + "/latest");  // "step-N"
+  const std::string pointer = testing::read_file(checkpoints + "/latest");  // "step-N"
   ASSERT_EQ(pointer.rfind("step-", 0), 0u) << pointer;
   const std::optional<int> latest = std::stoi(pointer.substr(5));
   ASSERT_LT(*latest, total) << "the run finished before the kill: nothing left to resume";
@@ -168,9 +168,8 @@ TEST(MultiHost, AWorkerKilledOnTheSecondHostEndsBothHostsAndTheRunResumesAcrossT
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "rank " << rank << "\n"
                                                                << logs(tmp, "resumed");
   }
-  EXPECT_NE(
-      io::testing::read_file(tmp.file("resumed-rank0.log")).find("steps " + std::to_string(*latest + 1)),
-      std::string::npos)
+  EXPECT_NE(testing::read_file(tmp.file("resumed-rank0.log")).find("steps " + std::to_string(*latest + 1)),
+            std::string::npos)
       << logs(tmp, "resumed");
   EXPECT_FALSE(fs::exists(tmp.file("absent-on-host1")));
   expect_same_metrics(uninterrupted, testing::read_metrics(tmp.file("host0")));
@@ -201,11 +200,11 @@ TEST(MultiHost, AHostThatDropsOffTheNetworkEndsEveryRank) {
   expect_end_within_a_minute(hosts, pids, {0, 1, 2, 3}, std::chrono::steady_clock::now(), "the cut",
                              [&] { return logs(tmp, "cut"); });
   for (int rank : {0, 1}) {
-    const std::string log = io::testing::read_file(tmp.file("cut-rank" + std::to_string(rank) + ".log"));
+    const std::string log = testing::read_file(tmp.file("cut-rank" + std::to_string(rank) + ".log"));
     EXPECT_NE(log.find("(" + TwoHosts::address(1) + ") failed: no heartbeat"), std::string::npos) << log;
   }
   for (int rank : {2, 3}) {
-    const std::string log = io::testing::read_file(tmp.file("cut-rank" + std::to_string(rank) + ".log"));
+    const std::string log = testing::read_file(tmp.file("cut-rank" + std::to_string(rank) + ".log"));
     EXPECT_NE(log.find("the rendezvous store at " + TwoHosts::address(0) + ":29500 has not answered"),
               std::string::npos)
         << log;

@@ -6,20 +6,19 @@
 #include <string>
 
 #include "core/json.h"
-#include "io/temp_dir.h"
+#include "cost/hardware_profile.h"
+#include "testing/temp_dir.h"
 #include "train_cli.h"
 
 namespace realign {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 
 const std::string& kCommon = testing::kShortRun;
 
 std::string config() { return std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml"; }
 
-Json plan_of(const std::string& run_dir) {
-  return Json::parse(io::testing::read_file(run_dir + "/plan.json"));
-}
+Json plan_of(const std::string& run_dir) { return Json::parse(testing::read_file(run_dir + "/plan.json")); }
 
 Json call_of(const Json& plan, const std::string& name) {
   for (const Json& m : plan["mfcs"])
@@ -38,12 +37,12 @@ TEST(PipelinedGenerationRun, PpoGivesTheCoLocatedCurve) {
  {"name": "critic_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})";
-  io::testing::write_file(tmp.file("colocated.json"), R"({"name": "colocated", "mfcs": [
+  testing::write_file(tmp.file("colocated.json"), R"({"name": "colocated", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},)" +
-                                                          rest);
-  io::testing::write_file(tmp.file("pipelined.json"), R"({"name": "pipelined", "mfcs": [
+                                                      rest);
+  testing::write_file(tmp.file("pipelined.json"), R"({"name": "pipelined", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 2, "tp": 1, "pp": 2, "micro_batches": 2},)" +
-                                                          rest);
+                                                      rest);
   std::string out;
   for (const char* name : {"colocated", "pipelined"})
     ASSERT_EQ(testing::run_realign("train " + config() + " plan.mode=file plan.file=" +
@@ -67,10 +66,9 @@ TEST(PipelinedGenerationRun, PpoGivesTheCoLocatedCurve) {
 // plan to the end. The search is cut by its step count, not by time, so it proposes the same plan anywhere.
 TEST(PipelinedGenerationRun, PlannersPipelinedGenerationPlanRunsEndToEnd) {
   TempDir tmp;
-  Json profile =
-      Json::parse(io::testing::read_file(std::string(REALIGN_SOURCE_DIR) + "/profiles/cpu-gloo.json"));
+  Json profile = to_json(builtin_profile(builtin_device("cpu-gloo", "device")));
   profile["memory_bytes"]["value"] = 1.2 * 1024 * 1024;
-  io::testing::write_file(tmp.file("small_memory.json"), profile.dump(1));
+  testing::write_file(tmp.file("small_memory.json"), profile.dump(1));
   std::string out;
   ASSERT_EQ(testing::run_realign("train " + config() + " plan.mode=search plan.time_budget_s=300 profile=" +
                                      tmp.file("small_memory.json") + kCommon + tmp.file("run"),

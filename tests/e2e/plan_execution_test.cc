@@ -14,12 +14,12 @@
 
 #include "core/config_file.h"
 #include "cost/simulation_result.h"
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train_cli.h"
 
 namespace realign {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 namespace fs = std::filesystem;
 
 const char* kPlan = R"({"name": "mixed", "mfcs": [
@@ -35,7 +35,7 @@ std::map<int64_t, Json> metrics(const std::string& dir) { return testing::read_m
 
 TEST(PlanExecution, PerCallLayoutsRunWithReallocationAndResumeExactly) {
   TempDir tmp;
-  io::testing::write_file(tmp.file("plan.json"), kPlan);
+  testing::write_file(tmp.file("plan.json"), kPlan);
   const std::string run_dir = tmp.file("run");
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
   std::string out;
@@ -80,7 +80,7 @@ TEST(PlanExecution, PerCallLayoutsRunWithReallocationAndResumeExactly) {
   const std::string resumed = tmp.file("resumed");
   fs::copy(run_dir, resumed, fs::copy_options::recursive);
   fs::remove_all(resumed + "/checkpoints/step-5");
-  io::testing::write_file(resumed + "/checkpoints/latest", "step-4\n");
+  testing::write_file(resumed + "/checkpoints/latest", "step-4\n");
   ASSERT_EQ(run("train --resume " + resumed + " --no-progress", &out), 0) << out;
   const auto again = metrics(resumed);
   for (int64_t step : {5})
@@ -95,7 +95,7 @@ TEST(PlanExecution, PerCallLayoutsRunWithReallocationAndResumeExactly) {
 // runs agree within fp32 round-off.
 TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
   TempDir tmp;
-  io::testing::write_file(tmp.file("moved.json"), R"({"name": "moved", "mfcs": [
+  testing::write_file(tmp.file("moved.json"), R"({"name": "moved", "mfcs": [
  {"name": "actor_gen", "mesh": "2-3", "dp": 1, "tp": 2, "pp": 1},
  {"name": "actor_inf", "mesh": "0-3", "dp": 2, "tp": 2, "pp": 1},
  {"name": "ref_inf", "mesh": "0-1", "dp": 1, "tp": 2, "pp": 1},
@@ -105,7 +105,7 @@ TEST(PlanExecution, MovedCallsGiveTheCoLocatedCurve) {
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
   const std::string& common = testing::kShortRun;
   std::string out;
-  io::testing::write_file(tmp.file("colocated.json"), R"({"name": "colocated", "mfcs": [
+  testing::write_file(tmp.file("colocated.json"), R"({"name": "colocated", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
@@ -141,10 +141,10 @@ TEST(PlanExecution, ZeroOneFromThePlanGivesTheUnshardedCurve) {
  {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "critic_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},)";
-  io::testing::write_file(tmp.file("plain.json"), R"({"name": "plain", "mfcs": [)" + calls + R"(
+  testing::write_file(tmp.file("plain.json"), R"({"name": "plain", "mfcs": [)" + calls + R"(
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
-  io::testing::write_file(tmp.file("zero1.json"), R"({"name": "zero1", "mfcs": [)" + calls + R"(
+  testing::write_file(tmp.file("zero1.json"), R"({"name": "zero1", "mfcs": [)" + calls + R"(
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "zero1": true},
  {"name": "critic_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1, "zero1": true}]})");
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
@@ -175,8 +175,8 @@ TEST(PlanExecution, SearchedPlanGivesTheCoLocatedPresetCurve) {
   std::string out;
   ASSERT_EQ(run("train " + config + " plan.mode=co-located" + common + tmp.file("a"), &out), 0) << out;
   ASSERT_EQ(run("train " + config + " plan.mode=search" + common + tmp.file("b"), &out), 0) << out;
-  const Json plan_a = Json::parse(io::testing::read_file(tmp.file("a") + "/plan.json"));
-  const Json plan_b = Json::parse(io::testing::read_file(tmp.file("b") + "/plan.json"));
+  const Json plan_a = Json::parse(testing::read_file(tmp.file("a") + "/plan.json"));
+  const Json plan_b = Json::parse(testing::read_file(tmp.file("b") + "/plan.json"));
   EXPECT_NE(plan_a["mfcs"], plan_b["mfcs"]) << "the search chose the preset itself: nothing is compared";
   const auto a = metrics(tmp.file("a")), b = metrics(tmp.file("b"));
   ASSERT_EQ(a.size(), b.size());
@@ -194,7 +194,7 @@ TEST(PlanExecution, BehaviourLogprobsFromTheSamplingGiveTheRecomputedCurve) {
   TempDir tmp;
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
   const std::string& common = testing::kShortRun;
-  io::testing::write_file(tmp.file("sampled.json"), R"({"name": "sampled", "mfcs": [
+  testing::write_file(tmp.file("sampled.json"), R"({"name": "sampled", "mfcs": [
  {"name": "actor_gen", "mesh": "0-3", "dp": 1, "tp": 2, "pp": 2, "micro_batches": 2},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "critic_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
@@ -227,10 +227,10 @@ TEST(PlanExecution, RemaxGenerationsApartGiveTheCoLocatedCurve) {
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_remax.yaml";
   const std::string& common = testing::kShortRun;
   auto plan = [&](const std::string& name, const std::string& gen, const std::string& greedy) {
-    io::testing::write_file(tmp.file(name), R"({"name": ")" + name + R"(", "mfcs": [
+    testing::write_file(tmp.file(name), R"({"name": ")" + name + R"(", "mfcs": [
  {"name": "actor_gen", "mesh": ")" + gen + R"(", "dp": 2, "tp": 1, "pp": 1},
  {"name": "actor_greedy_gen", "mesh": ")" + greedy +
-                                                R"(", "dp": 2, "tp": 1, "pp": 1},
+                                            R"(", "dp": 2, "tp": 1, "pp": 1},
  {"name": "ref_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_inf", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1},
  {"name": "actor_train", "mesh": "0-3", "dp": 4, "tp": 1, "pp": 1}]})");
@@ -265,7 +265,7 @@ TEST(PlanExecution, AsynchronousGenerationApartGivesTheCoLocatedCurve) {
   TempDir tmp;
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
   const std::string common = " train.staleness=1" + testing::kShortRun;
-  io::testing::write_file(tmp.file("apart.json"), R"({"name": "apart", "mfcs": [
+  testing::write_file(tmp.file("apart.json"), R"({"name": "apart", "mfcs": [
  {"name": "actor_gen", "mesh": "2-3", "dp": 2, "tp": 1, "pp": 1},
  {"name": "ref_inf", "mesh": "2-3", "dp": 2, "tp": 1, "pp": 1},
  {"name": "actor_inf", "mesh": "0-1", "dp": 2, "tp": 1, "pp": 1},

@@ -4,12 +4,12 @@
 // tests/apps/runtime_plans_test.cc; this runs the plans.
 #include <gtest/gtest.h>
 
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train_cli.h"
 
 namespace realign {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 
 // The overrides plan and train share: the plan's micro-batches depend on the batch, so both see the same one.
 const std::string kShared =

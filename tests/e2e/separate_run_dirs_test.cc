@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train_cli.h"
 
 namespace realign {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 
 TEST(SeparateRunDirs, RanksWithTheirOwnRunDirectoriesGiveTheLocalRunsMetrics) {
   TempDir tmp;
@@ -35,8 +35,8 @@ TEST(SeparateRunDirs, RanksWithTheirOwnRunDirectoriesGiveTheLocalRunsMetrics) {
               tmp.file("rank" + std::to_string(rank) + ".log") + " 2>&1 & p" + std::to_string(rank) + "=$!; ";
   script += "wait $p0; a=$?; wait $p1; b=$?; exit $((a + b))";
   const int code = std::system(("bash -c '" + script + "'").c_str());
-  ASSERT_EQ(WEXITSTATUS(code), 0) << io::testing::read_file(tmp.file("rank0.log"))
-                                  << io::testing::read_file(tmp.file("rank1.log"));
+  ASSERT_EQ(WEXITSTATUS(code), 0) << testing::read_file(tmp.file("rank0.log"))
+                                  << testing::read_file(tmp.file("rank1.log"));
   EXPECT_TRUE(std::filesystem::exists(tmp.file("host0") + "/plan.json"));
   EXPECT_FALSE(std::filesystem::exists(tmp.file("host1") + "/metrics.jsonl")) << "rank 1 writes no run files";
 

@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <map>
 
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train_cli.h"
 
 namespace realign {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 namespace fs = std::filesystem;
 
 const std::string kConfig = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
@@ -23,7 +23,7 @@ const std::string kCommon =
     " train.threads=1 --no-progress";
 
 std::string plan_file(const TempDir& tmp, const std::string& name, const std::string& mfcs) {
-  io::testing::write_file(tmp.file(name), R"({"name": ")" + name + R"(", "mfcs": [)" + mfcs + "]}");
+  testing::write_file(tmp.file(name), R"({"name": ")" + name + R"(", "mfcs": [)" + mfcs + "]}");
   return tmp.file(name);
 }
 
@@ -106,7 +106,7 @@ TEST(SubsetMeshes, ActorAwayFromRankZeroCheckpointsAndResumesExactly) {
   const std::string resumed = tmp.file("resumed");
   fs::copy(run_dir, resumed, fs::copy_options::recursive);
   fs::remove_all(resumed + "/checkpoints/step-6");
-  io::testing::write_file(resumed + "/checkpoints/latest", "step-4\n");
+  testing::write_file(resumed + "/checkpoints/latest", "step-4\n");
   ASSERT_EQ(testing::run_realign("train --resume " + resumed + " --no-progress", &out), 0) << out;
   const auto again = testing::read_metrics(resumed);
   for (int64_t step : {5, 6}) {

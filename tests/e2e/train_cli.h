@@ -13,7 +13,7 @@
 #include <string>
 
 #include "core/json.h"
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 
 namespace realign::testing {
 
@@ -36,7 +36,7 @@ inline int run_realign(const std::string& args, std::string* output) {
 // step -> its metrics.jsonl record.
 inline std::map<int64_t, Json> read_metrics(const std::string& run_dir) {
   std::map<int64_t, Json> out;
-  std::istringstream lines(io::testing::read_file(run_dir + "/metrics.jsonl"));
+  std::istringstream lines(testing::read_file(run_dir + "/metrics.jsonl"));
   for (std::string line; std::getline(lines, line);) {
     Json j = Json::parse(line);
     out[j["step"].get<int64_t>()] = j;

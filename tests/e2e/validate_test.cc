@@ -12,12 +12,12 @@
 #include "core/json.h"
 #include "cost/calibration.h"
 #include "cost/hardware_profile.h"
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train_cli.h"
 
 namespace realign {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 
 // The last line of the output: --json's object (progress goes to stderr, before it).
 Json last_json_line(const std::string& out) {

@@ -7,15 +7,15 @@
 #include <sstream>
 
 #include "core/json.h"
-#include "io/temp_dir.h"
 #include "model/checkpoint.h"
 #include "model/init.h"
 #include "test_util.h"
+#include "testing/temp_dir.h"
 
 namespace realign::model {
 namespace {
 
-using io::testing::TempDir;
+using realign::testing::TempDir;
 
 bool python_has_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
 
@@ -27,7 +27,7 @@ void check_against_reference(const ModelSpec& spec, double logits_atol = 0) {
   o.std = 0.1;
   o.random_norms_and_biases = true;
   auto full = init_full_params(spec, HeadKind::kLanguageModel, 77, o);
-  save_hf_checkpoint(dir.path(), spec, HeadKind::kLanguageModel, full, io::DType::kF32);
+  save_hf_checkpoint(dir.path(), spec, HeadKind::kLanguageModel, full, tensorfile::DType::kF32);
   auto seqs = testing::random_sequences(spec.vocab, {23, 9, 16}, 8);
   Json tokens;
   tokens["sequences"] = seqs;

@@ -4,13 +4,13 @@
 
 #include <filesystem>
 
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 
 namespace realign::train {
 namespace {
-using io::testing::read_file;
-using io::testing::TempDir;
-using io::testing::write_file;
+using testing::read_file;
+using testing::TempDir;
+using testing::write_file;
 namespace fs = std::filesystem;
 
 std::string save(const std::string& root, int64_t step, const std::string& payload) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "comm/launcher.h"
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 
 namespace realign {
 namespace {
@@ -30,7 +30,7 @@ comm::LaunchResult launch(int nprocs, std::vector<std::string> args) {
 }
 
 Curve read_curve(const std::string& path) {
-  std::istringstream in(io::testing::read_file(path));
+  std::istringstream in(testing::read_file(path));
   Curve c;
   double l, g;
   while (in >> l >> g) c.loss.push_back(l), c.grad_norm.push_back(g);
@@ -44,7 +44,7 @@ int ranks_of(const std::string& layout) {  // "d2t1p2" -> 4
 // Runs `layout` and returns every rank's curve.
 std::vector<Curve> train(const std::string& model, const std::string& layout,
                          std::vector<std::string> flags) {
-  io::testing::TempDir dir;
+  testing::TempDir dir;
   std::vector<std::string> args = {model, "2", layout, "20", dir.file("curve")};
   args.insert(args.end(), flags.begin(), flags.end());
   const int n = ranks_of(layout);
@@ -105,7 +105,7 @@ TEST(ParallelTrain, MoeSftSameLossCurveWithExpertParallelism) {
 }
 
 TEST(ParallelTrain, RankKilledMidTrainingEndsTheRunNamingIt) {
-  io::testing::TempDir dir;
+  testing::TempDir dir;
   const comm::LaunchResult r = launch(2, {"llama-tiny", "2", "d2t1p1", "20", dir.file("c"), "die=5:1:kill"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.failure.find("rank 1"), std::string::npos) << r.failure;
@@ -114,7 +114,7 @@ TEST(ParallelTrain, RankKilledMidTrainingEndsTheRunNamingIt) {
 }
 
 TEST(ParallelTrain, RankThrowingMidPipelineTrainingEndsTheRunNamingIt) {
-  io::testing::TempDir dir;
+  testing::TempDir dir;
   const comm::LaunchResult r = launch(2, {"llama-tiny", "2", "d1t1p2", "20", dir.file("c"), "die=5:1:throw"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.failure.find("rank 1"), std::string::npos) << r.failure;

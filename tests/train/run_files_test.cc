@@ -2,9 +2,10 @@
 
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "core/read_file.h"
 #include "data/jsonl.h"
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train/curves_svg.h"
 #include "train/metrics_log.h"
 #include "train/progress_bar.h"
@@ -13,7 +14,7 @@
 
 namespace realign::train {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 
 TEST(MetricsLog, TruncateKeepsStepsUpToTheCheckpoint) {
   TempDir tmp;
@@ -49,7 +50,7 @@ TEST(ProgressBar, PlainLinesWhenNotATerminal) {
   for (int s = 1; s <= 3; ++s) bar.update(s, {{"loss", 1.0 / s}});
   bar.finish();
   std::fclose(f);
-  std::string text = io::testing::read_file(tmp.file("out"));
+  std::string text = testing::read_file(tmp.file("out"));
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << text;
   EXPECT_EQ(text.find('\r'), std::string::npos);
 }

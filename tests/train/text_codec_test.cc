@@ -5,15 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "apps/tiny_tokenizer.h"
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 
 namespace realign::train {
 namespace {
 
 TEST(TextCodec, PromptsBeginWithTheTokenizersBosOnce) {
-  io::testing::TempDir dir;
+  testing::TempDir dir;
   testing::write_tiny_tokenizer(dir.path());
-  std::shared_ptr<io::Tokenizer> tok = io::load_tokenizer(dir.path());
+  std::shared_ptr<tokenizer::Tokenizer> tok = tokenizer::load_tokenizer(dir.path());
   const TextCodec codec = TextCodec::from_tokenizer(tok);
   EXPECT_EQ(codec.encode_prompt("ab ab"), (runtime::TokenIds{1, 3, 33, 3, 33}));
   EXPECT_EQ(codec.encode("ab ab"), (runtime::TokenIds{3, 33, 3, 33}));

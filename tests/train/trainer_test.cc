@@ -12,14 +12,14 @@
 #include "apps/run_config.h"
 #include "core/config_file.h"
 #include "core/read_file.h"
-#include "io/temp_dir.h"
+#include "testing/temp_dir.h"
 #include "train/checkpoint_store.h"
 #include "train/metrics_log.h"
 #include "train/run_dir.h"
 
 namespace realign::train {
 namespace {
-using io::testing::TempDir;
+using testing::TempDir;
 namespace fs = std::filesystem;
 
 const char* kBase = R"(
@@ -201,8 +201,7 @@ TEST(Trainer, FailingOrGarbageRewardCommandIsAClearErrorAndKeepsTheLastCheckpoin
 
 TEST(Trainer, BadJsonlLineNamesFileAndLine) {
   TempDir tmp;
-  io::testing::write_file(tmp.file("prompts.jsonl"),
-                          "{\"prompt\": \"1+1=\", \"answer\": \"2\"}\n{not json\n");
+  testing::write_file(tmp.file("prompts.jsonl"), "{\"prompt\": \"1+1=\", \"answer\": \"2\"}\n{not json\n");
   TrainerInput in = input_from(
       kBase, {"data.task=files", "data.prompts=" + tmp.file("prompts.jsonl"), "train.sft_stage.steps=0"},
       tmp.file("run"));
@@ -214,7 +213,7 @@ TEST(Trainer, BadJsonlLineNamesFileAndLine) {
 // and a resume that extends the run.
 TEST(TrainCommand, TwoLocalWorkersReportAndResume) {
   TempDir tmp;
-  io::testing::write_file(tmp.file("config.yaml"), kBase);
+  testing::write_file(tmp.file("config.yaml"), kBase);
   const std::string realign = std::string(REALIGN_BINARY_DIR) + "/src/apps/realign";
   const std::string dir = tmp.file("run");
   auto run = [](const std::string& cmd) { return std::system((cmd + " > /dev/null 2>&1").c_str()); };
