@@ -134,6 +134,7 @@ class Trainer {
     std::vector<int64_t> idx;
     int64_t group = 1, n = 0;
   };
+  // Row i's prompt record, in an RL stage (whose records are data_.prompts).
   const data::PromptRecord& record_of(const BatchRows& rows, int64_t i) const {
     return data_.prompts[size_t(rows.idx[size_t(i / rows.group)])];
   }
