@@ -17,7 +17,8 @@ struct CallContext {
   int64_t micro_batches = 0;  // forward passes this rank's rows are cut into (the plan's); 0: the default
   // Expert parallelism (plan/expert_parallel.h, ep > 1 only; null otherwise): the ranks this one exchanges
   // tokens with in an MoE layer, and those holding the same experts, over which the experts' gradients are
-  // summed. Every rank of an ep group must run the same number of forward passes.
+  // summed. The all-to-alls need every rank of an ep group to run the same number of forward passes:
+  // runtime/call_forward.cc brings a rank with fewer rows up to the group's count with padding passes.
   std::shared_ptr<comm::Group> ep = nullptr, edp = nullptr;
 
   comm::Group& dp_group() const { return *dp; }

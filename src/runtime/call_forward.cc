@@ -9,12 +9,29 @@
 namespace realign::runtime {
 namespace {
 
-// One micro-batch: rows [begin, end) of batch `index`.
+// One micro-batch: rows [begin, end) of batch `index`, or a padding pass (index kPadding).
+constexpr size_t kPadding = size_t(-1);
 struct Micro {
   size_t index = 0;
   int64_t begin = 0, end = 0;
   SequenceBatch rows;
+  bool padding() const { return index == kPadding; }
 };
+
+// An MoE layer's all-to-all is a collective of the call's ep group, whose ranks may belong to different dp
+// ranks with different row counts (an uneven split, fewer rows than micro-batches). So every rank of the group
+// runs as many passes as the busiest one: this returns how many passes a rank that needs `mine` must add. It
+// is itself a collective of the group, so it is called before any pass.
+int64_t ep_padding_passes(const CallContext& ctx, int64_t mine) {
+  if (!ctx.ep || ctx.ep->size() == 1) return 0;
+  at::Tensor most = at::tensor({mine}, at::kLong);
+  ctx.ep->all_reduce(most, comm::ReduceOp::kMax);
+  return most.item<int64_t>() - mine;
+}
+
+// What a padding pass runs: one row of one token. Its outputs are dropped and its loss is zero times its
+// outputs, so it adds exact zeros to every gradient while taking part in the all-to-alls (forward and backward).
+SequenceBatch padding_rows() { return make_sequence_batch({TokenIds{0}}, {TokenIds{}}); }
 
 // The call's pp group must be the model's stages (a layout mismatch is the caller's error, named by the
 // call).
@@ -28,6 +45,7 @@ void require_matching_stages(const CallContext& ctx, const model::Transformer& m
                               "): build the model for the call's layout");
 }
 
+// The micro-batches of every batch, then the padding passes that bring this rank's count to its ep group's.
 std::vector<Micro> split(const CallContext& ctx, const std::vector<const SequenceBatch*>& batches) {
   std::vector<Micro> out;
   for (size_t i = 0; i < batches.size(); ++i) {
@@ -37,7 +55,17 @@ std::vector<Micro> split(const CallContext& ctx, const std::vector<const Sequenc
       out.push_back(Micro{i, b, e, slice_rows(*batches[i], b, e)});
     }
   }
+  const int64_t pad = ep_padding_passes(ctx, int64_t(out.size()));
+  for (int64_t i = 0; i < pad; ++i) out.push_back(Micro{kPadding, 0, 0, padding_rows()});
   return out;
+}
+
+// The zero loss of a padding pass, connected to every output it computed.
+at::Tensor padding_loss(const HeadOutputs& o) {
+  at::Tensor sum;
+  for (const at::Tensor* t : {&o.logprobs, &o.entropy, &o.values})
+    if (t->defined()) sum = sum.defined() ? sum + t->sum() : t->sum();
+  return sum * 0;
 }
 
 std::vector<model::TokenBatch> tokens_of(const std::vector<Micro>& micro) {
@@ -75,6 +103,12 @@ HeadOutputs unpack(const at::Tensor& t, WantedOutputs what) {
   return o;
 }
 
+// The outputs of a batch of no rows (a rank of an ep group that has none while the others have some).
+HeadOutputs no_rows(const SequenceBatch& batch, WantedOutputs what) {
+  const at::Tensor none = at::zeros({0, batch.batch.tokens.size(1)}, at::kFloat);
+  return unpack(what == WantedOutputs::kLogprobsEntropy ? at::stack({none, none}) : none, what);
+}
+
 at::Tensor cat_rows(const std::vector<at::Tensor>& parts) {
   return parts.size() == 1 ? parts[0] : at::cat(parts, 0);
 }
@@ -90,6 +124,7 @@ std::vector<HeadOutputs> pipelined_outputs(const CallContext& ctx, model::Transf
   const at::Device device = model.named_params().begin()->second.device();
   std::vector<std::vector<at::Tensor>> lp(batches.size()), ent(batches.size()), val(batches.size());
   for (size_t i = 0; i < micro.size(); ++i) {
+    if (micro[i].padding()) continue;
     HeadOutputs o = unpack(packed[i].to(device), what);
     const size_t b = micro[i].index;
     if (o.logprobs.defined()) lp[b].push_back(o.logprobs);
@@ -98,6 +133,7 @@ std::vector<HeadOutputs> pipelined_outputs(const CallContext& ctx, model::Transf
   }
   std::vector<HeadOutputs> out(batches.size());
   for (size_t b = 0; b < batches.size(); ++b) {
+    if (batches[b]->size() == 0) out[b] = no_rows(*batches[b], what);
     if (!lp[b].empty()) out[b].logprobs = cat_rows(lp[b]);
     if (!ent[b].empty()) out[b].entropy = cat_rows(ent[b]);
     if (!val[b].empty()) out[b].values = cat_rows(val[b]);
@@ -120,8 +156,11 @@ HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, c
   const std::vector<Micro> micro = split(ctx, {&batch});
   if (ctx.pp->size() > 1) return pipelined_outputs(ctx, model, {&batch}, micro, what)[0];
   std::vector<at::Tensor> parts;
-  for (const Micro& m : micro)
-    parts.push_back(pack(outputs_of(model, model.forward(m.rows.batch), m.rows, what), what));
+  for (const Micro& m : micro) {
+    const at::Tensor out = pack(outputs_of(model, model.forward(m.rows.batch), m.rows, what), what);
+    if (!m.padding()) parts.push_back(out);
+  }
+  if (parts.empty()) return no_rows(batch, what);
   return unpack(
       parts.size() == 1 ? parts[0] : at::cat(parts, what == WantedOutputs::kLogprobsEntropy ? 1 : 0), what);
 }
@@ -144,6 +183,7 @@ LossSums backward_loss(const CallContext& ctx, model::Transformer& model,
   };
   if (ctx.pp->size() == 1) {
     const int64_t step = micro_batch_rows(ctx, B);
+    const int64_t pad = ep_padding_passes(ctx, (B + step - 1) / step);  // before any pass's all-to-alls
     for (int64_t b = 0; b < B; b += step) {
       const int64_t e = std::min(B, b + step);
       std::vector<SequenceBatch> rows;
@@ -156,6 +196,16 @@ LossSums backward_loss(const CallContext& ctx, model::Transformer& model,
       r.loss.backward();
       add(r);
     }
+    // Padding passes as the real ones: a forward per batch, then one backward.
+    for (int64_t i = 0; i < pad; ++i) {
+      const SequenceBatch rows = padding_rows();
+      at::Tensor loss;
+      for (size_t k = 0; k < batches.size(); ++k) {
+        const at::Tensor l = padding_loss(outputs_of(model, model.forward(rows.batch), rows, what));
+        loss = loss.defined() ? loss + l : l;
+      }
+      loss.backward();
+    }
     return sums;
   }
   const std::vector<Micro> micro = split(ctx, batches);
@@ -163,6 +213,7 @@ LossSums backward_loss(const CallContext& ctx, model::Transformer& model,
     // 1F1B with the loss of each micro-batch on the last stage; its sums reach the other stages after.
     pipeline_train_1f1b(ctx.pp_group(), model, tokens_of(micro), [&](const at::Tensor& hidden, int i) {
       const Micro& m = micro[size_t(i)];
+      if (m.padding()) return padding_loss(outputs_of(model, hidden, m.rows, what));
       const RowsLoss r = loss_fn({outputs_of(model, hidden, m.rows, what)}, m.begin, m.end);
       add(r);
       return r.loss;
@@ -193,6 +244,7 @@ LossSums backward_loss(const CallContext& ctx, model::Transformer& model,
   pipeline_train_1f1b(ctx.pp_group(), model, tokens_of(micro), [&](const at::Tensor& hidden, int i) {
     const Micro& m = micro[size_t(i)];
     const HeadOutputs o = outputs_of(model, hidden, m.rows, what);
+    if (m.padding()) return padding_loss(o);
     const HeadOutputs& full = outs[m.index];
     at::Tensor surrogate;
     auto add_term = [&](const at::Tensor& out, const at::Tensor& leaf) {

@@ -1,8 +1,11 @@
 // The multi-process half of parallel_train_test.cc: SFT of a tiny model for N steps in one (dp, tp, pp, ep)
 // layout, each rank building its CallContext from World::axis_groups and its shard from init_rank_params, the
 // same global batch every step split over dp by balanced_part. Every rank writes its per-step "loss
-// grad_norm" to <out>.<rank> (the test compares the curves across layouts and ranks).
-//   parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] [die=STEP:RANK:kill|throw]
+// grad_norm" to <out>.<rank> (the test compares the curves across layouts and ranks), then the sum of the
+// trained model's log-probs over the global batch's response tokens to <out>.<rank>.logprobs.
+//   parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] [rows=N] [micro=N]
+//                         [die=STEP:RANK:kill|throw]
+// rows: the global batch's rows (8); micro: the forward passes a rank's rows are cut into (the default's).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -15,6 +18,7 @@
 #include "graph/model_spec.h"
 #include "graph/param_layout.h"
 #include "model/init.h"
+#include "train/inference_calls.h"
 #include "train/train_calls.h"
 
 namespace realign {
@@ -26,15 +30,16 @@ struct Args {
   int steps = 0;
   std::string out;
   bool zero1 = false;
+  int64_t rows = 8, micro_batches = 0;
   int die_step = -1, die_rank = -1;
   std::string die_how;
 };
 
-// 8 rows: prompts of 2..8 tokens, responses of 4 tokens each (every dp share has the same number of response
-// tokens, so the dp-averaged per-rank mean equals the global mean).
-runtime::SequenceBatch global_part(int64_t vocab, int part, int parts) {
+// `rows` rows: prompts of 2..8 tokens, responses of 4 tokens each (the update is a mean over the global
+// batch's tokens however the rows are split).
+runtime::SequenceBatch global_part(int64_t vocab, int64_t rows, int part, int parts) {
   std::vector<runtime::TokenIds> prompts, responses;
-  const Range r = balanced_part(8, part, parts);
+  const Range r = balanced_part(rows, part, parts);
   for (int64_t i = r.begin; i < r.end; ++i) {
     runtime::TokenIds p, q;
     for (int64_t t = 0; t < 2 + (i * 3) % 7; ++t) p.push_back((t * 13 + i * 7 + 1) % vocab);
@@ -53,6 +58,7 @@ void run(comm::World& world, const Args& a) {
   ctx.name = "sft";
   ctx.dp = groups->dp, ctx.tp = groups->tp, ctx.pp = groups->pp;
   ctx.ep = groups->ep, ctx.edp = groups->edp;
+  ctx.micro_batches = a.micro_batches;
 
   auto model = std::make_unique<model::Transformer>(
       a.spec, HeadKind::kLanguageModel, model::ParallelContext{groups->tp, stage, a.layout.pp, groups->ep},
@@ -70,7 +76,7 @@ void run(comm::World& world, const Args& a) {
   oc.zero1 = a.zero1;
   runtime::TrainedModel tm = runtime::make_trained_model(std::move(model), oc, a.steps);
 
-  const runtime::SequenceBatch batch = global_part(a.spec.vocab, groups->coord.dp, a.layout.dp);
+  const runtime::SequenceBatch batch = global_part(a.spec.vocab, a.rows, groups->coord.dp, a.layout.dp);
   FILE* out = std::fopen((a.out + "." + std::to_string(world.rank())).c_str(), "w");
   if (!out) throw std::runtime_error("cannot write " + a.out);
   for (int step = 0; step < a.steps; ++step) {
@@ -82,6 +88,14 @@ void run(comm::World& world, const Args& a) {
     const train::SftStats s = train::sft_train_call(ctx, tm, batch);
     std::fprintf(out, "%.10g %.10g\n", s.loss, s.grad_norm);
   }
+  const at::Tensor per_token = train::logprobs_call(ctx, *tm.model, batch);
+  at::Tensor logprobs =
+      at::where(batch.response_mask > 0, per_token, at::zeros_like(per_token)).sum().to(at::kDouble);
+  ctx.dp->all_reduce_sum(logprobs);
+  FILE* lp = std::fopen((a.out + "." + std::to_string(world.rank()) + ".logprobs").c_str(), "w");
+  if (!lp) throw std::runtime_error("cannot write " + a.out);
+  std::fprintf(lp, "%.10g\n", logprobs.item<double>());
+  std::fclose(lp);
   // A ZeRO-1 state gathers into the full state (what a checkpoint saves).
   runtime::gather_optimizer_state(ctx, tm);
   if (tm.optim->state_tensors().size() != 2 * tm.model->named_params().size())
@@ -96,7 +110,7 @@ int main(int argc, char** argv) {
   return realign::comm::run_worker([&](realign::comm::World& world) {
     if (argc < 6)
       throw std::runtime_error(
-          "usage: parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] "
+          "usage: parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] [rows=N] [micro=N] "
           "[die=STEP:RANK:kill|throw]");
     realign::Args a;
     a.spec = realign::builtin_model(argv[1]);
@@ -110,6 +124,10 @@ int main(int argc, char** argv) {
         a.spec.tied_embeddings = true;
       } else if (flag == "zero1") {
         a.zero1 = true;
+      } else if (flag.rfind("rows=", 0) == 0) {
+        a.rows = std::stoll(flag.substr(5));
+      } else if (flag.rfind("micro=", 0) == 0) {
+        a.micro_batches = std::stoll(flag.substr(6));
       } else if (flag.rfind("die=", 0) == 0) {
         const size_t c1 = flag.find(':'), c2 = flag.find(':', c1 + 1);
         if (c1 == std::string::npos || c2 == std::string::npos) throw std::runtime_error("bad " + flag);
