@@ -19,9 +19,9 @@ struct Micro {
 };
 
 // An MoE layer's all-to-all is a collective of the call's ep group, whose ranks may belong to different dp
-// ranks with different row counts (an uneven split, fewer rows than micro-batches). So every rank of the group
-// runs as many passes as the busiest one: this returns how many passes a rank that needs `mine` must add. It
-// is itself a collective of the group, so it is called before any pass.
+// ranks with different row counts (an uneven split, fewer rows than micro-batches). So every rank of the
+// group runs as many passes as the busiest one: this returns how many passes a rank that needs `mine` must
+// add. It is itself a collective of the group, so it is called before any pass.
 int64_t ep_padding_passes(const CallContext& ctx, int64_t mine) {
   if (!ctx.ep || ctx.ep->size() == 1) return 0;
   at::Tensor most = at::tensor({mine}, at::kLong);
@@ -30,7 +30,8 @@ int64_t ep_padding_passes(const CallContext& ctx, int64_t mine) {
 }
 
 // What a padding pass runs: one row of one token. Its outputs are dropped and its loss is zero times its
-// outputs, so it adds exact zeros to every gradient while taking part in the all-to-alls (forward and backward).
+// outputs, so it adds exact zeros to every gradient while taking part in the all-to-alls (forward and
+// backward).
 SequenceBatch padding_rows() { return make_sequence_batch({TokenIds{0}}, {TokenIds{}}); }
 
 // The call's pp group must be the model's stages (a layout mismatch is the caller's error, named by the
