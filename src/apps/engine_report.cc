@@ -111,8 +111,11 @@ std::string format_engine_report(const EngineReport& r) {
   out += line("placement: %s", r.search.placement.name.c_str());
   for (const auto& d : r.engine->describe(g, plan)) out += line("  %s", d.c_str());
   out += "\n";
-  out += line("%-14s %-7s %3s %3s %3s %4s %-5s %9s %9s %10s", "call", "mesh", "dp", "tp", "pp", "mb", "opt",
-              "start", "end", "peak mem");
+  // A plan with a mixture-of-experts model shows each call's expert-parallel degree too.
+  bool moe = false;
+  for (const ModelRole& m : g.models) moe |= m.spec.is_moe();
+  out += line("%-14s %-7s %3s %3s %3s %4s%s %-5s %9s %9s %10s", "call", "mesh", "dp", "tp", "pp", "mb",
+              moe ? "  ep" : "", "opt", "start", "end", "peak mem");
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const MfcAssignment& a = plan.assignments[i];
     const CallResult& cr = r.estimate.simulation.calls[i];
@@ -123,10 +126,13 @@ std::string format_engine_report(const EngineReport& r) {
     const std::string opt = std::string(a.strategy.zero1 ? "z1" : "") +
                             (a.strategy.zero1 && a.strategy.recompute ? "," : "") +
                             (a.strategy.recompute ? "rc" : "");
-    out += line("%-14s %-7s %3d %3d %3d %4d %-5s %9s %9s %10s", g.mfcs[i].name.c_str(),
-                to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp, a.strategy.pp,
-                a.strategy.micro_batches, opt.empty() ? "-" : opt.c_str(), format_seconds(cr.start_s).c_str(),
-                format_seconds(cr.end_s).c_str(), format_bytes(cr.peak_mem_bytes - saving).c_str());
+    char ep[16] = "";  // a column only for mixture-of-experts models
+    if (moe) std::snprintf(ep, sizeof ep, " %3d", a.strategy.ep);
+    out +=
+        line("%-14s %-7s %3d %3d %3d %4d%s %-5s %9s %9s %10s", g.mfcs[i].name.c_str(),
+             to_string(a.mesh).c_str(), a.strategy.dp, a.strategy.tp, a.strategy.pp, a.strategy.micro_batches,
+             ep, opt.empty() ? "-" : opt.c_str(), format_seconds(cr.start_s).c_str(),
+             format_seconds(cr.end_s).c_str(), format_bytes(cr.peak_mem_bytes - saving).c_str());
   }
   out += "\n";
   out += line("estimated time per iteration: %s", format_seconds(r.estimate.iteration_time_s).c_str());

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "engines/adapters.h"
+#include "engines/expert_rules.h"
 #include "engines/placements.h"
 #include "engines/write_helpers.h"
 
@@ -19,8 +20,11 @@ constexpr const char* kAlloc = "inclusionAI/AReaL areal/api/alloc_mode.py";
 const std::vector<std::string> kTrainCalls = {"actor_train", "actor_inf", "ref_inf", "critic_inf",
                                               "critic_train"};
 
+// An allocation's dimensions; `e` (expert parallelism, expert tensor parallelism 1) only when ep > 1, as
+// alloc_mode.py writes it.
 std::string dims(const Strategy& s) {
-  return "d" + std::to_string(s.dp) + "p" + std::to_string(s.pp) + "t" + std::to_string(s.tp);
+  return "d" + std::to_string(s.dp) + "p" + std::to_string(s.pp) + "t" + std::to_string(s.tp) +
+         (s.ep > 1 ? "e" + std::to_string(s.ep) : "");
 }
 
 class Areal : public Engine {
@@ -39,6 +43,14 @@ class Areal : public Engine {
          kExample},
         {"realign proposes SGLang generation with data and tensor parallelism only (p1)", kAlloc},
         {"Megatron pipeline stages hold equal numbers of layers: pp divides the layers", kAlloc},
+        {"Megatron training may spread a mixture of experts' experts: 'megatron:dXpYtZeE' sets "
+         "expert_parallel_size E with expert_tensor_parallel_size 1 (MoE parallel folding; E x pp divides "
+         "the allocation's GPUs), realign's ep; critic and reference colocated in the actor's layout share "
+         "it",
+         kAlloc},
+        {"Generation allocations ('sglang:'/'vllm:') take d, t and p only: no expert parallelism (ep 1, "
+         "the experts cut by tensor parallelism)",
+         kAlloc},
         {"Rewards are functions: the configs read have no reward-model role, so a reward model is not "
          "proposed",
          kExample},
@@ -77,10 +89,12 @@ class Areal : public Engine {
     const Mfc& m = g.mfcs[call];
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
     if (m.kind() == MfcKind::kGenerate)
-      return s.pp == 1 && s.micro_batches == 1 ? "" : "SGLang generation: data and tensor parallelism only";
+      return s.pp == 1 && s.micro_batches == 1 && s.ep == 1
+                 ? ""
+                 : "SGLang generation: data and tensor parallelism only (the allocation has no e for it)";
     if (g.model(m.model).spec.n_layers % s.pp != 0) return "Megatron stages hold equal layer counts";
     if (s.zero1) return "no distributed-optimizer key found in AReaL's config";
-    return "";
+    return megatron_ep_problem(g.model(m.model).spec, s);
   }
 
   bool can_offload() const override { return false; }

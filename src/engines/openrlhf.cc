@@ -15,6 +15,7 @@ namespace realign::engines {
 namespace {
 
 constexpr const char* kCli = "OpenRLHF/OpenRLHF openrlhf/cli/train_ppo_ray.py";
+constexpr const char* kVllmEngine = "OpenRLHF/OpenRLHF openrlhf/trainer/ray/vllm_engine.py";
 
 bool async(const DataflowGraph& g) { return g.staleness > 0; }
 
@@ -45,6 +46,15 @@ class OpenRlhf : public Engine {
          kCli},
         {"vLLM engines have tensor parallelism only: no pipeline-parallel generation", kCli},
         {"--gradient_checkpointing is one switch for actor and critic", kCli},
+        {"No expert parallelism in training: the flags have DeepSpeed ZeRO, --ds_tensor_parallel_size and "
+         "--ring_attn_size, and --aux_loss_coef for a mixture of experts, no expert-parallel size; the "
+         "experts "
+         "are ZeRO-sharded dense parameters (ep 1)",
+         kCli},
+        {"No expert parallelism in generation: create_vllm_engines builds each vLLM engine with "
+         "tensor_parallel_size only (no enable_expert_parallel, no data_parallel_size): ep 1, the experts "
+         "cut by the engine's tensor parallelism",
+         kVllmEngine},
         {"The reference policy is loaded from --pretrain, the actor's checkpoint: models.ref must be the "
          "actor's",
          kCli},
@@ -111,6 +121,8 @@ class OpenRlhf : public Engine {
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
+    if (s.ep != 1)
+      return "OpenRLHF has no expert parallelism (DeepSpeed ZeRO training, vLLM engines of tp only)";
     if (m.kind() == MfcKind::kInference && m.n_seqs / micro_batch_per_gpu(m, s) < int64_t(s.dp))
       return "fewer sample batches than the role's processes (train_ppo_ray.py asserts it)";
     if (m.kind() == MfcKind::kGenerate)

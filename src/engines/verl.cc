@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "engines/adapters.h"
+#include "engines/expert_rules.h"
 #include "engines/placements.h"
 #include "engines/write_helpers.h"
 
@@ -63,6 +64,22 @@ class Verl : public Engine {
          "rollout.n_gpus_per_node GPUs, every training role on trainer.nnodes x trainer.n_gpus_per_node, "
          "weights broadcast over NCCL, freshness bounded by async_training.staleness_threshold",
          kFullyAsync},
+        {"Mixture-of-experts training: expert_model_parallel_size per role with expert_tensor_parallel_size "
+         "1 is Megatron-Core's MoE parallel folding, realign's ep: ep divides the experts and dp x tp; with "
+         "ep 1 the experts are cut by tp (expert_tensor_parallel_size = tp, Megatron's default)",
+         kMegatronMoeFolding},
+        {"Actor and reference initialise Megatron's parallel state once, with the actor's "
+         "expert_model_parallel_size and expert_tensor_parallel_size: every Megatron role runs the actor's "
+         "ep",
+         kWorkers},
+        {"A vLLM rollout with expert_parallel_size > 1 must have expert_parallel_size = "
+         "tensor_model_parallel_size x data_parallel_size (one server's GPUs)",
+         kVerlRolloutConfig},
+        {"With rollout.expert_parallel_size > 1, each vLLM server is launched with --enable-expert-parallel "
+         "and --data-parallel-size rollout.data_parallel_size",
+         kVerlVllmServer},
+        {"A rollout server spans tensor x data x pipeline parallel GPUs: part of one node or whole nodes",
+         kVerlReplica},
         {"The asynchronous recipes document group-baseline estimators only (GRPO, RLOO, REINFORCE++, ...; "
          "no GAE): a PPO critic is not proposed asynchronously",
          kOneStepOff},
@@ -87,25 +104,31 @@ class Verl : public Engine {
 
   std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
     const auto megatron = present(g, kMegatronCalls);
+    // The node size travels with the placement: a rollout server with expert parallelism spans part of one
+    // node or whole nodes (vllm_ep_problem).
+    const Json options = {{"gpus_per_node", c.devices_per_node}};
     if (!async(g)) {
       const DeviceMesh all{0, c.n_devices()};
-      return {group_placement(g, {{"actor_gen"}, megatron}, {all, all}, "hybrid engine")};
+      return {group_placement(g, {{"actor_gen"}, megatron}, {all, all}, "hybrid engine", options)};
     }
     std::vector<Placement> out;
     for (const auto& m : cover_cluster(c, 2))
-      out.push_back(group_placement(g, {{"actor_gen"}, megatron}, m, "fully_async"));
+      out.push_back(group_placement(g, {{"actor_gen"}, megatron}, m, "fully_async", options));
     return out;
   }
 
-  std::string strategy_problem(const DataflowGraph& g, const Placement&, size_t call, int,
+  std::string strategy_problem(const DataflowGraph& g, const Placement& p, size_t call, int,
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
+    const ModelSpec& spec = g.model(m.model).spec;
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
-    if (m.kind() == MfcKind::kGenerate)
-      return s.pp == 1 ? "" : "veRL's vLLM rollout is proposed with tensor parallelism only (pp 1)";
-    if (g.model(m.model).spec.n_layers % s.pp != 0)
+    if (m.kind() == MfcKind::kGenerate) {
+      if (s.pp != 1) return "veRL's vLLM rollout is proposed with tensor and data parallelism only (pp 1)";
+      return vllm_ep_problem(spec, s, p.options.value("gpus_per_node", 1));
+    }
+    if (spec.n_layers % s.pp != 0)
       return "Megatron stages hold equal layer counts: pp must divide the layers";
-    return "";
+    return megatron_ep_problem(spec, s);
   }
 
   bool can_offload() const override { return true; }
@@ -153,10 +176,16 @@ class Verl : public Engine {
     put("actor_rollout_ref.actor.ppo_mini_batch_size", prompts / train.mini_batches);
     put("actor_rollout_ref.actor.ppo_epochs", train.epochs);
     put("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(train, actor.strategy));
-    megatron(e, "actor_rollout_ref.actor", actor.strategy, true);
+    const bool moe = g.model("actor").spec.is_moe();
+    megatron(e, "actor_rollout_ref.actor", actor.strategy, true, moe);
     put("actor_rollout_ref.rollout.name", "vllm");
     put("actor_rollout_ref.rollout.n", in.batch.samples_per_prompt);
     put("actor_rollout_ref.rollout.tensor_model_parallel_size", gen.strategy.tp);
+    if (gen.strategy.ep > 1) {
+      // One vLLM server per expert-parallel group: tp x data_parallel_size GPUs holding every expert once.
+      put("actor_rollout_ref.rollout.data_parallel_size", vllm_data_parallel(gen.strategy));
+      put("actor_rollout_ref.rollout.expert_parallel_size", gen.strategy.ep);
+    }
     if (!in.call_memory_bytes.empty()) {
       // vLLM's memory share: what generation needs (weights, KV cache), rounded up to 5%; in the hybrid
       // engine it frees its KV cache after the rollout (rollout.free_cache_engine: true).
@@ -169,20 +198,20 @@ class Verl : public Engine {
     put("actor_rollout_ref.ref.strategy", "megatron");
     put("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
         micro_batch_per_gpu(mfc("ref_inf"), at("ref_inf")->strategy));
-    megatron(e, "actor_rollout_ref.ref", at("ref_inf")->strategy, false);
+    megatron(e, "actor_rollout_ref.ref", at("ref_inf")->strategy, false, moe);
     if (offloaded(plan, "ref")) put("actor_rollout_ref.ref.megatron.param_offload", true);
     if (const MfcAssignment* critic = at("critic_train")) {
       put("critic.strategy", "megatron");
       put("critic.model.path", model_path(in.raw_config, "critic"));
       put("critic.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("critic_train"), critic->strategy));
-      megatron(e, "critic", critic->strategy, true);
+      megatron(e, "critic", critic->strategy, true, g.model("critic").spec.is_moe());
     }
     if (const MfcAssignment* reward = at("reward_inf")) {
       put("reward_model.enable", true);
       put("reward_model.strategy", "megatron");
       put("reward_model.model.path", model_path(in.raw_config, "reward"));
       put("reward_model.micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("reward_inf"), reward->strategy));
-      megatron(e, "reward_model", reward->strategy, false);
+      megatron(e, "reward_model", reward->strategy, false, g.model("reward").spec.is_moe());
       if (offloaded(plan, "reward")) put("reward_model.megatron.param_offload", true);
     }
     const NodeShape trainer = node_shape(actor.mesh, c);
@@ -228,16 +257,26 @@ class Verl : public Engine {
     const MfcAssignment& gen = plan.assignments[size_t(g.mfc_index("actor_gen"))];
     const MfcAssignment& actor = plan.assignments[size_t(g.mfc_index("actor_train"))];
     std::vector<std::string> out;
-    out.push_back(std::string(async(g) ? "rollout (vLLM, fully_async)" : "rollout (vLLM, hybrid engine)") +
-                  ": " + std::to_string(gen.mesh.size) + " GPUs, " + std::to_string(gen.strategy.dp) +
-                  " replicas x tensor parallel " + std::to_string(gen.strategy.tp));
+    const bool moe = g.model("actor").spec.is_moe();
+    const std::string rollout =
+        std::string(async(g) ? "rollout (vLLM, fully_async)" : "rollout (vLLM, hybrid engine)") + ": " +
+        std::to_string(gen.mesh.size) + " GPUs, ";
+    if (gen.strategy.ep > 1)
+      out.push_back(rollout + std::to_string(gen.mesh.size / gen.strategy.ep) + " servers x (data parallel " +
+                    std::to_string(vllm_data_parallel(gen.strategy)) + " x tensor parallel " +
+                    std::to_string(gen.strategy.tp) + "), experts over " + std::to_string(gen.strategy.ep) +
+                    " GPUs");
+    else
+      out.push_back(rollout + std::to_string(gen.strategy.dp) + " replicas x tensor parallel " +
+                    std::to_string(gen.strategy.tp) + (moe ? ", no expert parallelism" : ""));
     std::string roles = "actor";
     if (g.mfc_index("critic_train") >= 0) roles += ", critic";
     roles += ", ref";
     if (g.mfc_index("reward_inf") >= 0) roles += ", reward model";
     out.push_back(roles + " (Megatron): " + std::to_string(actor.mesh.size) + " GPUs, tp " +
                   std::to_string(actor.strategy.tp) + " x pp " + std::to_string(actor.strategy.pp) +
-                  " x dp " + std::to_string(actor.strategy.dp));
+                  " x dp " + std::to_string(actor.strategy.dp) +
+                  (moe ? ", expert parallel " + std::to_string(actor.strategy.ep) : ""));
     return out;
   }
 
@@ -245,12 +284,16 @@ class Verl : public Engine {
   static bool offloaded(const ExecutionPlan& plan, const std::string& model) {
     return std::count(plan.offload.begin(), plan.offload.end(), model) > 0;
   }
-  // <prefix>.megatron.{tensor,pipeline}_model_parallel_size, and for a trained role the distributed optimizer
-  // and full recomputation.
+  // <prefix>.megatron.{tensor,pipeline}_model_parallel_size, for a mixture of experts how its experts spread,
+  // and for a trained role the distributed optimizer and full recomputation.
   static void megatron(std::vector<ConfigEntry>& e, const std::string& prefix, const Strategy& s,
-                       bool trained) {
+                       bool trained, bool moe) {
     e.push_back({prefix + ".megatron.tensor_model_parallel_size", s.tp});
     e.push_back({prefix + ".megatron.pipeline_model_parallel_size", s.pp});
+    if (moe) {
+      e.push_back({prefix + ".megatron.expert_model_parallel_size", s.ep});
+      e.push_back({prefix + ".megatron.expert_tensor_parallel_size", megatron_expert_tp(s)});
+    }
     if (!trained) return;
     e.push_back({prefix + ".megatron.use_distributed_optimizer", s.zero1});
     if (s.recompute) {

@@ -8,8 +8,9 @@ namespace realign {
 
 namespace {
 
+// One worker holds one layout of the model: its grid and, for a mixture of experts, how the experts spread.
 bool same_layout(const Strategy& a, const Strategy& b) {
-  return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp;
+  return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.ep == b.ep;
 }
 
 // Call `call`'s strategies on `mesh` with the layout of `like`: the fastest (fitting on its own when any

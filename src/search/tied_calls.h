@@ -10,7 +10,7 @@
 namespace realign {
 
 // Aligns the candidate lists of each tied group (SearchOptions::tied; the first call leads): a follower's
-// k-th candidate has the leader's k-th mesh and (dp, tp, pp), with a strategy of its own there
+// k-th candidate has the leader's k-th mesh and (dp, tp, pp, ep), with a strategy of its own there
 // (micro-batches, ZeRO-1, recomputation) allowed by `options`' filters. Each leader candidate gives two rows:
 // every follower at its fastest (fitting on its own first), and every follower at its leanest, when that
 // differs. A leader candidate that some follower cannot take is dropped from every list of the group; a group

@@ -57,6 +57,21 @@ TEST(EngineCli, OutWritesAnExecutableLaunchScriptAndThePlan) {
   EXPECT_TRUE(std::ifstream(dir + "/plan.json").good());
 }
 
+// The mixture-of-experts example: the table shows each call's ep, and veRL's config carries the plan's.
+TEST(EngineCli, MoeExampleShowsAndWritesTheExpertParallelDegree) {
+  const std::string config = example("grpo_qwen3_30b_a3b_32xh100.yaml") + " plan.time_budget_s=1";
+  const auto table = run_realign("plan " + config + " --engine verl");
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_NE(table.out.find(" mb  ep opt"), std::string::npos) << table.out;
+  const auto r = run_realign("plan " + config + " --engine verl --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  int train_ep = 1;
+  for (const Json& call : j["plan"]["mfcs"])
+    if (call["name"] == "actor_train") train_ep = call.value("ep", 1);
+  EXPECT_EQ(j["engine_config"]["actor_rollout_ref.actor.megatron.expert_model_parallel_size"], train_ep);
+}
+
 TEST(EngineCli, BadInputIsAClearError) {
   auto r = run_realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " --engine megatron-rl");
   EXPECT_EQ(r.code, 1);

@@ -83,9 +83,10 @@ void expect_config_adds_up(const std::string& engine, const DataflowGraph& g, co
 
 TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAndModels) {
   Rng rng(27);
-  const std::vector<std::string> models = {"llama-small", "qwen2.5-0.5b", "qwen2.5-1.5b", "llama2-7b"};
+  const std::vector<std::string> models = {"llama-small", "qwen2.5-0.5b", "qwen2.5-1.5b", "llama2-7b",
+                                           "moe-tiny"};
   const std::vector<int> per_node = {2, 4, 8};
-  int checked = 0;
+  int checked = 0, moe_checked = 0;
   for (int trial = 0; trial < 18; ++trial) {
     const std::string model = models[size_t(rng.uniform_int(int64_t(models.size())))];
     const int nodes = 1 + int(rng.uniform_int(3));
@@ -111,6 +112,7 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
       SCOPED_TRACE(name + " " + model + " on " + std::to_string(nodes) + "x" +
                    std::to_string(c.devices_per_node));
       ++checked;
+      moe_checked += g.model("actor").spec.is_moe();
       // Valid on the cluster: meshes aligned, dp*tp*pp = mesh, tp inside a node dividing the heads.
       ExecutionPlan copy = plan;
       EXPECT_NO_THROW(validate_plan(g, c, copy));
@@ -122,6 +124,11 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
       const MfcAssignment& gen = at(g, plan, "actor_gen");
       const MfcAssignment& actor = at(g, plan, "actor_train");
       EXPECT_EQ(gen.strategy.pp, 1);  // no engine here generates pipelined
+      // One worker spreads the experts one way: every call but generation takes the actor's ep.
+      for (const auto& x : plan.assignments) {
+        if (x.mfc == "actor_gen") continue;
+        EXPECT_EQ(x.strategy.ep, actor.strategy.ep) << x.mfc;
+      }
       if (name == "verl") {
         for (const auto& x : plan.assignments) {
           EXPECT_EQ(x.mesh.size, g.staleness > 0 ? x.mesh.size : c.n_devices());
@@ -132,6 +139,7 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
           EXPECT_EQ(g.model(g.mfcs[size_t(g.mfc_index(x.mfc))].model).spec.n_layers % x.strategy.pp, 0);
         }
         EXPECT_EQ(gen.mesh.size % gen.strategy.tp, 0);
+        EXPECT_TRUE(gen.strategy.ep == 1 || gen.strategy.ep % gen.strategy.tp == 0);  // one vLLM server
       } else if (name == "openrlhf") {
         EXPECT_TRUE(plan.offload.empty());
         for (const auto& x : plan.assignments) {
@@ -139,9 +147,11 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
           EXPECT_EQ(x.strategy.tp, 1);
           EXPECT_EQ(x.strategy.pp, 1);
         }
+        for (const auto& x : plan.assignments) EXPECT_EQ(x.strategy.ep, 1) << x.mfc;  // no EP in OpenRLHF
         EXPECT_EQ(at(g, plan, "ref_inf").mesh, actor.mesh);
       } else {
         EXPECT_FALSE(gen.mesh.overlaps(actor.mesh));
+        EXPECT_EQ(gen.strategy.ep, 1);  // the allocation has no e for SGLang
         for (const auto& x : plan.assignments) {
           if (x.mfc == "actor_gen") continue;
           EXPECT_EQ(x.mesh, actor.mesh);
@@ -156,6 +166,11 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
       in.placement = r.search.placement;
       const auto cfg = engine->write_config(in, plan);
       expect_config_adds_up(name, g, c, plan, cfg);
+      if (name == "verl") {
+        // Megatron's expert keys exactly for a mixture of experts, with the plan's ep.
+        EXPECT_EQ(entry_int(cfg, "actor_rollout_ref.actor.megatron.expert_model_parallel_size"),
+                  g.model("actor").spec.is_moe() ? actor.strategy.ep : -1);
+      }
       // The switches written are the searched placement's (ZeRO-2 and -3 placements share meshes).
       if (name == "openrlhf") {
         EXPECT_EQ(entry_int(cfg, "--zero_stage"), r.search.placement.options["zero_stage"].get<int>());
@@ -163,6 +178,7 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
     }
   }
   EXPECT_GT(checked, 12);
+  EXPECT_GT(moe_checked, 2);  // the mixture of experts was drawn and planned
 }
 
 }  // namespace

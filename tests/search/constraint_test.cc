@@ -85,5 +85,31 @@ TEST(SearchConstraints, TiedCallsAreAlignedAndMoveTogether) {
   EXPECT_GT(r.accepted, 0);
 }
 
+// A mixture of experts: one worker holds one layout, so tied calls spread the experts as their leader does.
+TEST(SearchConstraints, TiedCallsShareTheLeadersExpertParallelism) {
+  const auto g = testing::graph_from_yaml(R"(
+algorithm: grpo
+models: {actor: qwen3-30b-a3b}
+batch: {prompts: 64, prompt_len: 128, gen_len: 512, samples_per_prompt: 4, mini_batches: 2}
+)");
+  const Cluster c = testing::h100(1);
+  auto ev = evaluator(g);
+  const size_t train = size_t(g.mfc_index("actor_train")), inf = size_t(g.mfc_index("actor_inf")),
+               ref = size_t(g.mfc_index("ref_inf"));
+  CandidateOptions o;
+  // The leader spreads its experts (ep > 1); the followers, left alone, take any ep.
+  o.strategy_filter = [&](size_t call, int, const Strategy& s) {
+    return call == train && s.ep == 1 ? "experts spread" : "";
+  };
+  auto candidates = build_candidates(g, c, ev, o);
+  tie_candidates(g, c, ev, {{"actor_train", "actor_inf", "ref_inf"}}, o, candidates);
+  ASSERT_FALSE(candidates[train].empty());
+  for (size_t k = 0; k < candidates[train].size(); ++k) {
+    EXPECT_GT(candidates[train][k].strategy.ep, 1);
+    EXPECT_EQ(candidates[inf][k].strategy.ep, candidates[train][k].strategy.ep);
+    EXPECT_EQ(candidates[ref][k].strategy.ep, candidates[train][k].strategy.ep);
+  }
+}
+
 }  // namespace
 }  // namespace realign

@@ -1,0 +1,32 @@
+#include "engines/expert_rules.h"
+
+#include "plan/expert_parallel.h"
+
+namespace realign::engines {
+
+std::string megatron_ep_problem(const ModelSpec& spec, const Strategy& s) {
+  return expert_parallel_problem(spec, s.dp, s.tp, s.ep);
+}
+
+std::string vllm_ep_problem(const ModelSpec& spec, const Strategy& s, int gpus_per_node) {
+  if (std::string why = expert_parallel_problem(spec, s.dp, s.tp, s.ep); !why.empty()) return why;
+  if (s.ep == 1) return "";
+  // vLLM has no expert-parallel size of its own: --enable-expert-parallel spreads the experts over every
+  // rank of the server, its data-parallel ranks times its tensor-parallel ranks.
+  if (s.ep % s.tp != 0)
+    return "vLLM spreads the experts over a whole server (expert_parallel_size = tp x data_parallel_size): "
+           "ep " +
+           std::to_string(s.ep) + " is not a multiple of tp " + std::to_string(s.tp);
+  // replica.py: a server's GPUs are part of one node or whole nodes.
+  const int per_node = gpus_per_node;
+  if (s.ep > per_node ? s.ep % per_node != 0 : per_node % s.ep != 0)
+    return "a vLLM server of " + std::to_string(s.ep) +
+           " GPUs is neither inside one node nor whole nodes of " + std::to_string(per_node);
+  return "";
+}
+
+int vllm_data_parallel(const Strategy& s) { return s.ep > 1 ? s.ep / s.tp : 1; }
+
+int megatron_expert_tp(const Strategy& s) { return s.ep > 1 ? 1 : s.tp; }
+
+}  // namespace realign::engines
