@@ -2,19 +2,27 @@
 // machine's measured GEMM peak, and batched KV-cache decode tokens/s.
 // usage: bench_model [--device cpu|cuda] [--dtype fp32|bf16] [--batch B] [--seq T] [--steps N]
 //                    [--decode-batch B] [--prompt P] [--new N] [--layers L] [--hidden H] [--threads N]
+//                    [--profile 1]
+// --profile 1: also where the train step's time goes, op by op (self time under torch's profiler): the GEMMs'
+// share and rate, and the largest other ops.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "model/generate.h"
 #include "model/init.h"
 #include "model/transformer.h"
+#include "op_profile.h"
 
 namespace rm = realign::model;
 
@@ -44,12 +52,35 @@ double gemm_peak(at::Device dev, at::ScalarType dt, int64_t n) {
   return 2.0 * double(n) * n * n * reps / t / 1e9;
 }
 
+// Where the step's time goes: its GEMMs replayed alone (their share of the step and their rate against the
+// square-GEMM peak), and the profile's largest other ops (self time; the profiler adds time per op, so read
+// their shares of the profiled time, not their seconds).
+void print_profile(const bench::OpProfile& p, double steps, double step_s, double flops, double peak) {
+  const double gemm_s = bench::replay_seconds(p.gemms) / steps;
+  std::printf(
+      "the step's %zu GEMMs alone: %.3f s = %.0f%% of the step, at %.1f GFLOP/s = %.0f%% of GEMM peak\n",
+      size_t(double(p.gemms.size()) / steps), gemm_s, 100.0 * gemm_s / step_s, flops / gemm_s / 1e9,
+      100.0 * flops / gemm_s / 1e9 / peak);
+  double total = 0;
+  std::vector<std::pair<double, std::string>> others;
+  for (const auto& [name, t] : p.ops) {
+    total += t.self_s;
+    if (!bench::is_gemm(name)) others.emplace_back(t.self_s, name);
+  }
+  std::sort(others.rbegin(), others.rend());
+  std::printf("largest other ops (share of the profiled time, %.3f s per step):\n", total / steps);
+  for (size_t i = 0; i < others.size() && i < 8; ++i)
+    std::printf("  %-40s %4.1f%%  (%ld calls)\n", others[i].second.c_str(), 100.0 * others[i].first / total,
+                p.ops.at(others[i].second).calls / long(steps));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string device = "cpu", dtype = "fp32";
   int64_t batch = 2, seq = 256, steps = 3, dbatch = 8, prompt = 32, new_tokens = 64, layers = 12, hidden = 768;
   int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  bool profile = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--device") device = v;
@@ -63,6 +94,8 @@ int main(int argc, char** argv) {
     else if (k == "--layers") layers = std::stoll(v);
     else if (k == "--hidden") hidden = std::stoll(v);
     else if (k == "--threads") threads = std::stoi(v);
+    else if (k == "--profile")
+      profile = v == "1";
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -123,6 +156,12 @@ int main(int argc, char** argv) {
   std::printf("train step (B=%lld, T=%lld): %.3f s, %.0f tokens/s, %.1f GFLOP/s = %.0f%% of GEMM peak\n",
               (long long)batch, (long long)seq, dt_step, tokens / dt_step, flops / dt_step / 1e9,
               100.0 * flops / dt_step / 1e9 / peak);
+
+  if (profile)
+    print_profile(bench::profile_ops([&] {
+                    for (int64_t i = 0; i < steps; ++i) step();
+                  }),
+                  double(steps), dt_step, flops, peak);
 
   // Decode: batched greedy generation with the KV cache (prefill timed separately).
   std::vector<std::vector<int64_t>> prompts(dbatch, std::vector<int64_t>(prompt, 1));
