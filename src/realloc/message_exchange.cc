@@ -10,7 +10,7 @@
 namespace realign::realloc_detail {
 
 void exchange_messages(comm::Group& group, std::vector<Message> messages, int64_t window_bytes,
-                       ExchangeStats* stats) {
+                       ExchangeStats* stats, const std::function<void()>& meanwhile) {
   const int me = group.rank();
   auto key = [](const Message& m) { return std::make_tuple(m.round, m.src, m.dst, m.tag); };
   std::sort(messages.begin(), messages.end(),
@@ -22,7 +22,9 @@ void exchange_messages(comm::Group& group, std::vector<Message> messages, int64_
   };
   std::deque<InFlight> in_flight;
   int64_t outstanding = 0;
+  bool meanwhile_done = !meanwhile;
   auto retire = [&] {
+    if (!meanwhile_done) meanwhile_done = true, meanwhile();
     InFlight& f = in_flight.front();
     f.op->wait();
     if (f.message->dst == me && f.message->finish) f.message->finish(f.tensor);
@@ -46,6 +48,7 @@ void exchange_messages(comm::Group& group, std::vector<Message> messages, int64_
     in_flight.push_back({&m, std::move(t), std::move(op)});
   }
   while (!in_flight.empty()) retire();
+  if (!meanwhile_done) meanwhile();
 }
 
 }  // namespace realign::realloc_detail

@@ -38,7 +38,9 @@ struct ExchangeStats {
   int64_t messages = 0;
 };
 
+// `meanwhile` (optional) runs once, after the first window of messages is posted and before waiting on any:
+// local work (a rank's own copies) that overlaps with the transfers instead of delaying them.
 void exchange_messages(comm::Group& group, std::vector<Message> messages, int64_t window_bytes,
-                       ExchangeStats* stats = nullptr);
+                       ExchangeStats* stats = nullptr, const std::function<void()>& meanwhile = nullptr);
 
 }  // namespace realign::realloc_detail

@@ -66,13 +66,16 @@ ShardMap execute_reallocation(comm::Group& group, const TransferPlan& plan, cons
     return t.expert < 0 ? Range{0, 0} : held_experts(params[size_t(t.param)], n_layers, layout, device);
   };
   ReallocStats local;
-  for (const SliceTransfer& c : plan.local_copies) {
-    if (c.dst != me) continue;
-    REALIGN_CHECK(src[size_t(c.param)] && dst[size_t(c.param)]) << params[size_t(c.param)].name;
-    slice_of(*dst[size_t(c.param)], c, c.dst_offset, experts_held(c, plan.to, me))
-        .copy_(slice_of(*src[size_t(c.param)], c, c.src_offset, experts_held(c, plan.from, me)));
-    local.bytes_copied += c.numel * elem;
-  }
+  // Run while the first messages are in flight (exchange_messages' `meanwhile`).
+  auto copy_locally = [&] {
+    for (const SliceTransfer& c : plan.local_copies) {
+      if (c.dst != me) continue;
+      REALIGN_CHECK(src[size_t(c.param)] && dst[size_t(c.param)]) << params[size_t(c.param)].name;
+      slice_of(*dst[size_t(c.param)], c, c.dst_offset, experts_held(c, plan.to, me))
+          .copy_(slice_of(*src[size_t(c.param)], c, c.src_offset, experts_held(c, plan.from, me)));
+      local.bytes_copied += c.numel * elem;
+    }
+  };
   // Messages: each transfer touching this rank, cut along the slice's dim 0 into chunks; numbered per pair
   // in plan order (identical on both ends).
   std::vector<realloc_detail::Message> messages;
@@ -113,7 +116,7 @@ ShardMap execute_reallocation(comm::Group& group, const TransferPlan& plan, cons
     }
   }
   realloc_detail::ExchangeStats ex;
-  realloc_detail::exchange_messages(group, std::move(messages), options.window_bytes, &ex);
+  realloc_detail::exchange_messages(group, std::move(messages), options.window_bytes, &ex, copy_locally);
   local.bytes_sent = ex.bytes_sent;
   local.bytes_received = ex.bytes_received;
   local.messages = ex.messages;
