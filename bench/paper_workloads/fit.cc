@@ -53,7 +53,7 @@ double launch_from_real_floor(const std::vector<Point>& points, const std::vecto
       const SimulationResult r = sim.run(*plan);
       gen.push_back(points[i].gen_len), real.push_back(points[i].real_s), model.push_back(r.iteration_time_s);
     }
-    const double layers = double(configs[pair[0]].algorithm.models.at("actor").n_layers);
+    const double layers = double(configs[pair[0]].algorithm.models.at(Role::kActor).n_layers);
     const double real_step = line_through(gen, real).per_step_s;
     const double model_step = line_through(gen, model).per_step_s;
     std::printf("  %s+%s %3d GPUs: ReaL %.1f ms per decoding step, %.3f ms per actor layer; ",

@@ -31,7 +31,7 @@ std::string layouts(const DataflowGraph& g, const ExecutionPlan& plan) {
            to_string(a.layout()) + " x" + std::to_string(a.strategy.micro_batches) +
            (a.strategy.zero1 ? " z1" : "") + (a.strategy.recompute ? " rc" : "");
   }
-  for (const std::string& m : plan.offload) out += ", offload " + m;
+  for (Role m : plan.offload) out += ", offload " + to_string(m);
   return out;
 }
 

@@ -27,8 +27,7 @@ int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::stoi(argv[1]) : 200000;
   AlgorithmConfig config;
   config.algorithm = Algorithm::kPpo;
-  for (const char* role : {"actor", "critic", "ref", "reward"})
-    config.models[role] = builtin_model("llama2-7b");
+  for (Role role : all_roles()) config.models[role] = builtin_model("llama2-7b");
   config.batch.prompts = 512;
   config.batch.prompt_len = 1024;
   config.batch.gen_len = 1024;

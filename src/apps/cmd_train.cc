@@ -51,6 +51,13 @@ std::map<std::string, std::string> model_dirs(const Json& raw) {
   return dirs;
 }
 
+// The directories above by role, for the trainer (rank 0 sends them to the others by name).
+std::map<Role, std::string> by_role(const std::map<std::string, std::string>& dirs) {
+  std::map<Role, std::string> out;
+  for (const auto& [name, dir] : dirs) out[role_from_string(name, "models." + name)] = dir;
+  return out;
+}
+
 void print_result(const train::TrainResult& r) {
   std::printf("run directory: %s\n", r.run_dir.c_str());
   std::printf("steps %lld..%lld in %.1f s\n", (long long)r.first_step, (long long)r.last_step, r.seconds);
@@ -86,7 +93,7 @@ train::TrainerInput trainer_input(const Args& args, const RunConfig& config, con
   train::TrainerInput input;
   input.algorithm = config.algorithm;
   input.sections = config.training;
-  input.model_dirs = model_dirs(config.raw);
+  input.model_dirs = by_role(model_dirs(config.raw));
   input.raw_config = config.raw;
   input.run_dir = run_dir;
   input.resume = !args.resume.empty();
@@ -146,7 +153,7 @@ int run_distributed(const Args& args, bool plans) {
                                  " devices but the job has " + std::to_string(world.size()) +
                                  " ranks (WORLD_SIZE)");
     train::TrainerInput input = trainer_input(args, config, shared["run_dir"].get<std::string>());
-    input.model_dirs = shared["model_dirs"].get<std::map<std::string, std::string>>();
+    input.model_dirs = by_role(shared["model_dirs"].get<std::map<std::string, std::string>>());
     input.resume = shared["resume"].get<bool>();  // rank 0's command decides, whatever the others were given
     const std::string plan_source =
         world.rank() == 0 ? input.run_dir + "/plan.json" : "plan.json (from rank 0)";

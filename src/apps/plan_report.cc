@@ -85,10 +85,11 @@ std::string format_plan_table(const PlanReport& r) {
     char ep[16] = "";  // a column only for mixture-of-experts models
     if (moe) std::snprintf(ep, sizeof ep, " %3d", a.strategy.ep);
     out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d%s %-5s %9s %9s %9s %10s", m.name.c_str(),
-                m.model.c_str(), to_string(m.kind()).c_str(), to_string(a.mesh).c_str(), a.strategy.dp,
-                a.strategy.tp, a.strategy.pp, a.strategy.micro_batches, ep, opt.empty() ? "-" : opt.c_str(),
-                format_seconds(cr.start_s).c_str(), format_seconds(cr.end_s).c_str(),
-                format_seconds(cr.realloc_s).c_str(), format_bytes(cr.peak_mem_bytes).c_str());
+                to_string(m.model).c_str(), to_string(m.kind()).c_str(), to_string(a.mesh).c_str(),
+                a.strategy.dp, a.strategy.tp, a.strategy.pp, a.strategy.micro_batches, ep,
+                opt.empty() ? "-" : opt.c_str(), format_seconds(cr.start_s).c_str(),
+                format_seconds(cr.end_s).c_str(), format_seconds(cr.realloc_s).c_str(),
+                format_bytes(cr.peak_mem_bytes).c_str());
   }
   out += "\n";
   out += line("iteration time: %s%s; reallocated %s per iteration",
@@ -126,7 +127,7 @@ std::string format_plan_table(const PlanReport& r) {
   }
   if (!r.planner.plan.offload.empty()) {
     std::string names;
-    for (const auto& m : r.planner.plan.offload) names += (names.empty() ? "" : ", ") + m;
+    for (Role m : r.planner.plan.offload) names += (names.empty() ? "" : ", ") + to_string(m);
     out += line("offloaded to host memory between calls: %s (%s loaded per iteration)", names.c_str(),
                 format_bytes(r.simulation.offload_bytes).c_str());
   }
@@ -183,7 +184,7 @@ Json plan_report_json(const PlanReport& r) {
     const MfcAssignment& a = r.planner.plan.assignments[i];
     const CallResult& cr = r.simulation.calls[i];
     j["mfcs"].push_back({{"name", g.mfcs[i].name},
-                         {"model", g.mfcs[i].model},
+                         {"model", to_string(g.mfcs[i].model)},
                          {"kind", to_string(g.mfcs[i].kind())},
                          {"mesh", to_string(a.mesh)},
                          {"dp", a.strategy.dp},

@@ -14,9 +14,11 @@ RunConfig run_config_from_json(Json raw) {
   rc.algorithm = algorithm_config_from_json(root);
   rc.training = train::training_sections_from_json(root);
   rc.algorithm = with_training_sections(rc.algorithm, rc.training);
-  const bool names_reward_model = rc.raw.contains("models") && rc.raw["models"].contains("reward");
+  const bool names_reward_model =
+      rc.raw.contains("models") && rc.raw["models"].contains(to_string(Role::kReward));
   const auto roles = algorithm_roles(rc.algorithm.algorithm);
-  if (names_reward_model && !rc.algorithm.reward_model && std::count(roles.begin(), roles.end(), "reward"))
+  if (names_reward_model && !rc.algorithm.reward_model &&
+      std::count(roles.begin(), roles.end(), Role::kReward))
     throw Error("reward.kind", "models.reward names a reward model but reward.kind is " +
                                    rc.training.reward.kind +
                                    ": set reward.kind: model to score with it, or remove models.reward");

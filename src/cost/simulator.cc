@@ -35,10 +35,10 @@ Simulator::Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profi
   const size_t nm = graph_.models.size();
   home_call_.assign(nm, -1);
   for (const auto& m : graph_.models) params_.push_back(model_params(m.spec, m.head));
-  auto model_index = [&](const std::string& name) {
+  auto model_index = [&](Role role) {
     for (size_t m = 0; m < nm; ++m)
-      if (graph_.models[m].name == name) return int(m);
-    REALIGN_CHECK(false) << "no model " << name;
+      if (graph_.models[m].role == role) return int(m);
+    REALIGN_CHECK(false) << "no model " << role;
     return -1;
   };
   auto data_index = [&](const std::string& name) {
@@ -62,7 +62,7 @@ Simulator::Simulator(DataflowGraph graph, Cluster cluster, HardwareProfile profi
     }
     inputs_.push_back(std::move(ins));
   }
-  for (size_t m = 0; m < nm; ++m) home_call_[m] = graph_.home_call(graph_.models[m].name);
+  for (size_t m = 0; m < nm; ++m) home_call_[m] = graph_.home_call(graph_.models[m].role);
   weight_edges_.resize(graph_.mfcs.size());
   for (const IterationEdge& e : iteration_edges(graph_))
     weight_edges_[size_t(e.to)].emplace_back(e.from, e.lag);

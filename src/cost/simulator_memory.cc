@@ -13,8 +13,8 @@ void Simulator::hold_persistent_state(const ExecutionPlan& plan, RunState& st) {
   const int64_t staleness = graph_.staleness;
   // Persistent state, per device. An offloaded model has none: it lives in host memory between its calls.
   st.offloaded.assign(nm, false);
-  for (const std::string& name : plan.offload)
-    for (size_t m = 0; m < nm; ++m) st.offloaded[m] = st.offloaded[m] || graph_.models[m].name == name;
+  for (Role role : plan.offload)
+    for (size_t m = 0; m < nm; ++m) st.offloaded[m] = st.offloaded[m] || graph_.models[m].role == role;
   st.home.resize(nm);
   std::vector<double>& persistent = st.persistent;
   persistent.assign(size_t(nd), 0.0);
@@ -81,7 +81,7 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     const Layout::Coord c = l.coord_of(device);
     const ShardSizes& sh = shards(int(m), l.tp, l.pp, l.ep);
     const double n = double(sh.at(c.pp, c.tp)), experts = double(sh.stage_experts(c.pp));
-    const std::string& name = graph_.models[m].name;
+    const std::string name = to_string(graph_.models[m].role);
     const HomeBytesPerParam b =
         home_bytes_per_param(graph_.models[m].trained, plan.assignments[size_t(home_call_[m])].strategy);
     add(name + " weights", n * b.weights);

@@ -128,7 +128,7 @@ class Areal : public Engine {
     auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
     put("experiment_name", "realign-" + to_string(g.algorithm));
     put("trial_name", "trial0");
-    put("tokenizer_path", model_path(in.raw_config, "actor"));
+    put("tokenizer_path", model_path(in.raw_config, Role::kActor));
     put("cluster.n_nodes", c.n_nodes);
     put("cluster.n_gpus_per_node", c.devices_per_node);
     put("allocation_mode", "sglang:" + dims(gen.strategy) + "+megatron:" + dims(actor.strategy));
@@ -136,19 +136,19 @@ class Areal : public Engine {
     put("rollout.consumer_batch_size", in.batch.prompts);
     put("gconfig.n_samples", in.batch.samples_per_prompt);
     put("gconfig.max_new_tokens", train.gen_len);
-    put("actor.path", model_path(in.raw_config, "actor"));
+    put("actor.path", model_path(in.raw_config, Role::kActor));
     put("actor.gradient_checkpointing", actor.strategy.recompute);
     put("actor.ppo_n_minibatches", train.mini_batches);
     put("actor.recompute_logprob", true);
     put("actor.use_decoupled_loss", g.staleness > 0);
     if (const MfcAssignment* critic = at("critic_train")) {
-      put("critic.path", model_path(in.raw_config, "critic"));
+      put("critic.path", model_path(in.raw_config, Role::kCritic));
       put("critic.is_critic", true);
       put("critic.gradient_checkpointing", critic->strategy.recompute);
       put("critic.scheduling_strategy.type", "colocation");
       put("critic.scheduling_strategy.target", "actor");
     }
-    put("ref.path", model_path(in.raw_config, "ref"));
+    put("ref.path", model_path(in.raw_config, Role::kRef));
     put("ref.scheduling_strategy.type", "colocation");
     put("ref.scheduling_strategy.target", "actor");
     put("train_dataset.path", train_data(in.raw_config));

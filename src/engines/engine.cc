@@ -36,7 +36,7 @@ std::string can_run(const Engine& engine, const DataflowGraph& graph, const Clus
   for (size_t i = 0; i < graph.mfcs.size(); ++i)
     if (plan.assignments[i].mfc != graph.mfcs[i].name) return "the plan's calls are not in the graph's order";
   if (!plan.offload.empty() && !engine.can_offload())
-    return engine.display_name() + " has no setting that keeps " + plan.offload[0] +
+    return engine.display_name() + " has no setting that keeps " + to_string(plan.offload[0]) +
            " in host memory between its calls";
   for (const auto& group : engine.tied(graph)) {
     const MfcAssignment& lead = plan.assignments[size_t(graph.mfc_index(group[0]))];

@@ -75,7 +75,7 @@ class OpenRlhf : public Engine {
     if (g.mfc_index("actor_inf") < 0)
       throw Error("train.ppo.behaviour_logprobs",
                   "OpenRLHF recomputes the behaviour log-probs with the actor; set it to recompute");
-    if (!(g.model("ref").spec == g.model("actor").spec))
+    if (!(g.model(Role::kRef).spec == g.model(Role::kActor).spec))
       throw Error("models.ref", std::string("OpenRLHF loads the reference from --pretrain (") + kCli +
                                     "): models.ref must be the actor's model");
   }
@@ -186,10 +186,10 @@ class OpenRlhf : public Engine {
       put("--" + role + "_num_nodes", s.nodes);
       put("--" + role + "_num_gpus_per_node", s.gpus_per_node);
     };
-    put("--pretrain", model_path(in.raw_config, "actor"));
-    if (at("critic_train")) put("--critic_pretrain", model_path(in.raw_config, "critic"));
+    put("--pretrain", model_path(in.raw_config, Role::kActor));
+    if (at("critic_train")) put("--critic_pretrain", model_path(in.raw_config, Role::kCritic));
     if (at("reward_inf"))
-      put("--reward_pretrain", model_path(in.raw_config, "reward"));
+      put("--reward_pretrain", model_path(in.raw_config, Role::kReward));
     else
       put("--remote_rm_url", "${REWARD_URL}");
     put("--prompt_data", train_data(in.raw_config));

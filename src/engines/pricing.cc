@@ -8,7 +8,7 @@
 namespace realign::engines {
 
 double broadcast_sync_s(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& profile,
-                        const std::string& model, const DeviceMesh& from, const DeviceMesh& to) {
+                        Role model, const DeviceMesh& from, const DeviceMesh& to) {
   const ModelRole& role = graph.model(model);
   const std::vector<ParamInfo> params = model_params(role.spec, role.head);
   double bytes = 0;
@@ -59,11 +59,11 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
   e.device_saving_bytes.assign(e.device_peak_mem_bytes.size(), 0.0);
   if (stage < 2) return;
   for (const ModelRole& m : g.models) {
-    const int home = g.home_call(m.name);
+    const int home = g.home_call(m.role);
     if (home < 0) continue;
     const MfcAssignment& a = plan.assignments[size_t(home)];
     if (!zero_sharded(a.strategy)) continue;
-    const bool offloaded = std::count(plan.offload.begin(), plan.offload.end(), m.name) > 0;
+    const bool offloaded = std::count(plan.offload.begin(), plan.offload.end(), m.role) > 0;
     const double saving = param_count(m) * zero_bytes_per_param(stage, m.trained, offloaded) *
                           (1.0 - 1.0 / double(a.strategy.dp));
     for (int d = a.mesh.first; d < a.mesh.end(); ++d) {

@@ -17,7 +17,7 @@ namespace realign::engines {
 // (NCCL, pipelined: the link's bandwidth per byte, its latency plus the engine's collective overhead per
 // tensor), over the inter-node link when the two meshes are on different nodes.
 double broadcast_sync_s(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& profile,
-                        const std::string& model, const DeviceMesh& from, const DeviceMesh& to);
+                        Role model, const DeviceMesh& from, const DeviceMesh& to);
 
 // The profile a serving engine's generation runs under: with CUDA graphs the decoding step replays one graph,
 // so the per-layer launch overhead of an eager engine is not paid.

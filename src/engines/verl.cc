@@ -94,7 +94,7 @@ class Verl : public Engine {
       throw Error(
           "train.ppo.behaviour_logprobs",
           "veRL recomputes the behaviour log-probs with the actor (compute_log_prob); set it to recompute");
-    if (!(g.model("ref").spec == g.model("actor").spec))
+    if (!(g.model(Role::kRef).spec == g.model(Role::kActor).spec))
       throw Error("models.ref", std::string("veRL's reference policy is the actor's checkpoint (") + kTree +
                                     "): models.ref must be the actor's model");
     if (async(g) && g.mfc_index("critic_train") >= 0)
@@ -170,13 +170,13 @@ class Verl : public Engine {
     put("data.train_batch_size", async(g) ? 0 : prompts);
     put("data.max_prompt_length", train.prompt_len);
     put("data.max_response_length", train.gen_len);
-    put("actor_rollout_ref.model.path", model_path(in.raw_config, "actor"));
+    put("actor_rollout_ref.model.path", model_path(in.raw_config, Role::kActor));
     put("actor_rollout_ref.hybrid_engine", !async(g));
     put("actor_rollout_ref.actor.strategy", "megatron");
     put("actor_rollout_ref.actor.ppo_mini_batch_size", prompts / train.mini_batches);
     put("actor_rollout_ref.actor.ppo_epochs", train.epochs);
     put("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(train, actor.strategy));
-    const bool moe = g.model("actor").spec.is_moe();
+    const bool moe = g.model(Role::kActor).spec.is_moe();
     megatron(e, "actor_rollout_ref.actor", actor.strategy, true, moe);
     put("actor_rollout_ref.rollout.name", "vllm");
     put("actor_rollout_ref.rollout.n", in.batch.samples_per_prompt);
@@ -199,20 +199,20 @@ class Verl : public Engine {
     put("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
         micro_batch_per_gpu(mfc("ref_inf"), at("ref_inf")->strategy));
     megatron(e, "actor_rollout_ref.ref", at("ref_inf")->strategy, false, moe);
-    if (offloaded(plan, "ref")) put("actor_rollout_ref.ref.megatron.param_offload", true);
+    if (offloaded(plan, Role::kRef)) put("actor_rollout_ref.ref.megatron.param_offload", true);
     if (const MfcAssignment* critic = at("critic_train")) {
       put("critic.strategy", "megatron");
-      put("critic.model.path", model_path(in.raw_config, "critic"));
+      put("critic.model.path", model_path(in.raw_config, Role::kCritic));
       put("critic.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("critic_train"), critic->strategy));
-      megatron(e, "critic", critic->strategy, true, g.model("critic").spec.is_moe());
+      megatron(e, "critic", critic->strategy, true, g.model(Role::kCritic).spec.is_moe());
     }
     if (const MfcAssignment* reward = at("reward_inf")) {
       put("reward_model.enable", true);
       put("reward_model.strategy", "megatron");
-      put("reward_model.model.path", model_path(in.raw_config, "reward"));
+      put("reward_model.model.path", model_path(in.raw_config, Role::kReward));
       put("reward_model.micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("reward_inf"), reward->strategy));
-      megatron(e, "reward_model", reward->strategy, false, g.model("reward").spec.is_moe());
-      if (offloaded(plan, "reward")) put("reward_model.megatron.param_offload", true);
+      megatron(e, "reward_model", reward->strategy, false, g.model(Role::kReward).spec.is_moe());
+      if (offloaded(plan, Role::kReward)) put("reward_model.megatron.param_offload", true);
     }
     const NodeShape trainer = node_shape(actor.mesh, c);
     put("trainer.nnodes", trainer.nodes);
@@ -257,7 +257,7 @@ class Verl : public Engine {
     const MfcAssignment& gen = plan.assignments[size_t(g.mfc_index("actor_gen"))];
     const MfcAssignment& actor = plan.assignments[size_t(g.mfc_index("actor_train"))];
     std::vector<std::string> out;
-    const bool moe = g.model("actor").spec.is_moe();
+    const bool moe = g.model(Role::kActor).spec.is_moe();
     const std::string rollout =
         std::string(async(g) ? "rollout (vLLM, fully_async)" : "rollout (vLLM, hybrid engine)") + ": " +
         std::to_string(gen.mesh.size) + " GPUs, ";
@@ -281,7 +281,7 @@ class Verl : public Engine {
   }
 
  private:
-  static bool offloaded(const ExecutionPlan& plan, const std::string& model) {
+  static bool offloaded(const ExecutionPlan& plan, Role model) {
     return std::count(plan.offload.begin(), plan.offload.end(), model) > 0;
   }
   // <prefix>.megatron.{tensor,pipeline}_model_parallel_size, for a mixture of experts how its experts spread,

@@ -19,7 +19,8 @@ std::string upper(std::string s) {
 
 }  // namespace
 
-std::string model_path(const Json& raw, const std::string& role) {
+std::string model_path(const Json& raw, Role r) {
+  const std::string role = to_string(r);
   if (raw.contains("models") && raw["models"].contains(role) && raw["models"][role].is_string()) {
     std::string source = raw["models"][role].get<std::string>();
     const auto builtin = builtin_model_names();

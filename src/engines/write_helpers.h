@@ -11,7 +11,7 @@ namespace realign::engines {
 
 // The path of `role`'s model when the realign config names a file or directory (models.<role>), else the
 // placeholder "${<ROLE>_MODEL_PATH}" that launch.sh asks for.
-std::string model_path(const Json& raw_config, const std::string& role);
+std::string model_path(const Json& raw_config, Role role);
 // The prompt data (data.prompts), else "${TRAIN_DATA}".
 std::string train_data(const Json& raw_config);
 // The placeholders (${NAME}) that occur in the entries' values, sorted, once each.

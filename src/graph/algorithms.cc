@@ -14,11 +14,11 @@ bool is_directory(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-Mfc call(std::string name, std::string model, MfcOp op, int64_t n, int64_t prompt_len, int64_t gen_len,
+Mfc call(std::string name, Role model, MfcOp op, int64_t n, int64_t prompt_len, int64_t gen_len,
          std::vector<std::string> in, std::vector<std::string> out) {
   Mfc m;
   m.name = std::move(name);
-  m.model = std::move(model);
+  m.model = model;
   m.op = op;
   m.n_seqs = n;
   m.prompt_len = prompt_len;
@@ -37,19 +37,19 @@ std::vector<std::string> algorithm_names() {
   return names;
 }
 
-std::vector<std::string> algorithm_roles(Algorithm algorithm) {
+std::vector<Role> algorithm_roles(Algorithm algorithm) {
   switch (algorithm) {
     case Algorithm::kPpo:
-      return {"actor", "critic", "ref", "reward"};
+      return {Role::kActor, Role::kCritic, Role::kRef, Role::kReward};
     case Algorithm::kGrpo:
     case Algorithm::kRemax:
-      return {"actor", "ref", "reward"};
+      return {Role::kActor, Role::kRef, Role::kReward};
     case Algorithm::kDpo:
-      return {"actor", "ref"};
+      return {Role::kActor, Role::kRef};
     case Algorithm::kSft:
-      return {"actor"};
+      return {Role::kActor};
     case Algorithm::kRm:
-      return {"reward"};
+      return {Role::kReward};
   }
   return {};
 }
@@ -77,21 +77,24 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   const auto roles = algorithm_roles(c.algorithm);
 
   ObjectReader models(root.at("models"), root.path_of("models"));
-  for (const auto& role : roles)
-    if (models.has(role)) c.models[role] = resolve_model_spec(models.get_string(role), models.path_of(role));
-  auto fallback = [&](const std::string& role, std::initializer_list<const char*> from) {
+  for (Role role : roles) {
+    const std::string key = to_string(role);
+    if (models.has(key)) c.models[role] = resolve_model_spec(models.get_string(key), models.path_of(key));
+  }
+  auto fallback = [&](Role role, std::initializer_list<Role> from) {
     if (c.models.count(role) || std::find(roles.begin(), roles.end(), role) == roles.end()) return;
-    for (const char* f : from)
+    for (Role f : from)
       if (c.models.count(f)) {
         c.models[role] = c.models[f];
         return;
       }
-    throw Error(models.path_of(role), "the " + name + " algorithm needs a '" + role + "' model");
+    throw Error(models.path_of(to_string(role)),
+                "the " + name + " algorithm needs a '" + to_string(role) + "' model");
   };
-  fallback("actor", {});
-  fallback("reward", {"critic", "actor"});
-  fallback("critic", {"actor", "reward"});
-  fallback("ref", {"actor"});
+  fallback(Role::kActor, {});
+  fallback(Role::kReward, {Role::kCritic, Role::kActor});
+  fallback(Role::kCritic, {Role::kActor, Role::kReward});
+  fallback(Role::kRef, {Role::kActor});
   models.finish();
 
   ObjectReader batch(root.at("batch"), root.path_of("batch"));
@@ -117,7 +120,7 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
     const int64_t len = c.batch.prompt_len + c.batch.gen_len;
     if (len > spec.max_positions)
       throw Error(root.path_of("batch"), "prompt_len + gen_len = " + std::to_string(len) + " exceeds " +
-                                             role + "'s " + std::to_string(spec.max_positions) +
+                                             to_string(role) + "'s " + std::to_string(spec.max_positions) +
                                              " positions");
   }
   return c;
@@ -130,8 +133,8 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
   const auto& b = c.batch;
   const int64_t P = b.prompt_len, G = b.gen_len, S = P + G;
   const int64_t n = b.prompts * b.samples_per_prompt;
-  auto role = [&](const std::string& name, HeadKind head, bool trained) {
-    g.models.push_back(ModelRole{name, c.models.at(name), head, trained});
+  auto role = [&](Role r, HeadKind head, bool trained) {
+    g.models.push_back(ModelRole{r, c.models.at(r), head, trained});
   };
   auto data = [&](const std::string& name, double bytes) { g.data.push_back(DataSpec{name, bytes}); };
   const double tok = 8.0, f32 = 4.0;  // token ids are int64; per-token floats are fp32
@@ -141,28 +144,29 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     const bool stale = c.staleness > 0;
     std::vector<std::string> generated = {"seq"};
     if (!c.recompute_logprobs || stale) generated.push_back("logprobs");
-    role("actor", HeadKind::kLanguageModel, true);
-    if (ppo) role("critic", HeadKind::kValue, true);
-    role("ref", HeadKind::kLanguageModel, false);
-    if (c.reward_model) role("reward", HeadKind::kValue, false);
+    role(Role::kActor, HeadKind::kLanguageModel, true);
+    if (ppo) role(Role::kCritic, HeadKind::kValue, true);
+    role(Role::kRef, HeadKind::kLanguageModel, false);
+    if (c.reward_model) role(Role::kReward, HeadKind::kValue, false);
     data("seq", S * tok);
     data("logprobs", S * f32);
     data("ref_logprobs", S * f32);
     if (c.reward_model) data("rewards", f32);
-    g.mfcs.push_back(call("actor_gen", "actor", MfcOp::kSample, n, P, G, {"prompts"}, generated));
+    g.mfcs.push_back(call("actor_gen", Role::kActor, MfcOp::kSample, n, P, G, {"prompts"}, generated));
     if (remax) {
       data("greedy_seq", S * tok);
       if (c.reward_model) data("greedy_rewards", f32);
-      Mfc greedy =
-          call("actor_greedy_gen", "actor", MfcOp::kSample, b.prompts, P, G, {"prompts"}, {"greedy_seq"});
+      Mfc greedy = call("actor_greedy_gen", Role::kActor, MfcOp::kSample, b.prompts, P, G, {"prompts"},
+                        {"greedy_seq"});
       greedy.greedy = true;
       g.mfcs.push_back(greedy);
     }
-    g.mfcs.push_back(call("ref_inf", "ref", MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"ref_logprobs"}));
+    g.mfcs.push_back(call("ref_inf", Role::kRef, MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"ref_logprobs"}));
     if (c.reward_model) {
-      g.mfcs.push_back(call("reward_inf", "reward", MfcOp::kSequenceScores, n, P, G, {"seq"}, {"rewards"}));
+      g.mfcs.push_back(
+          call("reward_inf", Role::kReward, MfcOp::kSequenceScores, n, P, G, {"seq"}, {"rewards"}));
       if (remax)
-        g.mfcs.push_back(call("reward_greedy_inf", "reward", MfcOp::kSequenceScores, b.prompts, P, G,
+        g.mfcs.push_back(call("reward_greedy_inf", Role::kReward, MfcOp::kSequenceScores, b.prompts, P, G,
                               {"greedy_seq"}, {"greedy_rewards"}));
     }
     // By default the behaviour policy's log-probs are recomputed by a forward pass (as veRL does) rather than
@@ -172,9 +176,10 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     if (stale) {
       data("prox_logprobs", S * f32);
       g.mfcs.push_back(
-          call("actor_inf", "actor", MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"prox_logprobs"}));
+          call("actor_inf", Role::kActor, MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"prox_logprobs"}));
     } else if (c.recompute_logprobs) {
-      g.mfcs.push_back(call("actor_inf", "actor", MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"logprobs"}));
+      g.mfcs.push_back(
+          call("actor_inf", Role::kActor, MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"logprobs"}));
     }
     // Rule rewards are scored on the generation's ranks and travel with its responses (one float per
     // sequence, beside the tokens "seq" prices), not as data of their own.
@@ -183,42 +188,43 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     if (c.reward_model) actor_in.push_back("rewards");
     if (ppo) {
       data("values", S * f32);
-      g.mfcs.push_back(call("critic_inf", "critic", MfcOp::kTokenValues, n, P, G, {"seq"}, {"values"}));
+      g.mfcs.push_back(call("critic_inf", Role::kCritic, MfcOp::kTokenValues, n, P, G, {"seq"}, {"values"}));
       actor_in.push_back("values");
     }
     // ReMax's baseline: the reward model's score of the greedy response, or its rule score, which travels
     // with the greedy response from its generation's ranks.
     if (remax) actor_in.push_back(c.reward_model ? "greedy_rewards" : "greedy_seq");
-    Mfc actor_train = call("actor_train", "actor", MfcOp::kPolicyUpdate, n, P, G, actor_in, {});
+    Mfc actor_train = call("actor_train", Role::kActor, MfcOp::kPolicyUpdate, n, P, G, actor_in, {});
     actor_train.mini_batches = b.mini_batches;
     actor_train.epochs = b.epochs;
     g.mfcs.push_back(actor_train);
     if (ppo) {
-      Mfc critic_train = call("critic_train", "critic", MfcOp::kValueUpdate, n, P, G, actor_in, {});
+      Mfc critic_train = call("critic_train", Role::kCritic, MfcOp::kValueUpdate, n, P, G, actor_in, {});
       critic_train.mini_batches = b.mini_batches;
       critic_train.epochs = b.epochs;
       g.mfcs.push_back(critic_train);
     }
   } else if (c.algorithm == Algorithm::kDpo) {
     // Each preference pair is two sequences (chosen, rejected).
-    role("actor", HeadKind::kLanguageModel, true);
-    role("ref", HeadKind::kLanguageModel, false);
+    role(Role::kActor, HeadKind::kLanguageModel, true);
+    role(Role::kRef, HeadKind::kLanguageModel, false);
     data("ref_logprobs", S * f32);
     g.mfcs.push_back(
-        call("ref_inf", "ref", MfcOp::kPairLogProbs, 2 * n, P, G, {"prompts"}, {"ref_logprobs"}));
-    Mfc train = call("actor_train", "actor", MfcOp::kDpoUpdate, 2 * n, P, G, {"prompts", "ref_logprobs"}, {});
+        call("ref_inf", Role::kRef, MfcOp::kPairLogProbs, 2 * n, P, G, {"prompts"}, {"ref_logprobs"}));
+    Mfc train =
+        call("actor_train", Role::kActor, MfcOp::kDpoUpdate, 2 * n, P, G, {"prompts", "ref_logprobs"}, {});
     train.mini_batches = b.mini_batches;
     train.epochs = b.epochs;
     g.mfcs.push_back(train);
   } else if (c.algorithm == Algorithm::kSft) {
-    role("actor", HeadKind::kLanguageModel, true);
-    Mfc train = call("actor_train", "actor", MfcOp::kSftUpdate, n, P, G, {"prompts"}, {});
+    role(Role::kActor, HeadKind::kLanguageModel, true);
+    Mfc train = call("actor_train", Role::kActor, MfcOp::kSftUpdate, n, P, G, {"prompts"}, {});
     train.mini_batches = b.mini_batches;
     train.epochs = b.epochs;
     g.mfcs.push_back(train);
   } else if (c.algorithm == Algorithm::kRm) {
-    role("reward", HeadKind::kValue, true);
-    Mfc train = call("reward_train", "reward", MfcOp::kPairScoreUpdate, 2 * n, P, G, {"prompts"}, {});
+    role(Role::kReward, HeadKind::kValue, true);
+    Mfc train = call("reward_train", Role::kReward, MfcOp::kPairScoreUpdate, 2 * n, P, G, {"prompts"}, {});
     train.mini_batches = b.mini_batches;
     train.epochs = b.epochs;
     g.mfcs.push_back(train);

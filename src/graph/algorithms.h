@@ -22,7 +22,7 @@ struct BatchShape {
 
 struct AlgorithmConfig {
   Algorithm algorithm = Algorithm::kPpo;
-  std::map<std::string, ModelSpec> models;  // role -> architecture
+  std::map<Role, ModelSpec> models;  // role -> architecture
   BatchShape batch;
   // RL rewards come from a reward model's inference call; false when a rule scores the responses (a
   // verifier or an external command, run on the batch's ranks outside any model call).
@@ -40,7 +40,7 @@ struct AlgorithmConfig {
 // The algorithms' names, sorted (for messages).
 std::vector<std::string> algorithm_names();
 // The model roles an algorithm uses.
-std::vector<std::string> algorithm_roles(Algorithm algorithm);
+std::vector<Role> algorithm_roles(Algorithm algorithm);
 
 // Reads `algorithm`, `models` and `batch` from the root config (marking them as known keys).
 // models.<role> is a built-in name ("llama2-7b") or the path of an HF config.json or of a directory holding

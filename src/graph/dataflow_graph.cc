@@ -81,10 +81,10 @@ int64_t Mfc::min_seqs_per_step() const {
   return n_seqs / (kind() == MfcKind::kTrain ? std::max<int64_t>(1, mini_batches) : 1);
 }
 
-const ModelRole& DataflowGraph::model(const std::string& name) const {
+const ModelRole& DataflowGraph::model(Role role) const {
   for (const auto& m : models)
-    if (m.name == name) return m;
-  REALIGN_CHECK(false) << "no model " << name;
+    if (m.role == role) return m;
+  REALIGN_CHECK(false) << "no model " << role;
   std::abort();
 }
 
@@ -114,13 +114,13 @@ std::vector<int> DataflowGraph::parents(int mfc) const {
   return out;
 }
 
-int DataflowGraph::train_call(const std::string& model) const {
+int DataflowGraph::train_call(Role model) const {
   for (size_t i = 0; i < mfcs.size(); ++i)
     if (mfcs[i].model == model && mfcs[i].kind() == MfcKind::kTrain) return int(i);
   return -1;
 }
 
-int DataflowGraph::home_call(const std::string& model) const {
+int DataflowGraph::home_call(Role model) const {
   const int train = train_call(model);
   if (train >= 0) return train;
   for (size_t i = 0; i < mfcs.size(); ++i)
@@ -134,8 +134,9 @@ bool DataflowGraph::operator==(const DataflowGraph& o) const {
 }
 
 void validate_graph(const DataflowGraph& g) {
-  std::set<std::string> models, produced = {"prompts"}, data, names;
-  for (const auto& m : g.models) REALIGN_CHECK(models.insert(m.name).second) << "model twice: " << m.name;
+  std::set<Role> models;
+  std::set<std::string> produced = {"prompts"}, data, names;
+  for (const auto& m : g.models) REALIGN_CHECK(models.insert(m.role).second) << "model twice: " << m.role;
   for (const auto& d : g.data) REALIGN_CHECK(data.insert(d.name).second) << "data twice: " << d.name;
   for (const auto& m : g.mfcs) {
     REALIGN_CHECK(names.insert(m.name).second) << "call twice: " << m.name;
@@ -154,14 +155,14 @@ Json to_json(const DataflowGraph& g) {
   j["algorithm"] = to_string(g.algorithm);
   j["staleness"] = g.staleness;
   for (const auto& m : g.models)
-    j["models"].push_back({{"name", m.name},
+    j["models"].push_back({{"name", to_string(m.role)},
                            {"spec", m.spec.name},
                            {"params", m.spec.total_params()},
                            {"head", m.head == HeadKind::kValue ? "value" : "lm"},
                            {"trained", m.trained}});
   for (const auto& c : g.mfcs)
     j["mfcs"].push_back({{"name", c.name},
-                         {"model", c.model},
+                         {"model", to_string(c.model)},
                          {"kind", to_string(c.kind())},
                          {"op", to_string(c.op)},
                          {"n_seqs", c.n_seqs},

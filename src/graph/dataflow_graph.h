@@ -9,6 +9,7 @@
 #include "graph/algorithm.h"
 #include "graph/model_spec.h"
 #include "graph/param_layout.h"
+#include "graph/role.h"
 
 namespace realign {
 
@@ -35,14 +36,14 @@ MfcKind kind_of(MfcOp op);
 // The update's loss compares the rows of two batches (chosen and rejected).
 bool is_pair_loss(MfcOp op);
 
-// A model as the algorithm uses it: a role ("actor", "critic", "ref", "reward") with its architecture.
+// A model as the algorithm uses it: its role with its architecture.
 struct ModelRole {
-  std::string name;
+  Role role = Role::kActor;
   ModelSpec spec;
   HeadKind head = HeadKind::kLanguageModel;
   bool trained = false;  // owns parameters + optimizer state in its train call's layout
   bool operator==(const ModelRole& o) const {
-    return name == o.name && spec == o.spec && head == o.head && trained == o.trained;
+    return role == o.role && spec == o.spec && head == o.head && trained == o.trained;
   }
 };
 
@@ -55,7 +56,7 @@ struct DataSpec {
 
 struct Mfc {
   std::string name;   // "actor_gen"
-  std::string model;  // a ModelRole name
+  Role model = Role::kActor;  // the ModelRole it runs on
   MfcOp op = MfcOp::kTokenLogProbs;
   int64_t n_seqs = 0;      // sequences per iteration
   int64_t prompt_len = 0;  // tokens per prompt
@@ -84,17 +85,17 @@ struct DataflowGraph {
   std::vector<Mfc> mfcs;  // in a topological order
   std::vector<DataSpec> data;
 
-  const ModelRole& model(const std::string& name) const;  // CHECKs existence
+  const ModelRole& model(Role role) const;                // CHECKs existence
   int mfc_index(const std::string& name) const;           // -1 when absent
   const DataSpec& data_spec(const std::string& name) const;
   // Indices of the calls whose outputs `mfc` consumes.
   std::vector<int> parents(int mfc) const;
   // The train call of a trained model, or -1.
-  int train_call(const std::string& model) const;
+  int train_call(Role model) const;
   // The call whose layout is `model`'s home, where its parameters live between calls: its train call (with
   // the optimizer state), else its first call in graph order; -1 when no call uses it. The simulator and the
   // runtime both place models by this rule, so estimated and measured memory and moves agree.
-  int home_call(const std::string& model) const;
+  int home_call(Role model) const;
   bool operator==(const DataflowGraph& o) const;
 };
 

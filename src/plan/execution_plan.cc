@@ -54,7 +54,7 @@ Json to_json(const ExecutionPlan& plan) {
     j["mfcs"].push_back(m);
   }
   if (!plan.disjoint.empty()) j["disjoint"] = plan.disjoint;
-  if (!plan.offload.empty()) j["offload"] = plan.offload;
+  for (Role role : plan.offload) j["offload"].push_back(to_string(role));
   return j;
 }
 
@@ -86,8 +86,10 @@ ExecutionPlan plan_from_json(const Json& j, const std::string& path) {
   if (const Json* d = r.find("disjoint")) plan.disjoint = disjoint_from_json(*d, r.path_of("disjoint"));
   if (const Json* o = r.find("offload")) {
     if (!o->is_array()) throw Error(r.path_of("offload"), "expected a list of model names");
-    for (size_t i = 0; i < o->size(); ++i)
-      plan.offload.push_back(json_to_string((*o)[i], index_path(r.path_of("offload"), i)));
+    for (size_t i = 0; i < o->size(); ++i) {
+      const std::string p = index_path(r.path_of("offload"), i);
+      plan.offload.push_back(role_from_string(json_to_string((*o)[i], p), p));
+    }
   }
   r.finish();
   return plan;
@@ -221,18 +223,19 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
   }
   for (size_t i = 0; i < plan.offload.size(); ++i) {
     const std::string p = index_path(path + ".offload", i);
-    const std::string& name = plan.offload[i];
+    const Role role = plan.offload[i];
+    const std::string name = to_string(role);
     std::string untrained;
     for (const auto& m : graph.models)
-      if (!m.trained) untrained += (untrained.empty() ? "" : ", ") + m.name;
+      if (!m.trained) untrained += (untrained.empty() ? "" : ", ") + to_string(m.role);
     const auto m = std::find_if(graph.models.begin(), graph.models.end(),
-                                [&](const ModelRole& r) { return r.name == name; });
+                                [&](const ModelRole& r) { return r.role == role; });
     const std::string valid =
         untrained.empty() ? "this graph has none" : "models never trained: " + untrained;
     if (m == graph.models.end()) throw Error(p, "no model named '" + name + "' (" + valid + ")");
     if (m->trained)
       throw Error(p, "'" + name + "' is trained: its optimizer state stays on its devices (" + valid + ")");
-    if (std::count(plan.offload.begin(), plan.offload.end(), name) > 1)
+    if (std::count(plan.offload.begin(), plan.offload.end(), role) > 1)
       throw Error(p, "'" + name + "' is listed twice");
   }
   plan.assignments = std::move(ordered);

@@ -50,7 +50,7 @@ struct ExecutionPlan {
   std::vector<std::vector<std::string>> disjoint;
   // Models that are never trained (reference, reward) kept in host memory between their calls: no device
   // holds them outside a call, and each call loads its shards from the host.
-  std::vector<std::string> offload;
+  std::vector<Role> offload;
   bool operator==(const ExecutionPlan& o) const {
     return assignments == o.assignments && disjoint == o.disjoint && offload == o.offload;
   }

@@ -13,9 +13,9 @@ namespace realign::runtime {
 
 struct CallLayouts {
   std::map<std::string, Layout> call;            // call name -> the layout it runs with
-  std::map<std::string, Layout> home;            // model role -> where its parameters live between calls
+  std::map<Role, Layout> home;                   // model role -> where its parameters live between calls
   std::map<std::string, int64_t> micro_batches;  // call name -> the forward passes its batch is cut into
-  std::map<std::string, bool> zero1;  // trained model role -> its train call shards Adam state over dp
+  std::map<Role, bool> zero1;  // trained model role -> its train call shards Adam state over dp
 };
 
 // `plan` must be valid for `graph` (validate_plan). Throws Error naming the call when the plan misses one.

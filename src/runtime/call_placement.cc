@@ -29,7 +29,7 @@ CallPlacement::CallPlacement(std::shared_ptr<comm::Group> global, AxisGroupsFn a
                              " but the run has ranks 0.." + std::to_string(world() - 1));
   };
   for (const auto& [call, layout] : layouts_.call) check_fits("plan.mfcs." + call, layout);
-  for (const auto& [role, layout] : layouts_.home) check_fits("models." + role, layout);
+  for (const auto& [role, layout] : layouts_.home) check_fits("models." + to_string(role), layout);
   begin_step();
 }
 
@@ -44,12 +44,12 @@ CallPlacement CallPlacement::single_rank() {
       CallLayouts{});
 }
 
-Layout CallPlacement::home(const std::string& role) const {
+Layout CallPlacement::home(Role role) const {
   auto it = layouts_.home.find(role);
   return it == layouts_.home.end() ? everywhere_ : it->second;
 }
 
-Layout CallPlacement::layout_of(const std::string& call, const std::string& role) const {
+Layout CallPlacement::layout_of(const std::string& call, Role role) const {
   auto it = layouts_.call.find(call);
   return it == layouts_.call.end() ? home(role) : it->second;
 }
@@ -62,7 +62,7 @@ std::optional<CallContext> CallPlacement::context(const std::string& call, const
                      g->ep, g->edp};
 }
 
-ShardMover& CallPlacement::mover(const std::string& role, const ModelShape& shape) {
+ShardMover& CallPlacement::mover(Role role, const ModelShape& shape) {
   auto& slot = movers_[role];
   if (!slot)
     slot =
@@ -70,7 +70,7 @@ ShardMover& CallPlacement::mover(const std::string& role, const ModelShape& shap
   return *slot;
 }
 
-void CallPlacement::run_call(const std::string& call, const std::string& role, const ModelShape& shape,
+void CallPlacement::run_call(const std::string& call, Role role, const ModelShape& shape,
                              model::Transformer* home_model, const CallBody& body) {
   run_calls({CallRun{call, role, layout_of(call, role), shape, home_model, body}});
 }

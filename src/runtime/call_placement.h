@@ -47,8 +47,8 @@ class CallPlacement {
   int world() const { return global_->size(); }
   comm::Group& global() const { return *global_; }
   const std::shared_ptr<comm::Group>& global_ptr() const { return global_; }
-  Layout home(const std::string& role) const;
-  Layout layout_of(const std::string& call, const std::string& role) const;
+  Layout home(Role role) const;
+  Layout layout_of(const std::string& call, Role role) const;
   // The call's context on this rank; nullopt when this rank is outside the layout.
   std::optional<CallContext> context(const std::string& call, const Layout& layout) const;
 
@@ -57,7 +57,8 @@ class CallPlacement {
   // outside it); `body` runs on the ranks of `layout` with the model there: the home model itself when the
   // layouts agree, else a temporary copy built from reallocated shards and dropped after.
   struct CallRun {
-    std::string call, role;
+    std::string call;
+    Role role = Role::kActor;
     Layout layout;
     ModelShape shape;
     model::Transformer* home_model = nullptr;
@@ -69,8 +70,8 @@ class CallPlacement {
   // (collective over the homes and the calls' layouts).
   void run_calls(const std::vector<CallRun>& runs);
   // One call in its plan layout (layout_of).
-  void run_call(const std::string& call, const std::string& role, const ModelShape& shape,
-                model::Transformer* home_model, const CallBody& body);
+  void run_call(const std::string& call, Role role, const ModelShape& shape, model::Transformer* home_model,
+                const CallBody& body);
 
   // Rows that one call produced, moved straight from its layout to the ranks of the call that consumes them
   // (every tp/pp rank of a consumer dp group gets its share; `segments` > 1: each dp group gets its share of
@@ -99,7 +100,7 @@ class CallPlacement {
 
  private:
   void run_wave(const std::vector<CallRun>& runs, const std::vector<size_t>& wave);
-  ShardMover& mover(const std::string& role, const ModelShape& shape);
+  ShardMover& mover(Role role, const ModelShape& shape);
   void record(const std::string& name, const std::string& kind, const Layout& layout,
               std::chrono::steady_clock::time_point start, int64_t bytes);
 
@@ -107,7 +108,7 @@ class CallPlacement {
   AxisGroupsFn axis_groups_;
   CallLayouts layouts_;
   Layout everywhere_;  // dp over every rank: the home of a role the layouts do not place
-  std::map<std::string, std::unique_ptr<ShardMover>> movers_;
+  std::map<Role, std::unique_ptr<ShardMover>> movers_;
   std::chrono::steady_clock::time_point step_start_;
   std::vector<TimelineEvent> events_;
   int64_t realloc_bytes_ = 0, data_bytes_ = 0;

@@ -92,7 +92,7 @@ std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignmen
 std::optional<ModelProblem> runtime_model_problem(const DataflowGraph& graph) {
   for (const ModelRole& m : graph.models)
     if (std::string why = runtime_model_problem(m.spec); !why.empty())
-      return ModelProblem{"models." + m.name, why + "; realign plan plans it"};
+      return ModelProblem{"models." + to_string(m.role), why + "; realign plan plans it"};
   return std::nullopt;
 }
 

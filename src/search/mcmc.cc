@@ -32,10 +32,10 @@ bool breaks_disjoint(const DataflowGraph& graph, const ExecutionPlan& plan,
 namespace {
 
 // Models the chain may keep in host memory between their calls: those never trained.
-std::vector<std::string> offloadable_models(const DataflowGraph& graph) {
-  std::vector<std::string> out;
+std::vector<Role> offloadable_models(const DataflowGraph& graph) {
+  std::vector<Role> out;
   for (const auto& m : graph.models)
-    if (!m.trained) out.push_back(m.name);
+    if (!m.trained) out.push_back(m.role);
   return out;
 }
 
@@ -45,15 +45,15 @@ struct ChainState {
   std::vector<bool> offload;
 };
 
-std::vector<std::string> offloaded(const ChainState& state, const std::vector<std::string>& offloadable) {
-  std::vector<std::string> out;
+std::vector<Role> offloaded(const ChainState& state, const std::vector<Role>& offloadable) {
+  std::vector<Role> out;
   for (size_t k = 0; k < offloadable.size(); ++k)
     if (state.offload[k]) out.push_back(offloadable[k]);
   return out;
 }
 
 ExecutionPlan make_plan(const std::vector<std::vector<MfcAssignment>>& candidates, const ChainState& state,
-                        const std::vector<std::string>& offloadable) {
+                        const std::vector<Role>& offloadable) {
   ExecutionPlan plan;
   plan.name = "searched";
   plan.assignments.reserve(state.call.size());
@@ -95,8 +95,7 @@ SearchResult mcmc_search(const DataflowGraph& graph,
 
   // Begin from the fastest standalone candidate of every call, nothing offloaded, then let better starts
   // replace it.
-  const std::vector<std::string> offloadable =
-      options.offload ? offloadable_models(graph) : std::vector<std::string>{};
+  const std::vector<Role> offloadable = options.offload ? offloadable_models(graph) : std::vector<Role>{};
   ChainState state{std::vector<int>(n, 0), std::vector<bool>(offloadable.size(), false)};
   ExecutionPlan current_plan = make_plan(candidates, state, offloadable);
   PlanScore current_score = evaluator.evaluate(current_plan);

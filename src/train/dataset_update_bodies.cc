@@ -31,7 +31,8 @@ Trainer::Call Trainer::sft_update_body(const BodyInput& b) {
               p.push_back(codec_.encode_prompt(rec.prompt)), q.push_back(codec_.encode(rec.response));
             const SftStats st =
                 sft_train_call(ctx, trained(m.model), runtime::make_sequence_batch(p, q, codec_.pad_id()));
-            *stats = Json{{"loss/sft", st.loss}, {"grad_norm/" + m.model, st.grad_norm}, {"lr", st.lr}};
+            *stats =
+                Json{{"loss/sft", st.loss}, {"grad_norm/" + to_string(m.model), st.grad_norm}, {"lr", st.lr}};
           }};
 }
 
@@ -45,7 +46,7 @@ Trainer::Call Trainer::pair_score_update_body(const BodyInput& b) {
             *stats = Json{{"loss/reward_model", st.loss},
                           {"rm/accuracy", st.accuracy},
                           {"rm/margin", st.margin},
-                          {"grad_norm/" + m.model, st.grad_norm}};
+                          {"grad_norm/" + to_string(m.model), st.grad_norm}};
           }};
 }
 
@@ -73,7 +74,7 @@ Trainer::Call Trainer::dpo_update_body(const BodyInput& b) {
         *stats = Json{{"loss/dpo", st.loss},
                       {"dpo/accuracy", st.accuracy},
                       {"dpo/margin", st.margin},
-                      {"grad_norm/" + m.model, st.grad_norm}};
+                      {"grad_norm/" + to_string(m.model), st.grad_norm}};
       }};
 }
 

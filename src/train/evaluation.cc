@@ -8,13 +8,13 @@
 namespace realign::train {
 
 double Trainer::evaluate() {
-  if (!actor_ || data_.eval_prompts.empty()) return -1;
+  if (!trains(Role::kActor) || data_.eval_prompts.empty()) return -1;
   const int64_t n = int64_t(data_.eval_prompts.size());
   double sums[2] = {0, 0};
   // Evaluation is not a call of the plan: it generates on the actor's home devices, pipeline stages folded
   // into data parallelism (greedy decoding of a few prompts gains nothing from stage hand-offs); a mixture of
   // experts keeps its ep, so at pp = 1 that is the home layout itself.
-  const Layout home = place_->home("actor");
+  const Layout home = place_->home(Role::kActor);
   const Layout layout{home.first_device, home.dp * home.pp, home.tp, 1, home.ep};
   const auto body = [&](const runtime::CallContext& ctx, model::Transformer& m) {
     const Range r = samples_of(n, layout, rank());
@@ -36,7 +36,8 @@ double Trainer::evaluate() {
     for (double v : rule_rewards(RewardConfig{}, local, texts)) sums[0] += v;
     sums[1] += double(local.size());
   };
-  place_->run_calls({{"eval_gen", "actor", layout, shape("actor"), home_shards("actor"), body}});
+  place_->run_calls(
+      {{"eval_gen", Role::kActor, layout, shape(Role::kActor), home_shards(Role::kActor), body}});
   at::Tensor t = at::tensor({sums[0], sums[1]}, at::kDouble);
   all_ranks_->all_reduce_sum(t);
   return t[0].item<double>() / std::max(1.0, t[1].item<double>());

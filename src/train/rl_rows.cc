@@ -15,7 +15,7 @@ std::vector<runtime::TokenIds> Trainer::prompts_of(const BatchRows& rows,
   return out;
 }
 
-std::vector<int64_t> Trainer::segmented_rows(const std::string& call, const std::string& role, int64_t n,
+std::vector<int64_t> Trainer::segmented_rows(const std::string& call, Role role, int64_t n,
                                              int64_t segments) const {
   std::vector<int64_t> out;
   for (const Range& r : segment_shares(n, place_->layout_of(call, role), rank(), segments))

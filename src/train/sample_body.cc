@@ -22,7 +22,7 @@ Trainer::Call Trainer::sample_body(const BodyInput& b) {
   so.seed = mix_seed(train_config_.seed, uint64_t(it.seed_step), 0);
   // The sampling's own log-probs, when the graph has the generation give the behaviour policy's.
   const bool keep = std::find(m.outputs.begin(), m.outputs.end(), "logprobs") != m.outputs.end();
-  const bool rule_scored = !reward_;
+  const bool rule_scored = !trains(Role::kReward);
   Produced& out = it.produced.at(m.name);
   return {
       m.name, m.model,

@@ -49,7 +49,7 @@ void Trainer::build_stages() {
   } else {
     add(Algorithm::kSft, train_config_.sft_stage.steps, sft_batch);
     if (input_.sections.reward.kind == "model") {
-      if (train_config_.reward_model_stage.steps <= 0 && !input_.model_dirs.count("reward"))
+      if (train_config_.reward_model_stage.steps <= 0 && !input_.model_dirs.count(Role::kReward))
         throw Error("train.reward_model_stage.steps",
                     "reward.kind is model: train one here (steps > 0) or give models.reward a trained model "
                     "directory");
@@ -83,48 +83,53 @@ void Trainer::enter_stage(int index, bool fresh) {
   current_stage_ = index;
   const Stage& s = stages_[size_t(index)];
   // The plan may shard a model's Adam state over its train call's dp ranks (ZeRO-1); so may the config.
-  auto reset_optim = [&](const std::string& role, runtime::TrainedModel& m, runtime::OptimConfig c,
-                         int64_t steps) {
+  auto reset_optim = [&](Role role, runtime::OptimConfig c, int64_t steps) {
+    runtime::TrainedModel& m = trained(role);
     const auto planned = input_.layouts.zero1.find(role);
     c.zero1 = c.zero1 || (planned != input_.layouts.zero1.end() && planned->second);
     if (c.zero1 && place_->home(role).ep > 1)  // the plan never asks for it (search/candidates.h)
       throw Error("train.optim.zero1",
-                  "ZeRO-1 with expert parallelism is not supported: the " + role +
+                  "ZeRO-1 with expert parallelism is not supported: the " + to_string(role) +
                       "'s train layout has ep = " + std::to_string(place_->home(role).ep));
     m.config = c;
     if (m.model) m.optim = std::make_unique<runtime::AdamW>(m.model->named_params(), c, steps);
   };
   const Algorithm k = s.graph.algorithm;
   if (k == Algorithm::kSft)
-    reset_optim("actor", *actor_, algorithm_ == k ? train_config_.optim : train_config_.sft_stage.optim,
-                s.steps);
+    reset_optim(Role::kActor, algorithm_ == k ? train_config_.optim : train_config_.sft_stage.optim, s.steps);
   if (k == Algorithm::kRm)
-    reset_optim("reward", *reward_,
-                algorithm_ == k ? train_config_.optim : train_config_.reward_model_stage.optim, s.steps);
-  if (k == Algorithm::kDpo) reset_optim("actor", *actor_, train_config_.optim, s.steps);
+    reset_optim(Role::kReward, algorithm_ == k ? train_config_.optim : train_config_.reward_model_stage.optim,
+                s.steps);
+  if (k == Algorithm::kDpo) reset_optim(Role::kActor, train_config_.optim, s.steps);
   if (is_rl(k)) {
-    reset_optim("actor", *actor_, train_config_.optim, rl_optimizer_steps());
-    if (critic_) reset_optim("critic", *critic_, train_config_.critic_optim, rl_optimizer_steps());
+    reset_optim(Role::kActor, train_config_.optim, rl_optimizer_steps());
+    if (trains(Role::kCritic)) reset_optim(Role::kCritic, train_config_.critic_optim, rl_optimizer_steps());
   }
   if (!fresh) return;
   // A policy stage starts from the actor as it is now: the reference is its frozen copy, and the critic's
   // trunk starts from it too (when the shapes agree), with its own value head.
   // Each lives in its own home layout: the actor's parameters are reallocated there (collective over both
   // homes; a rank in neither takes no part).
-  const ShardMap actor_held = actor_ && actor_->model ? actor_->model->named_params() : ShardMap{};
-  auto from_actor = [&](const std::string& role) {
-    runtime::ShardMover mover(model_params(spec("actor"), HeadKind::kLanguageModel), spec("actor").n_layers,
-                              shape("actor").dtype);
-    return mover.move(*all_ranks_, actor_held, place_->home("actor"), place_->home(role));
+  const model::Transformer* actor = trains(Role::kActor) ? trained(Role::kActor).model.get() : nullptr;
+  const ShardMap actor_held = actor ? actor->named_params() : ShardMap{};
+  auto from_actor = [&](Role role) {
+    runtime::ShardMover mover(model_params(spec(Role::kActor), HeadKind::kLanguageModel),
+                              spec(Role::kActor).n_layers, shape(Role::kActor).dtype);
+    return mover.move(*all_ranks_, actor_held, place_->home(Role::kActor), place_->home(role));
   };
-  if ((is_rl(k) || k == Algorithm::kDpo) && has_ref_ && spec("ref") == spec("actor") &&
-      !input_.model_dirs.count("ref")) {
-    const ShardMap shards = from_actor("ref");
-    if (ref_) ref_->load_shards(shards, false);
+  // Each copy starts from the actor unless it has a shape of its own or weights given in models.<role>.
+  auto starts_from_actor = [&](Role role) {
+    return spec(role) == spec(Role::kActor) && !input_.model_dirs.count(role);
+  };
+  if ((is_rl(k) || k == Algorithm::kDpo) && models_.frozen.count(Role::kRef) &&
+      starts_from_actor(Role::kRef)) {
+    const ShardMap shards = from_actor(Role::kRef);
+    if (model::Transformer* ref = home_shards(Role::kRef)) ref->load_shards(shards, false);
   }
-  if (is_rl(k) && critic_ && spec("critic") == spec("actor") && !input_.model_dirs.count("critic")) {
-    const ShardMap trunk = from_actor("critic");  // with the actor's head, which the critic does not load
-    if (critic_->model) critic_->model->load_shards(trunk, false);
+  if (is_rl(k) && trains(Role::kCritic) && starts_from_actor(Role::kCritic)) {
+    // With the actor's head, which the critic does not load.
+    const ShardMap trunk = from_actor(Role::kCritic);
+    if (model::Transformer* critic = home_shards(Role::kCritic)) critic->load_shards(trunk, false);
   }
 }
 

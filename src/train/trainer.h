@@ -32,8 +32,7 @@ namespace realign::train {
 struct TrainerInput {
   AlgorithmConfig algorithm;  // algorithm, model specs by role, batch shape
   TrainingSections sections;  // train, data, reward
-  std::map<std::string, std::string>
-      model_dirs;   // role -> HF directory to load weights from; absent: from scratch
+  std::map<Role, std::string> model_dirs;  // role -> HF directory to load weights from; absent: from scratch
   Json raw_config;  // the merged config (written to config.yaml)
   Json plan;        // the execution plan (written to plan.json); may be null
   // The plan's layout (and micro-batches) of every call; calls it does not name run in their model's home

@@ -40,9 +40,8 @@ int64_t Trainer::resume_from(const RunDir& dir, int64_t total) {
 
 void Trainer::save_checkpoint(const RunDir& dir, int64_t step) {
   // ZeRO-1 keeps each dp rank's share of the optimizer state: bring it whole before saving.
-  for (auto [role, m] :
-       {std::pair{"actor", actor_.get()}, {"critic", critic_.get()}, {"reward", reward_.get()}})
-    if (m && m->optim) runtime::gather_optimizer_state(*place_->context(role, place_->home(role)), *m);
+  for (const auto& [role, m] : models_.trained)
+    if (m->optim) runtime::gather_optimizer_state(*place_->context(to_string(role), place_->home(role)), *m);
   const FullCheckpointSlots full = FullCheckpointSlots::gather(*all_ranks_, placed_slots());
   Json loop = loop_state();
   const std::map<std::string, at::Tensor> in_flight = gather_in_flight(&loop["in_flight"]);

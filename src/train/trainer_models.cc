@@ -9,60 +9,73 @@
 
 namespace realign::train {
 
-const ModelSpec& Trainer::spec(const std::string& role) const {
+const ModelSpec& Trainer::spec(Role role) const {
   auto it = input_.algorithm.models.find(role);
-  if (it == input_.algorithm.models.end()) it = input_.algorithm.models.find("actor");
+  if (it == input_.algorithm.models.end()) it = input_.algorithm.models.find(Role::kActor);
   REALIGN_CHECK(it != input_.algorithm.models.end()) << "no spec for role " << role;
   return it->second;
 }
 
 namespace {
 
-HeadKind head_of(const std::string& role) {
-  return role == "critic" || role == "reward" ? HeadKind::kValue : HeadKind::kLanguageModel;
+HeadKind head_of(Role role) {
+  return role == Role::kCritic || role == Role::kReward ? HeadKind::kValue : HeadKind::kLanguageModel;
+}
+
+// The seed of a role's initial weights (and of a loaded model's fresh value head): the reference starts as
+// the actor, from the run's seed; the value models draw their own streams.
+uint64_t seed_of(Role role, uint64_t run_seed) {
+  switch (role) {
+    case Role::kActor:
+    case Role::kRef:
+      return run_seed;
+    case Role::kCritic:
+      return mix_seed(run_seed, 1, 0);
+    case Role::kReward:
+      return mix_seed(run_seed, 2, 0);
+  }
+  return run_seed;
 }
 
 }  // namespace
 
-runtime::ModelShape Trainer::shape(const std::string& role) const {
+runtime::ModelShape Trainer::shape(Role role) const {
   return runtime::ModelShape{spec(role), head_of(role),
                              train_config_.dtype == "bf16" ? at::kBFloat16 : at::kFloat,
                              at::Device(at::kCPU)};
 }
 
-runtime::TrainedModel& Trainer::trained(const std::string& role) const {
-  runtime::TrainedModel* m = role == "actor"    ? actor_.get()
-                             : role == "critic" ? critic_.get()
-                             : role == "reward" ? reward_.get()
-                                                : nullptr;
-  REALIGN_CHECK(m) << "the algorithm trains no " << role << " model";
-  return *m;
+runtime::TrainedModel& Trainer::trained(Role role) const {
+  auto it = models_.trained.find(role);
+  REALIGN_CHECK(it != models_.trained.end()) << "the algorithm trains no " << role << " model";
+  return *it->second;
 }
 
-model::Transformer* Trainer::home_shards(const std::string& role) const {
-  if (role == "ref") return ref_.get();
+model::Transformer* Trainer::home_shards(Role role) const {
+  auto it = models_.frozen.find(role);
+  if (it != models_.frozen.end()) return it->second.get();
   return trained(role).model.get();
 }
 
-std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role, HeadKind head,
-                                                        uint64_t seed) {
+std::unique_ptr<model::Transformer> Trainer::make_model(Role role) {
   const ModelSpec& s = spec(role);
   if (s.vocab < codec_.vocab_size())
-    throw Error("models." + role, "vocabulary of " + std::to_string(s.vocab) +
-                                      " tokens is smaller than the " + std::to_string(codec_.vocab_size()) +
-                                      " the tokenizer needs");
-  REALIGN_CHECK(head == head_of(role)) << role;
+    throw Error("models." + to_string(role),
+                "vocabulary of " + std::to_string(s.vocab) + " tokens is smaller than the " +
+                    std::to_string(codec_.vocab_size()) + " the tokenizer needs");
+  const HeadKind head = head_of(role);
   const at::ScalarType dtype = shape(role).dtype;
   // Built in its home layout: a rank there holds its (tp, pp) shards, any other rank nothing. Initialisation
   // and loading are per parameter name and slice, so the values do not depend on the layout.
   const Layout home = place_->home(role);
   if (!home.contains(rank())) return nullptr;
   const Layout::Coord c = home.coord_of(rank());
-  const std::optional<runtime::CallContext> ctx = place_->context(role, home);
+  const std::optional<runtime::CallContext> ctx = place_->context(to_string(role), home);
   // ep > 1 (a mixture-of-experts model): the rank holds whole experts, those of its ep rank.
   const int ep_rank = ctx->ep ? ctx->ep->rank() : 0;
   auto m = std::make_unique<model::Transformer>(
       s, head, model::ParallelContext{ctx->tp, c.pp, home.pp, ctx->ep}, dtype, at::Device(at::kCPU));
+  const uint64_t seed = seed_of(role, train_config_.seed);
   auto dir = input_.model_dirs.find(role);
   if (dir != input_.model_dirs.end()) {
     model::LoadOptions lo;
@@ -80,34 +93,32 @@ std::unique_ptr<model::Transformer> Trainer::make_model(const std::string& role,
 void Trainer::build_models() {
   const Algorithm a = algorithm_;
   const bool rl = is_rl(a);
-  auto make_trained = [&](const std::string& role, HeadKind head, uint64_t seed) {
+  auto add_trained = [&](Role role) {
     auto m = std::make_unique<runtime::TrainedModel>();
-    auto model = make_model(role, head, seed);
+    auto model = make_model(role);
     // The optimizer is replaced by enter_stage(); this one only gives the slot a state of the right shape.
     // Outside the model's home the rank holds neither parameters nor optimizer state.
     if (model) *m = runtime::make_trained_model(std::move(model), train_config_.optim, 1);
-    return m;
+    models_.trained[role] = std::move(m);
   };
-  if (a != Algorithm::kRm) actor_ = make_trained("actor", HeadKind::kLanguageModel, train_config_.seed);
-  if (a == Algorithm::kRm || (rl && input_.sections.reward.kind == "model"))
-    reward_ = make_trained("reward", HeadKind::kValue, mix_seed(train_config_.seed, 2, 0));
-  has_ref_ = rl || a == Algorithm::kDpo;
-  if (has_ref_) ref_ = make_model("ref", HeadKind::kLanguageModel, train_config_.seed);
-  if (a == Algorithm::kPpo)
-    critic_ = make_trained("critic", HeadKind::kValue, mix_seed(train_config_.seed, 1, 0));
+  // Always in this order: building a model creates (and caches) its home's process groups, which the ranks
+  // of a layout must do in the same order.
+  if (a != Algorithm::kRm) add_trained(Role::kActor);
+  if (a == Algorithm::kRm || (rl && input_.sections.reward.kind == "model")) add_trained(Role::kReward);
+  if (rl || a == Algorithm::kDpo) models_.frozen[Role::kRef] = make_model(Role::kRef);
+  if (a == Algorithm::kPpo) add_trained(Role::kCritic);
   kl_ctl_ = std::make_unique<algo::AdaptiveKlController>(
       train_config_.ppo.kl_coef, train_config_.ppo.kl_target, train_config_.ppo.kl_horizon);
 }
 
 std::vector<PlacedSlot> Trainer::placed_slots() {
+  // Trained models first (actor, critic, reward: Role's order), then the reference, as checkpoints list them.
   std::vector<PlacedSlot> out;
-  auto add = [&](const std::string& role, model::Transformer* m, runtime::AdamW* optim, bool trained) {
+  auto add = [&](Role role, model::Transformer* m, runtime::AdamW* optim, bool trained) {
     out.push_back({ModelSlot{role, m, optim}, place_->home(role), shape(role), trained});
   };
-  if (actor_) add("actor", actor_->model.get(), actor_->optim.get(), true);
-  if (critic_) add("critic", critic_->model.get(), critic_->optim.get(), true);
-  if (reward_) add("reward", reward_->model.get(), reward_->optim.get(), true);
-  if (has_ref_) add("ref", ref_.get(), nullptr, false);
+  for (const auto& [role, m] : models_.trained) add(role, m->model.get(), m->optim.get(), true);
+  for (const auto& [role, m] : models_.frozen) add(role, m.get(), nullptr, false);
   return out;
 }
 

@@ -99,7 +99,7 @@ TEST(CallCost, TensorParallelCallsPayTheEmbeddingAndHeadCollectives) {
         estimate_call(g, c, p, g.mfc_index("ref_inf"), assign("ref_inf", 0, 1, 2, 1, mb));
     const CallEstimate critic =
         estimate_call(g, c, p, g.mfc_index("critic_inf"), assign("critic_inf", 0, 1, 2, 1, mb));
-    const double layers = double(g.model("critic").spec.n_layers);
+    const double layers = double(g.model(Role::kCritic).spec.n_layers);
     EXPECT_NEAR(critic.comm_s, mb * (1 + 2 * layers) * latency, 1e-12) << mb;
     EXPECT_NEAR(ref.comm_s - critic.comm_s, mb * 3 * latency, 1e-12) << mb;
     EXPECT_EQ(estimate_call(g, c, p, g.mfc_index("ref_inf"), assign("ref_inf", 0, 1, 1, 1, mb)).comm_s, 0);

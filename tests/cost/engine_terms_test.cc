@@ -64,7 +64,8 @@ TEST(EngineTerms, RecomputationRunsOneMoreForwardAndKeepsLayerInputs) {
   // Compute of the micro-batch slots grows by 4/3; the optimizer step does not change.
   Strategy no_step = a.strategy;
   const double step =
-      double(shard_sizes(model_params(g.model("actor").spec, HeadKind::kLanguageModel), 32, 1, 1).max()) *
+      double(
+          shard_sizes(model_params(g.model(Role::kActor).spec, HeadKind::kLanguageModel), 32, 1, 1).max()) *
       optimizer_step_bytes(no_step) / (p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value);
   const double steps = 4;
   EXPECT_NEAR(rc.compute_s - steps * step, (plain.compute_s - steps * step) * 4.0 / 3.0,
@@ -94,7 +95,9 @@ TEST(EngineTerms, PassEfficiencySlowsBatchedPassesNotDecodingSteps) {
   EXPECT_NEAR(estimate_call(g, c, p, inf, i).compute_s, 2 * inf1, 1e-9 * inf1);
   // Training: its passes at half the rate, its optimizer step (memory-bound) unchanged.
   const double step =
-      4 * double(shard_sizes(model_params(g.model("actor").spec, HeadKind::kLanguageModel), 32, 1, 1).max()) *
+      4 *
+      double(
+          shard_sizes(model_params(g.model(Role::kActor).spec, HeadKind::kLanguageModel), 32, 1, 1).max()) *
       optimizer_step_bytes(t.strategy) / (p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value);
   EXPECT_NEAR(estimate_call(g, c, p, train, t).compute_s - step, 2 * (train1 - step), 1e-9 * train1);
   // Generation: only its prefill (a batched pass) slows; the decoding steps stay.

@@ -37,7 +37,7 @@ TEST(MemoryModel, Llama7bParameterCountAndShards) {
 
 TEST(MemoryModel, Llama7bWeightsTrainStateAndKvCache) {
   const DataflowGraph g = make_graph("ppo", "llama2-7b", 8, 128, 128);
-  const ModelRole& actor = g.model("actor");
+  const ModelRole& actor = g.model(Role::kActor);
   const auto params = model_params(actor.spec, actor.head);
   const ShardSizes one = shard_sizes(params, kL, 1, 1);
   const Mfc& gen = g.mfcs[size_t(g.mfc_index("actor_gen"))];
@@ -70,7 +70,7 @@ TEST(MemoryModel, Llama7bWeightsTrainStateAndKvCache) {
 
 TEST(MemoryModel, MoreTensorParallelismReducesPerDeviceWeights) {
   const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 256, 256);
-  const ModelRole& actor = g.model("actor");
+  const ModelRole& actor = g.model(Role::kActor);
   const auto params = model_params(actor.spec, actor.head);
   const Mfc& train = g.mfcs[size_t(g.mfc_index("actor_train"))];
   double previous_weights = 1e300, previous_total = 1e300;
@@ -86,7 +86,7 @@ TEST(MemoryModel, MoreTensorParallelismReducesPerDeviceWeights) {
 
 TEST(MemoryModel, OneFOneBKeepsUpToPpMicroBatchesInFlight) {
   const DataflowGraph g = make_graph("sft", "llama2-7b", 64, 512, 0);
-  const ModelRole& actor = g.model("actor");
+  const ModelRole& actor = g.model(Role::kActor);
   const auto params = model_params(actor.spec, actor.head);
   const Mfc& train = g.mfcs[0];
   const ShardSizes pp4 = shard_sizes(params, kL, 1, 4);

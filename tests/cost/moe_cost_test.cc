@@ -79,7 +79,7 @@ TEST(MoeCost, EpAddsTheAllToAllsAndKeepsTheFlops) {
   EXPECT_DOUBLE_EQ(e1.flops, e8.flops);
   // tp 1, one stage, no gradients: the only communication is the MoE layers' dispatch and combine, once per
   // micro-batch slot.
-  const ModelSpec& m = g.model("ref").spec;
+  const ModelSpec& m = g.model(Role::kRef).spec;
   const double mb_tokens = double(seqs_per_micro_batch(g.mfcs[size_t(inf)], base.strategy)) * (256 + 1024);
   const double a2a = alltoall_s(alltoall_bytes_per_rank(m, mb_tokens, 1), 8, kExpertLoadImbalance, 8,
                                 intra_node_alltoall_link(p), inter_node_link(p));

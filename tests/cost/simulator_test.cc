@@ -119,7 +119,7 @@ TEST(Simulator, DisaggregatedPlanReallocatesOverlapsAndMovesData) {
   expect_no_overlap(r.timeline);
   const auto& gen = r.calls[0];
   // The actor's parameters live on its train layout (d2t4p1@8): generation needs a copy on d2t4p1@0.
-  const auto& actor = s.graph.model("actor");
+  const auto& actor = s.graph.model(Role::kActor);
   const double full = 2.0 * double(actor.spec.total_params());
   EXPECT_GT(gen.realloc_s, 0);
   // Two replicas of 4 tp shards, nothing held on node 0; each tp rank needs its own copy of the replicated
@@ -219,14 +219,14 @@ TEST(Simulator, ModelsNeverTrainedStayOnTheirFirstCallsLayout) {
   // already hold full replicas, so they move nothing and use the resident weights (no extra copy in memory).
   EXPECT_EQ(r.calls[index("actor_gen")].realloc_s, 0);
   EXPECT_EQ(r.calls[index("actor_greedy_gen")].realloc_s, 0);
-  const ModelRole& actor = g.model("actor");
+  const ModelRole& actor = g.model(Role::kActor);
   const CallEstimate gen = estimate_call(g, c, sim.profile(), int(index("actor_gen")), plan.assignments[0]);
   EXPECT_DOUBLE_EQ(r.calls[index("actor_gen")].peak_mem_bytes,
                    16.0 * double(actor.spec.total_params()) +
-                       2.0 * double(g.model("ref").spec.total_params()) + gen.memory.transient());
-  const double reward_bytes = 2.0 * double(g.model("reward").spec.total_params());
+                       2.0 * double(g.model(Role::kRef).spec.total_params()) + gen.memory.transient());
+  const double reward_bytes = 2.0 * double(g.model(Role::kReward).spec.total_params());
   // reward_greedy_inf on devices 4, 5 (dp 2): two full replicas of the reward model (value head).
-  const ModelRole& reward = g.model("reward");
+  const ModelRole& reward = g.model(Role::kReward);
   double value_model = 0;
   for (const auto& p : model_params(reward.spec, reward.head)) value_model += 2.0 * double(p.numel());
   EXPECT_LT(value_model, reward_bytes);  // no LM head
@@ -247,10 +247,10 @@ TEST(Simulator, OffloadedModelsLoadFromTheHostForEachCall) {
   plan.assignments[ref].strategy.micro_batches = 16;  // small logits: the devices' peak is not ref_inf's
   validate_plan(ppo.graph, ppo.cluster, plan);
   const SimulationResult resident = sim.run(plan);
-  plan.offload = {"ref"};
+  plan.offload = {Role::kRef};
   validate_plan(ppo.graph, ppo.cluster, plan);
   const SimulationResult offloaded = sim.run(plan);
-  const ModelRole& model = ppo.graph.model("ref");
+  const ModelRole& model = ppo.graph.model(Role::kRef);
   // ref_inf runs d1t4p1 on devices 8-11: each loads a quarter of the weights (tp shards of equal size here).
   const ShardSizes shards = shard_sizes(model_params(model.spec, model.head), model.spec.n_layers, 4, 1);
   const double shard_bytes = 2.0 * double(shards.max());
@@ -283,7 +283,7 @@ TEST(Simulator, PerDeviceMemoryFollowsEachDevicesPipelineStage) {
   plan.assignments = {assign("actor_train", 4, 2, 1, 2, 4)};  // d2t1p2 on devices 4-7
   validate_plan(g, c, plan);                                  // the plan module accepts it
   const SimulationResult r = sim.run(plan);
-  const ModelRole& actor = g.model("actor");
+  const ModelRole& actor = g.model(Role::kActor);
   const ShardSizes shards = shard_sizes(model_params(actor.spec, actor.head), actor.spec.n_layers, 1, 2);
   const CallEstimate e = estimate_call(g, c, sim.profile(), 0, plan.assignments[0]);
   ASSERT_EQ(e.stages.size(), 2u);

@@ -60,9 +60,9 @@ TEST(EngineExpertParallel, VerlRolloutEpIsOneVllmServerAndMegatronFoldsOverDpTim
   EXPECT_EQ(verl->strategy_problem(g, p, gen, 32, with_ep(Strategy{16, 2, 1, 1}, 8)), "");
   EXPECT_NE(verl->strategy_problem(g, p, gen, 32, with_ep(Strategy{4, 8, 1, 1}, 4)), "");
   // ... and a server inside a node or of whole nodes (8 GPUs each here).
-  EXPECT_EQ(engines::vllm_ep_problem(g.model("actor").spec, with_ep(Strategy{32, 1, 1, 1}, 16), 8), "");
-  EXPECT_EQ(engines::vllm_ep_problem(g.model("actor").spec, with_ep(Strategy{24, 1, 1, 1}, 2), 6), "");
-  EXPECT_NE(engines::vllm_ep_problem(g.model("actor").spec, with_ep(Strategy{24, 1, 1, 1}, 4), 6), "");
+  EXPECT_EQ(engines::vllm_ep_problem(g.model(Role::kActor).spec, with_ep(Strategy{32, 1, 1, 1}, 16), 8), "");
+  EXPECT_EQ(engines::vllm_ep_problem(g.model(Role::kActor).spec, with_ep(Strategy{24, 1, 1, 1}, 2), 6), "");
+  EXPECT_NE(engines::vllm_ep_problem(g.model(Role::kActor).spec, with_ep(Strategy{24, 1, 1, 1}, 4), 6), "");
   // Megatron: ep divides the 128 experts and dp x tp of a stage, ep below tp included (etp 1).
   EXPECT_EQ(verl->strategy_problem(g, p, train, 32, with_ep(Strategy{8, 2, 2, 4}, 16)), "");
   EXPECT_EQ(verl->strategy_problem(g, p, train, 32, with_ep(Strategy{4, 4, 2, 4}, 2)), "");

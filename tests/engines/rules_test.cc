@@ -83,7 +83,7 @@ TEST(EngineRules, VerlFullyAsyncSplitsRolloutFromTrainingAndRefusesACritic) {
 
 TEST(EngineRules, VerlReferenceMustBeTheActorsCheckpoint) {
   AlgorithmConfig a = ppo_7b();
-  a.models["ref"] = resolve_model_spec("llama2-13b", "models.ref");
+  a.models[Role::kRef] = resolve_model_spec("llama2-13b", "models.ref");
   try {
     make_engine("verl")->check_graph(build_graph(a), h100(2));
     FAIL() << "no error";

@@ -112,7 +112,7 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
       SCOPED_TRACE(name + " " + model + " on " + std::to_string(nodes) + "x" +
                    std::to_string(c.devices_per_node));
       ++checked;
-      moe_checked += g.model("actor").spec.is_moe();
+      moe_checked += g.model(Role::kActor).spec.is_moe();
       // Valid on the cluster: meshes aligned, dp*tp*pp = mesh, tp inside a node dividing the heads.
       ExecutionPlan copy = plan;
       EXPECT_NO_THROW(validate_plan(g, c, copy));
@@ -169,7 +169,7 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
       if (name == "verl") {
         // Megatron's expert keys exactly for a mixture of experts, with the plan's ep.
         EXPECT_EQ(entry_int(cfg, "actor_rollout_ref.actor.megatron.expert_model_parallel_size"),
-                  g.model("actor").spec.is_moe() ? actor.strategy.ep : -1);
+                  g.model(Role::kActor).spec.is_moe() ? actor.strategy.ep : -1);
       }
       // The switches written are the searched placement's (ZeRO-2 and -3 placements share meshes).
       if (name == "openrlhf") {

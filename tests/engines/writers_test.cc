@@ -62,7 +62,7 @@ TEST(EngineWriters, VerlHybridEngineLaunchScript) {
   const Cluster c = h100(2);
   ExecutionPlan plan = uniform(g, {0, 16}, Strategy{8, 2, 1, 1}, {0, 16}, Strategy{4, 4, 1, 4, true, false});
   plan.assignments[size_t(g.mfc_index("critic_train"))].strategy.recompute = true;
-  plan.offload = {"ref"};
+  plan.offload = {Role::kRef};
   const auto verl = engines::make_engine("verl");
   ASSERT_EQ(engines::can_run(*verl, g, c, plan), "");
   // A model given as a directory is written as its path; built-in shapes become placeholders.

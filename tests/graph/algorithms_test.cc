@@ -30,10 +30,10 @@ TEST(Algorithms, PpoGraphShape) {
   EXPECT_EQ(names, (std::vector<std::string>{"actor_gen", "ref_inf", "reward_inf", "actor_inf", "critic_inf",
                                              "actor_train", "critic_train"}));
   EXPECT_EQ(g.models.size(), 4u);
-  EXPECT_TRUE(g.model("actor").trained);
-  EXPECT_TRUE(g.model("critic").trained);
-  EXPECT_FALSE(g.model("ref").trained);
-  EXPECT_EQ(g.model("critic").head, HeadKind::kValue);
+  EXPECT_TRUE(g.model(Role::kActor).trained);
+  EXPECT_TRUE(g.model(Role::kCritic).trained);
+  EXPECT_FALSE(g.model(Role::kRef).trained);
+  EXPECT_EQ(g.model(Role::kCritic).head, HeadKind::kValue);
   const int train = g.mfc_index("actor_train");
   EXPECT_EQ(g.parents(train), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(g.parents(g.mfc_index("ref_inf")), (std::vector<int>{0}));
@@ -93,7 +93,7 @@ batch: {prompts: 64, prompt_len: 256, gen_len: 1024, samples_per_prompt: 8}
   EXPECT_EQ(g.mfcs.size(), 5u);  // gen, ref, reward, actor_inf, train
   EXPECT_EQ(g.mfcs[0].n_seqs, 512);
   EXPECT_EQ(g.mfc_index("critic_inf"), -1);
-  EXPECT_EQ(g.model("ref").spec.name, "qwen2.5-7b");
+  EXPECT_EQ(g.model(Role::kRef).spec.name, "qwen2.5-7b");
 }
 
 TEST(Algorithms, RuleRewardsNeedNoRewardModelCall) {
@@ -146,7 +146,7 @@ TEST(Algorithms, DpoSftRm) {
       1u);
   const auto rm =
       build_graph(parse("algorithm: rm\nmodels: {reward: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8}\n"));
-  EXPECT_TRUE(rm.model("reward").trained);
+  EXPECT_TRUE(rm.model(Role::kReward).trained);
   EXPECT_EQ(rm.mfcs[0].n_seqs, 8);  // chosen and rejected
 }
 
@@ -154,16 +154,16 @@ TEST(Algorithms, DpoSftRm) {
 // runtime both use home_call).
 TEST(Algorithms, HomeCallIsTheTrainCallElseTheFirstCall) {
   const DataflowGraph g = build_graph(parse(kPpo));
-  EXPECT_EQ(g.home_call("actor"), g.mfc_index("actor_train"));  // not actor_gen, its first call
-  EXPECT_EQ(g.home_call("critic"), g.mfc_index("critic_train"));
-  EXPECT_EQ(g.home_call("ref"), g.mfc_index("ref_inf"));
-  EXPECT_EQ(g.home_call("reward"), g.mfc_index("reward_inf"));
-  EXPECT_EQ(g.home_call("nobody"), -1);
+  EXPECT_EQ(g.home_call(Role::kActor), g.mfc_index("actor_train"));  // not actor_gen, its first call
+  EXPECT_EQ(g.home_call(Role::kCritic), g.mfc_index("critic_train"));
+  EXPECT_EQ(g.home_call(Role::kRef), g.mfc_index("ref_inf"));
+  EXPECT_EQ(g.home_call(Role::kReward), g.mfc_index("reward_inf"));
   const DataflowGraph remax = build_graph(parse(
       "algorithm: remax\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n"));
   // ReMax scores sampled and greedy responses: the reward model's first call is the first of them.
-  EXPECT_EQ(remax.home_call("reward"), remax.mfc_index("reward_inf"));
+  EXPECT_EQ(remax.home_call(Role::kReward), remax.mfc_index("reward_inf"));
   EXPECT_LT(remax.mfc_index("reward_inf"), remax.mfc_index("reward_greedy_inf"));
+  EXPECT_EQ(remax.home_call(Role::kCritic), -1);  // ReMax has no critic
 }
 
 void expect_error_at(const std::string& yaml, const std::string& path) {

@@ -88,13 +88,17 @@ TEST(ExecutionPlan, OffloadNamesModelsNeverTrained) {
   const auto g = testing::ppo_7b();
   const auto c = testing::h100(2);
   ExecutionPlan p = all_on(g, {0, 16}, {2, 8, 1, 4});
-  p.offload = {"reward", "ref"};
+  p.offload = {Role::kReward, Role::kRef};
   validate_plan(g, c, p);
-  p.offload = {"ref", "actor"};
+  p.offload = {Role::kRef, Role::kActor};
   expect_invalid(g, c, p, "plan.offload[1]", "'actor' is trained");
-  p.offload = {"rew"};
-  expect_invalid(g, c, p, "plan.offload[0]", "no model named 'rew' (models never trained: ref, reward)");
-  p.offload = {"ref", "ref"};
+  // GRPO here scores with a reward model but has no critic.
+  const auto grpo = testing::grpo_qwen3_30b();
+  ExecutionPlan q = all_on(grpo, {0, 16}, {4, 4, 1, 4});
+  q.offload = {Role::kCritic};
+  expect_invalid(grpo, c, q, "plan.offload[0]",
+                 "no model named 'critic' (models never trained: ref, reward)");
+  p.offload = {Role::kRef, Role::kRef};
   expect_invalid(g, c, p, "plan.offload[0]", "listed twice");
 }
 
@@ -104,7 +108,7 @@ TEST(ExecutionPlan, JsonRoundTrip) {
   p.assignments[1].mesh = {8, 1};
   p.assignments[1].strategy = {1, 1, 1, 1};
   p.disjoint = {{"actor_gen", "ref_inf"}};
-  p.offload = {"ref", "reward"};
+  p.offload = {Role::kRef, Role::kReward};
   p.name = "mine";
   p.assignments[5].strategy.zero1 = true;      // actor_train
   p.assignments[6].strategy.recompute = true;  // critic_train
@@ -130,6 +134,17 @@ TEST(ExecutionPlan, MalformedJsonNamesField) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.path(), "plan.json.mfcs[0].dpp");
+  }
+  // An offloaded model is a role by name: an unknown one is refused where the plan is read.
+  try {
+    plan_from_json(parse_yaml("{mfcs: [], offload: [ref, rew]}", "p"), "plan.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "plan.json.offload[1]");
+    EXPECT_NE(
+        std::string(e.what()).find("unknown model role 'rew'; choose one of actor, critic, ref, reward"),
+        std::string::npos)
+        << e.what();
   }
 }
 

@@ -64,18 +64,18 @@ TEST(CallLayouts, TrainedModelsLiveInTheirTrainLayoutOthersInTheirFirstCall) {
   const CallLayouts layouts = call_layouts(graph, plan);
   for (const auto& a : plan.assignments) EXPECT_EQ(layouts.micro_batches.at(a.mfc), a.strategy.micro_batches);
   for (const auto& role : graph.models) {
-    const int train = graph.train_call(role.name);
+    const int train = graph.train_call(role.role);
     std::string first;
     for (const auto& mfc : graph.mfcs)
-      if (mfc.model == role.name && first.empty()) first = mfc.name;
+      if (mfc.model == role.role && first.empty()) first = mfc.name;
     const std::string owner = train >= 0 ? graph.mfcs[size_t(train)].name : first;
-    EXPECT_EQ(layouts.home.at(role.name), layouts.call.at(owner)) << role.name;
+    EXPECT_EQ(layouts.home.at(role.role), layouts.call.at(owner)) << role.role;
   }
   // ZeRO-1 is the trained model's, from its train call.
-  EXPECT_FALSE(layouts.zero1.at("actor"));
-  EXPECT_FALSE(layouts.zero1.count("ref"));
-  plan.assignments[size_t(graph.train_call("critic"))].strategy.zero1 = true;
-  EXPECT_TRUE(call_layouts(graph, plan).zero1.at("critic"));
+  EXPECT_FALSE(layouts.zero1.at(Role::kActor));
+  EXPECT_FALSE(layouts.zero1.count(Role::kRef));
+  plan.assignments[size_t(graph.train_call(Role::kCritic))].strategy.zero1 = true;
+  EXPECT_TRUE(call_layouts(graph, plan).zero1.at(Role::kCritic));
   plan.assignments.pop_back();
   EXPECT_THROW(call_layouts(graph, plan), Error);
 }

@@ -30,14 +30,14 @@ class FakeEvaluator : public PlanEvaluator {
 
   PlanScore evaluate(const ExecutionPlan& plan) override {
     std::vector<double> free(n_devices_, 0.0), end(plan.assignments.size(), 0.0);
-    std::map<std::string, const MfcAssignment*> last_layout;
+    std::map<Role, const MfcAssignment*> last_layout;
     PlanScore total;
     for (size_t i = 0; i < plan.assignments.size(); ++i) {
       const MfcAssignment& a = plan.assignments[i];
       double start = 0;
       for (int p : graph_.parents(int(i))) start = std::max(start, end[p]);
       for (int d = a.mesh.first; d < a.mesh.end(); ++d) start = std::max(start, free[d]);
-      const std::string& model = graph_.mfcs[i].model;
+      const Role model = graph_.mfcs[i].model;
       auto it = last_layout.find(model);
       const bool moved = it != last_layout.end() &&
                          (it->second->mesh != a.mesh || it->second->strategy.tp != a.strategy.tp ||

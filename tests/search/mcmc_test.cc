@@ -111,7 +111,7 @@ TEST(Mcmc, ScoresEachDistinctPlanOnce) {
       for (const MfcAssignment& a : plan.assignments)
         key += std::to_string(a.mesh.first) + "+" + std::to_string(a.mesh.size) + ":" +
                to_string(a.strategy) + ";";
-      for (const std::string& m : plan.offload) key += "off:" + m + ";";
+      for (Role m : plan.offload) key += "off:" + to_string(m) + ";";
       ++seen[key];
       return inner->evaluate(plan);
     }
@@ -216,11 +216,10 @@ TEST(Mcmc, OffloadsAModelWhenThatMakesThePlanFit) {
     using FakeEvaluator::FakeEvaluator;
     PlanScore evaluate(const ExecutionPlan& plan) override {
       PlanScore s = FakeEvaluator::evaluate(plan);
-      const auto has = [&](const char* m) {
-        return std::count(plan.offload.begin(), plan.offload.end(), m) > 0;
-      };
-      if (!has("reward")) s.overflow_bytes += 1e9;  // does not fit unless the reward model leaves the devices
-      if (has("ref")) s.time_s += 1.0;              // offloading costs load time
+      const auto has = [&](Role m) { return std::count(plan.offload.begin(), plan.offload.end(), m) > 0; };
+      if (!has(Role::kReward))
+        s.overflow_bytes += 1e9;             // does not fit unless the reward model leaves the devices
+      if (has(Role::kRef)) s.time_s += 1.0;  // offloading costs load time
       return s;
     }
   } ev(g, 8, work, mem, 10.0, 0.5);
@@ -230,7 +229,7 @@ TEST(Mcmc, OffloadsAModelWhenThatMakesThePlanFit) {
   so.time_budget_s = 60;
   const auto r = mcmc_search(g, candidates, ev, {}, so);
   EXPECT_TRUE(r.score.fits());
-  EXPECT_EQ(r.plan.offload, std::vector<std::string>{"reward"});
+  EXPECT_EQ(r.plan.offload, std::vector<Role>{Role::kReward});
 }
 
 TEST(Candidates, StrategiesAreValidAndPruned) {

@@ -34,7 +34,7 @@ TEST(MoeSearch, CandidateStrategiesSpanEveryValidEp) {
   const size_t train = size_t(g.mfc_index("actor_train"));
   std::set<int> eps;
   for (const Strategy& s : call_strategies(g, c, train, 32, false)) {
-    EXPECT_EQ(expert_parallel_problem(g.model("actor").spec, s.dp, s.tp, s.ep), "") << to_string(s);
+    EXPECT_EQ(expert_parallel_problem(g.model(Role::kActor).spec, s.dp, s.tp, s.ep), "") << to_string(s);
     if (s.dp == 16 && s.tp == 2 && s.pp == 1) eps.insert(s.ep);
   }
   EXPECT_EQ(eps, (std::set<int>{1, 2, 4, 8, 16, 32}));

@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "core/json.h"
+#include "graph/role.h"
 #include "model/transformer.h"
 #include "runtime/adamw.h"
 
 namespace realign::train {
 
 struct ModelSlot {
-  std::string role;  // "actor", "critic", "ref", "reward"
+  Role role = Role::kActor;  // its files are named by to_string(role)
   model::Transformer* model = nullptr;
   runtime::AdamW* optim = nullptr;  // null for models that are not trained
 };

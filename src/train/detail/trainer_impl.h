@@ -61,23 +61,25 @@ class Trainer {
   int rank() const { return all_ranks_->rank(); }
   // The rows of an n-row batch that this rank handles in `call`'s layout, as one contiguous range (its dp
   // group's share); empty outside the layout. segmented_rows is the same split per segment (mini-batch).
-  Range contiguous_rows(const std::string& call, const std::string& role, int64_t n) const {
+  Range contiguous_rows(const std::string& call, Role role, int64_t n) const {
     return samples_of(n, place_->layout_of(call, role), rank());
   }
-  const ModelSpec& spec(const std::string& role) const;
-  runtime::ModelShape shape(const std::string& role) const;
+  const ModelSpec& spec(Role role) const;
+  runtime::ModelShape shape(Role role) const;
   // This rank's shards of `role`'s model in its home layout; null on a rank outside the home.
-  model::Transformer* home_shards(const std::string& role) const;
+  model::Transformer* home_shards(Role role) const;
   // A trained role's model and optimizer (CHECKs the algorithm trains it).
-  runtime::TrainedModel& trained(const std::string& role) const;
+  runtime::TrainedModel& trained(Role role) const;
+  bool trains(Role role) const { return models_.trained.count(role) > 0; }
   using CallBody = runtime::CallPlacement::CallBody;
   // One call of `role`'s model in the call's plan layout (CallPlacement::run_call); `body` runs on its ranks.
-  void run_call(const std::string& call, const std::string& role, const CallBody& body) {
+  void run_call(const std::string& call, Role role, const CallBody& body) {
     place_->run_call(call, role, shape(role), home_shards(role), body);
   }
   // (call, role, body) of calls that do not depend on each other, run together (CallPlacement::run_calls).
   struct Call {
-    std::string call, role;
+    std::string call;
+    Role role;
     CallBody body;
   };
   void run_together(const std::vector<Call>& calls) {
@@ -88,11 +90,12 @@ class Trainer {
     place_->run_calls(runs);
   }
   // A call's statistics (set on its ranks) on every rank, broadcast from the call's first rank.
-  Json broadcast_call_stats(const std::string& call, const std::string& role, const Json& stats) {
+  Json broadcast_call_stats(const std::string& call, Role role, const Json& stats) {
     return runtime::broadcast_json(*all_ranks_, stats, place_->layout_of(call, role).first_device);
   }
-  // Null on a rank outside `role`'s home layout.
-  std::unique_ptr<model::Transformer> make_model(const std::string& role, HeadKind head, uint64_t seed);
+  // `role`'s model, initialised from its seed or loaded from models.<role>; null on a rank outside its home
+  // layout.
+  std::unique_ptr<model::Transformer> make_model(Role role);
   // Model setup (trainer_models.cc).
   void build_models();
   std::vector<PlacedSlot> placed_slots();
@@ -141,8 +144,7 @@ class Trainer {
   std::vector<runtime::TokenIds> prompts_of(const BatchRows& rows, const std::vector<int64_t>& index) const;
   // The sample indices of this rank's rows in a call's layout: its dp group's shares of `segments` segments,
   // in order (realloc/data_plan.h segment_shares); empty outside the layout.
-  std::vector<int64_t> segmented_rows(const std::string& call, const std::string& role, int64_t n,
-                                      int64_t segments) const;
+  std::vector<int64_t> segmented_rows(const std::string& call, Role role, int64_t n, int64_t segments) const;
   // Scores less train.ppo.missing_stop_penalty for each response cut at gen_len (no stop token at its end).
   at::Tensor stop_penalised(const at::Tensor& scores, const std::vector<runtime::TokenIds>& responses) const;
 
@@ -159,7 +161,8 @@ class Trainer {
     std::vector<std::string> fields;  // those the producer lacks are skipped
   };
   struct Consumer {
-    std::string call, role;
+    std::string call;
+    Role role;
     std::vector<Input> inputs;
     int64_t segments = 1;
   };
@@ -248,11 +251,12 @@ class Trainer {
   int current_stage_ = -1;
   Algorithm algorithm_ = Algorithm::kPpo;
 
-  // Present on every rank when the algorithm uses the model; the Transformer (and optimizer) inside only on
-  // the ranks of its home layout.
-  std::unique_ptr<runtime::TrainedModel> actor_, critic_, reward_;
-  bool has_ref_ = false;
-  std::unique_ptr<model::Transformer> ref_;  // null outside the reference's home
+  // The models the algorithm uses, by role. An entry is present on every rank when the algorithm uses the
+  // model; the Transformer (and optimizer) inside only on the ranks of its home layout.
+  struct Models {
+    std::map<Role, std::unique_ptr<runtime::TrainedModel>> trained;  // actor, critic, reward
+    std::map<Role, std::unique_ptr<model::Transformer>> frozen;      // the reference; null outside its home
+  } models_;
   std::unique_ptr<data::EpochSampler> prompt_sampler_, sft_sampler_, pref_sampler_;
   std::unique_ptr<algo::AdaptiveKlController> kl_ctl_;
   std::map<int64_t, Iteration> iterations_;  // the current stage's iterations begun and not done, by number
