@@ -81,16 +81,21 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
     double bytes;
     int src_ep = -1;  // routed experts: sent by a device of this source ep rank (spread over its edp ranks)
   };
+  // Where each sender's entry is in the pattern being built (-1: none yet), indexed by (ep rank + 1, stage,
+  // tp rank): a device lacking every layer of a deep source has hundreds of senders and adds to them once per
+  // parameter group, so a search of the list would dominate. Reset after each pattern.
+  std::vector<int> slot_of(size_t(src.ep + 1) * size_t(src.pp) * size_t(src.tp), -1);
   // Pieces a device at `dc` lacks, given what it already holds (`have_coord` when it is in the source
-  // layout).
+  // layout), one entry per sender in the order they first appear.
   auto pieces_for = [&](const Layout::Coord& dc, const Layout::Coord* have_coord) {
-    std::vector<Piece> out;  // one entry per sender: a device has few senders, so a linear search is cheapest
+    std::vector<Piece> out;
     auto add = [&](int t, int stage, double bytes, int e = -1) {
-      for (Piece& piece : out)
-        if (piece.src_tp == t && piece.src_stage == stage && piece.src_ep == e) {
-          piece.bytes += bytes;
-          return;
-        }
+      int& slot = slot_of[(size_t(e + 1) * size_t(src.pp) + size_t(stage)) * size_t(src.tp) + size_t(t)];
+      if (slot >= 0) {
+        out[size_t(slot)].bytes += bytes;
+        return;
+      }
+      slot = int(out.size());
       out.push_back({t, stage, bytes, e});
     };
     for (const Alike& alike : by_dst_stage[size_t(dc.pp)]) {
@@ -155,6 +160,9 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
         }
       }
     }
+    for (const Piece& piece : out)
+      slot_of[(size_t(piece.src_ep + 1) * size_t(src.pp) + size_t(piece.src_stage)) * size_t(src.tp) +
+              size_t(piece.src_tp)] = -1;
     return out;
   };
 
