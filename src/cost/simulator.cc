@@ -219,13 +219,14 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   if (detailed) r.timeline.events.reserve(mfcs.size() * 3 * (staleness > 0 ? 4 : 1));
   r.calls.resize(mfcs.size());
   RunState st{
-      DeviceTimelines(plan, nd, detailed ? &r.timeline.events : nullptr), {}, {}, {}, {}, {}, {}, {}, {}};
+      DeviceTimelines(plan, nd, detailed ? &r.timeline.events : nullptr), {}, {}, {}, {}, {}, {}, {}, {}, {}};
 
   hold_persistent_state(plan, st);
 
   st.transient.assign(size_t(nd), 0.0);
   st.transient_call.assign(size_t(nd), -1);
   st.copy.assign(mfcs.size(), false);
+  st.call_peak.assign(mfcs.size(), -1.0);
   st.calls = mfcs.size();
   st.end.assign(size_t(Simulator::kMaxSteps + staleness + 1) * st.calls, -1.0);
   std::vector<double> busy_before(st.tl.busy.size(), 0.0);  // per segment, at the last step's start
@@ -375,7 +376,12 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
   st.end_at(i, iteration) = cr.end_s;
 
   // Per device: its stage's activations, KV cache and logits, plus its weight copy when reallocated (a held
-  // copy is persistent already).
+  // copy is persistent already). Every instance of a call needs the same on the same devices, so with
+  // staleness the later ones repeat the first one's peak and change nothing.
+  if (st.call_peak[size_t(i)] >= 0) {
+    cr.peak_mem_bytes = st.call_peak[size_t(i)];
+    return;
+  }
   // Stage by stage, so the need is computed once per stage and the inner loops run over plain arrays.
   double peak = 0;
   const int stage_size = dst.dp * dst.tp;
@@ -391,7 +397,7 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
         st.transient_call[d] = i;
       }
   }
-  cr.peak_mem_bytes = peak;
+  cr.peak_mem_bytes = st.call_peak[size_t(i)] = peak;
 }
 
 }  // namespace realign

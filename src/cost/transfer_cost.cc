@@ -148,8 +148,9 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
       // held_slice: the group is on the device's stage (alike_params), and on its source stage if there.
       const Range* src_shard = &shards[alike.ranges];
       const Range need = src_shard[src.tp + dc.tp];
-      const Range have = have_coord && stage_holds(p, have_coord->pp, src.pp, n_layers) ? src_shard[have_coord->tp]
-                                                                                         : Range{0, 0};
+      const Range have = have_coord && stage_holds(p, have_coord->pp, src.pp, n_layers)
+                             ? src_shard[have_coord->tp]
+                             : Range{0, 0};
       // need minus have: up to two pieces.
       Range parts[2] = {need, {0, 0}};
       const Range common = intersect(need, have);
@@ -182,8 +183,8 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
   // 0 means "not in the source layout"). The sender's replica (dst dp rank mod src.dp) is applied on
   // emission.
   // Where each key's pattern is in `found`: a flat table when the keys are few (dense models), else a map.
-  const uint64_t n_keys =
-      uint64_t(dst.pp) * uint64_t(dst.tp) * uint64_t(src.pp * src.tp + 1) * uint64_t(dst.ep) * uint64_t(src.ep);
+  const uint64_t n_keys = uint64_t(dst.pp) * uint64_t(dst.tp) * uint64_t(src.pp * src.tp + 1) *
+                          uint64_t(dst.ep) * uint64_t(src.ep);
   std::vector<int> table(n_keys <= (uint64_t(1) << 16) ? size_t(n_keys) : 0, -1);
   std::unordered_map<uint64_t, int> map;
   std::vector<std::vector<Piece>> found;
@@ -192,7 +193,9 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
     const int r = device - l.first_device;
     return Layout::Coord{(r / l.tp) % l.dp, r % l.tp, r / (l.tp * l.dp)};
   };
-  auto sender = [&](int replica, int t, int stage) { return src.first_device + (stage * src.dp + replica) * src.tp + t; };
+  auto sender = [&](int replica, int t, int stage) {
+    return src.first_device + (stage * src.dp + replica) * src.tp + t;
+  };
   for (int r = 0; r < dst.size(); ++r) {
     const int d = dst.first_device + r;
     const Layout::Coord dc = coord(dst, d);

@@ -81,6 +81,7 @@ struct Simulator::RunState {
   std::vector<int> transient_call;  // per device: that call
   std::vector<bool> copy;           // per call: takes a reallocated or loaded weight copy
   std::vector<bool> held;           // per call: its copy stays on its devices between calls (staleness)
+  std::vector<double> call_peak;    // per call: its devices' peak memory during it (< 0: not placed yet)
   // The instances' ends, [iteration * calls + call] (iterations 1-based, < 0: not placed); one flat array
   // allocated once per simulation, which the search runs many times.
   std::vector<double> end;
