@@ -67,9 +67,10 @@ int main(int argc, char** argv) {
                 best_preset > 0 && report.simulation.fits ? best_preset / searched : 0.0);
     if (const auto& s = report.planner.search)
       std::printf(
-          "%-24s   (%lld steps in %s, %.0f steps/s; the best plan found at step %lld; %lld evaluations)\n", "",
-          (long long)s->steps, format_seconds(s->seconds).c_str(), s->seconds > 0 ? double(s->steps) / s->seconds : 0.0,
-          (long long)s->best_step, (long long)s->evaluations);
+          "%-24s   (%lld steps in %s, %.0f steps/s; the best plan found at step %lld; %lld evaluations)\n",
+          "", (long long)s->steps, format_seconds(s->seconds).c_str(),
+          s->seconds > 0 ? double(s->steps) / s->seconds : 0.0, (long long)s->best_step,
+          (long long)s->evaluations);
   }
   std::printf(
       "\n'vs best' = best fitting preset's estimated time / searched plan's estimated time (>= 1 is "

@@ -19,7 +19,8 @@ bool takes_staleness(const RunConfig& config) { return is_rl(config.algorithm.al
 
 std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const PlanOptions& options,
                                                  const ExecutionPlan& chosen, double chosen_time_s,
-                                                 bool chosen_fits, const std::vector<ExecutionPlan>& presets) {
+                                                 bool chosen_fits,
+                                                 const std::vector<ExecutionPlan>& presets) {
   std::vector<StalenessEstimate> out;
   if (!takes_staleness(config)) return out;
   const HardwareProfile profile = run_profile(config);

@@ -35,6 +35,7 @@ constexpr double kChosenBudgetShare = 0.5;
 // each staleness whose graph has the same calls (others are left out).
 std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const PlanOptions& options,
                                                  const ExecutionPlan& chosen, double chosen_time_s,
-                                                 bool chosen_fits, const std::vector<ExecutionPlan>& presets = {});
+                                                 bool chosen_fits,
+                                                 const std::vector<ExecutionPlan>& presets = {});
 
 }  // namespace realign::apps

@@ -119,10 +119,9 @@ CallEstimate Simulator::estimate(int i, const MfcAssignment& a, double busy_rank
 }
 
 std::pair<Layout, Layout> Simulator::to_first_node(Layout src, Layout dst) const {
-  const int shift =
-      std::min(src.first_device, dst.first_device) / cluster_.devices_per_node * cluster_.devices_per_node;
-  src.first_device -= shift;
-  dst.first_device -= shift;
+  const int node = std::min(src.first_device, dst.first_device) / cluster_.devices_per_node;
+  src.first_device -= node * cluster_.devices_per_node;
+  dst.first_device -= node * cluster_.devices_per_node;
   return {src, dst};
 }
 
@@ -377,12 +376,10 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
 
   // Per device: its stage's activations, KV cache and logits, plus its weight copy when reallocated (a held
   // copy is persistent already). Every instance of a call needs the same on the same devices, so with
-  // staleness the later ones repeat the first one's peak and change nothing.
-  if (st.call_peak[size_t(i)] >= 0) {
-    cr.peak_mem_bytes = st.call_peak[size_t(i)];
-    return;
-  }
-  // Stage by stage, so the need is computed once per stage and the inner loops run over plain arrays.
+  // staleness the later ones repeat the first one's peak and change nothing. The first walks stage by stage,
+  // so the need is computed once per stage and the inner loops run over plain arrays.
+  cr.peak_mem_bytes = st.call_peak[size_t(i)];
+  if (cr.peak_mem_bytes >= 0) return;
   double peak = 0;
   const int stage_size = dst.dp * dst.tp;
   const bool transient_copy = st.copy[size_t(i)] && !st.held[size_t(i)];
