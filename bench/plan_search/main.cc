@@ -65,13 +65,16 @@ int main(int argc, char** argv) {
                 format_seconds(report.planner.planning_seconds).c_str(),
                 report.simulation.fits ? format_seconds(searched).c_str() : "no fit", cells.c_str(),
                 best_preset > 0 && report.simulation.fits ? best_preset / searched : 0.0);
-    if (report.planner.search)
-      std::printf("%-24s   (%lld steps, the best plan found at step %lld; %lld evaluations)\n", "",
-                  (long long)report.planner.search->steps, (long long)report.planner.search->best_step,
-                  (long long)report.planner.search->evaluations);
+    if (const auto& s = report.planner.search)
+      std::printf(
+          "%-24s   (%lld steps in %s, %.0f steps/s; the best plan found at step %lld; %lld evaluations)\n",
+          "", (long long)s->steps, format_seconds(s->seconds).c_str(),
+          s->seconds > 0 ? double(s->steps) / s->seconds : 0.0, (long long)s->best_step,
+          (long long)s->evaluations);
   }
   std::printf(
       "\n'vs best' = best fitting preset's estimated time / searched plan's estimated time (>= 1 is "
-      "better)\n");
+      "better); 'search' includes forming the presets and candidates, 'steps in' is the chain alone, which "
+      "stops at plan.max_steps (200,000) or the budget, whichever comes first\n");
   return 0;
 }

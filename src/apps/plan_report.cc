@@ -33,8 +33,12 @@ PlanReport make_plan_report(const RunConfig& config, const std::string& plan_fil
   if (compare) {
     const double others = double(std::size(kComparedStaleness) - 1);
     options.search.time_budget_s = budget * (1 - kChosenBudgetShare) / others;
-    report.staleness_estimates = compare_staleness(
-        config, options, report.planner.plan, report.simulation.iteration_time_s, report.simulation.fits);
+    std::vector<ExecutionPlan> presets;
+    for (const PresetOutcome& p : report.planner.presets)
+      if (p.plan) presets.push_back(*p.plan);
+    report.staleness_estimates =
+        compare_staleness(config, options, report.planner.plan, report.simulation.iteration_time_s,
+                          report.simulation.fits, presets);
   }
   return report;
 }

@@ -19,7 +19,8 @@ bool takes_staleness(const RunConfig& config) { return is_rl(config.algorithm.al
 
 std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const PlanOptions& options,
                                                  const ExecutionPlan& chosen, double chosen_time_s,
-                                                 bool chosen_fits) {
+                                                 bool chosen_fits,
+                                                 const std::vector<ExecutionPlan>& presets) {
   std::vector<StalenessEstimate> out;
   if (!takes_staleness(config)) return out;
   const HardwareProfile profile = run_profile(config);
@@ -47,6 +48,12 @@ std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const 
       e.fits = r.fits;
     } else {
       PlanOptions o = options;
+      // The starts in the order plan_iteration would take them: presets, then the plans found before.
+      if (o.mode == "search") {
+        o.form_presets = false;
+        for (const ExecutionPlan& p : presets)
+          if (same_calls(graph, p)) o.starts.push_back(p);
+      }
       for (const ExecutionPlan& f : found)
         if (same_calls(graph, f)) o.starts.push_back(f);
       const PlannerOutput p = plan_iteration(graph, config.cluster, evaluator, o);

@@ -29,10 +29,13 @@ constexpr double kChosenBudgetShare = 0.5;
 
 // Plans the config at each compared staleness other than its own with `options` (its time budget already cut
 // to that search's share), starting also from `chosen` (the plan found for the config's own staleness) where
-// its calls match; `chosen_time_s`/`chosen_fits` give the config's own entry. In file mode the file's plan is
-// evaluated as is for each staleness whose graph has the same calls (others are left out).
+// its calls match; `chosen_time_s`/`chosen_fits` give the config's own entry. In search mode these searches
+// start from `presets` (the config's, formed once for its own staleness) rather than forming them again,
+// which at 1,024 devices would take most of their share. In file mode the file's plan is evaluated as is for
+// each staleness whose graph has the same calls (others are left out).
 std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const PlanOptions& options,
                                                  const ExecutionPlan& chosen, double chosen_time_s,
-                                                 bool chosen_fits);
+                                                 bool chosen_fits,
+                                                 const std::vector<ExecutionPlan>& presets = {});
 
 }  // namespace realign::apps

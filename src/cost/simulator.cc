@@ -118,12 +118,20 @@ CallEstimate Simulator::estimate(int i, const MfcAssignment& a, double busy_rank
   return e;
 }
 
+std::pair<Layout, Layout> Simulator::to_first_node(Layout src, Layout dst) const {
+  const int node = std::min(src.first_device, dst.first_device) / cluster_.devices_per_node;
+  src.first_device -= node * cluster_.devices_per_node;
+  dst.first_device -= node * cluster_.devices_per_node;
+  return {src, dst};
+}
+
 const TransferCost& Simulator::realloc(int model, const Layout& src, const Layout& dst) {
-  const Key key{model, pack(src), pack(dst)};
+  const auto [s, d] = to_first_node(src, dst);
+  const Key key{model, pack(s), pack(d)};
   auto it = reallocs_.find(key);
   if (it != reallocs_.end()) return it->second;
-  const TransferCost c = realloc_cost(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, src,
-                                      dst, cluster_, profile_);
+  const TransferCost c = realloc_cost(params_[size_t(model)], graph_.models[size_t(model)].spec.n_layers, s,
+                                      d, cluster_, profile_);
   return reallocs_.emplace(key, c).first->second;
 }
 
@@ -131,11 +139,12 @@ const TransferCost& Simulator::data_move(int data, int64_t n_seqs, const Layout&
                                          int64_t segments) {
   REALIGN_CHECK(data < (1 << 16) && n_seqs < (int64_t(1) << 32) && segments < (1 << 15))
       << "data move beyond the simulator's cache keys";
-  const Key key{int64_t(data) | (n_seqs << 16) | (segments << 48), pack(src), pack(dst)};
+  const auto [s, d] = to_first_node(src, dst);
+  const Key key{int64_t(data) | (n_seqs << 16) | (segments << 48), pack(s), pack(d)};
   auto it = data_.find(key);
   if (it != data_.end()) return it->second;
   const TransferCost c =
-      data_move_cost(n_seqs, graph_.data[size_t(data)].bytes_per_seq, src, dst, cluster_, profile_, segments);
+      data_move_cost(n_seqs, graph_.data[size_t(data)].bytes_per_seq, s, d, cluster_, profile_, segments);
   return data_.emplace(key, c).first->second;
 }
 
@@ -208,25 +217,18 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   r.timeline.n_devices = nd;
   if (detailed) r.timeline.events.reserve(mfcs.size() * 3 * (staleness > 0 ? 4 : 1));
   r.calls.resize(mfcs.size());
-  RunState st{DeviceTimelines{std::vector<double>(size_t(nd), 0.0), std::vector<double>(size_t(nd), 0.0),
-                              detailed ? &r.timeline.events : nullptr},
-              {},
-              {},
-              {},
-              {},
-              {},
-              {},
-              {},
-              {}};
+  RunState st{
+      DeviceTimelines(plan, nd, detailed ? &r.timeline.events : nullptr), {}, {}, {}, {}, {}, {}, {}, {}, {}};
 
   hold_persistent_state(plan, st);
 
   st.transient.assign(size_t(nd), 0.0);
   st.transient_call.assign(size_t(nd), -1);
   st.copy.assign(mfcs.size(), false);
+  st.call_peak.assign(mfcs.size(), -1.0);
   st.calls = mfcs.size();
   st.end.assign(size_t(Simulator::kMaxSteps + staleness + 1) * st.calls, -1.0);
-  std::vector<double> busy_before(size_t(nd), 0.0);  // per device, at the last step's start
+  std::vector<double> busy_before(st.tl.busy.size(), 0.0);  // per segment, at the last step's start
   double first_end = 0, previous_len = -1;
   for (int64_t step = 1;; ++step) {
     if (step > 1) busy_before = st.tl.busy;
@@ -266,13 +268,16 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   const double limit = profile_.memory_bytes.value * profile_.usable_memory_fraction.value;
   r.device_peak_mem_bytes.assign(size_t(nd), 0.0);
   r.device_idle_fraction.assign(size_t(nd), 1.0);
+  if (r.iteration_time_s > 0)
+    for (size_t k = 0; k + 1 < st.tl.bounds.size(); ++k) {
+      const double idle = 1.0 - (st.tl.busy[k] - busy_before[k]) / r.iteration_time_s;
+      std::fill(r.device_idle_fraction.begin() + st.tl.bounds[k],
+                r.device_idle_fraction.begin() + st.tl.bounds[k + 1], idle);
+    }
   int worst = -1;
   for (int d = 0; d < nd; ++d) {
     const double peak = st.persistent[size_t(d)] + st.transient[size_t(d)];
     r.device_peak_mem_bytes[size_t(d)] = peak;
-    if (r.iteration_time_s > 0)
-      r.device_idle_fraction[size_t(d)] =
-          1.0 - (st.tl.busy[size_t(d)] - busy_before[size_t(d)]) / r.iteration_time_s;
     if (peak > limit && (worst < 0 || peak > r.device_peak_mem_bytes[size_t(worst)])) worst = d;
   }
   if (worst >= 0) {
@@ -370,20 +375,26 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
   st.end_at(i, iteration) = cr.end_s;
 
   // Per device: its stage's activations, KV cache and logits, plus its weight copy when reallocated (a held
-  // copy is persistent already).
+  // copy is persistent already). Every instance of a call needs the same on the same devices, so with
+  // staleness the later ones repeat the first one's peak and change nothing. The first walks stage by stage,
+  // so the need is computed once per stage and the inner loops run over plain arrays.
+  cr.peak_mem_bytes = st.call_peak[size_t(i)];
+  if (cr.peak_mem_bytes >= 0) return;
   double peak = 0;
   const int stage_size = dst.dp * dst.tp;
   const bool transient_copy = st.copy[size_t(i)] && !st.held[size_t(i)];
-  for (int d = dst.first_device; d < dst.first_device + dst.size(); ++d) {
-    const MemoryBreakdown& sm = est.stages[size_t((d - dst.first_device) / stage_size)];
+  for (int stage = 0; stage < dst.pp; ++stage) {
+    const MemoryBreakdown& sm = est.stages[size_t(stage)];
     const double trans = sm.transient() + (transient_copy ? sm.weights : 0.0);
-    peak = std::max(peak, st.persistent[size_t(d)] + trans);
-    if (trans > st.transient[size_t(d)]) {
-      st.transient[size_t(d)] = trans;
-      st.transient_call[size_t(d)] = i;
-    }
+    const size_t d0 = size_t(dst.first_device + stage * stage_size);
+    peak = std::max(peak, max_of(st.persistent.data() + d0, size_t(stage_size), trans));
+    for (size_t d = d0; d < d0 + size_t(stage_size); ++d)
+      if (trans > st.transient[d]) {
+        st.transient[d] = trans;
+        st.transient_call[d] = i;
+      }
   }
-  cr.peak_mem_bytes = peak;
+  cr.peak_mem_bytes = st.call_peak[size_t(i)] = peak;
 }
 
 }  // namespace realign

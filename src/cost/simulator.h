@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cost/call_cost.h"
@@ -74,6 +75,11 @@ class Simulator {
     size_t operator()(const Key& k) const;
   };
   static int64_t pack(const Layout& l);
+  // Both layouts moved down by whole nodes until the lower one starts on the first node. Transfer costs see
+  // devices only relative to each other and to node boundaries, so a pair and its shifted copy cost exactly
+  // the same: the caches key on the shifted pair, and a search that tries one move at many offsets (a
+  // 1,024-device cluster has 128 nodes) prices it once.
+  std::pair<Layout, Layout> to_first_node(Layout src, Layout dst) const;
   struct RunState;  // one simulation's timelines, memory and call instance ends (detail/)
 
   const ShardSizes& shards(int model, int tp, int pp, int ep);

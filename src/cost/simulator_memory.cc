@@ -27,11 +27,15 @@ void Simulator::hold_persistent_state(const ExecutionPlan& plan, RunState& st) {
     const HomeBytesPerParam b =
         home_bytes_per_param(graph_.models[m].trained, plan.assignments[size_t(home_call_[m])].strategy);
     const double per_param = b.dense(), per_expert = b.expert();
-    for (int rank = 0; rank < l.size(); ++rank) {
-      const int stage = rank / (l.dp * l.tp), tp_rank = rank % l.tp;
+    // A device's bytes depend only on its (stage, tp rank): priced once per stage, added to every replica.
+    std::vector<double> bytes(size_t(l.tp));
+    double* device = persistent.data() + l.first_device;
+    for (int stage = 0; stage < l.pp; ++stage) {
       const double experts = double(sh.stage_experts(stage));
-      persistent[size_t(l.first_device + rank)] +=
-          (double(sh.at(stage, tp_rank)) - experts) * per_param + experts * per_expert;
+      for (int t = 0; t < l.tp; ++t)
+        bytes[size_t(t)] = (double(sh.at(stage, t)) - experts) * per_param + experts * per_expert;
+      for (int replica = 0; replica < l.dp; ++replica, device += l.tp)
+        for (int t = 0; t < l.tp; ++t) device[t] += bytes[size_t(t)];
     }
   }
 
@@ -56,9 +60,11 @@ void Simulator::hold_persistent_state(const ExecutionPlan& plan, RunState& st) {
       const CallEstimate& est = call_estimate(int(i), a);
       const double batches = in_flight_bytes(int(i), a);
       const int stage_size = dst.dp * dst.tp;
-      for (int d = dst.first_device; d < dst.first_device + dst.size(); ++d)
-        persistent[size_t(d)] +=
-            batches + (held ? est.stages[size_t((d - dst.first_device) / stage_size)].weights : 0.0);
+      for (int stage = 0; stage < dst.pp; ++stage) {
+        const double add = batches + (held ? est.stages[size_t(stage)].weights : 0.0);
+        double* device = persistent.data() + dst.first_device + stage * stage_size;
+        for (int k = 0; k < stage_size; ++k) device[k] += add;
+      }
     }
 }
 

@@ -40,6 +40,7 @@ int first_stage(const ParamInfo& p, int pp, const std::vector<int>& table) {
 struct Alike {
   int param;      // the representative
   int64_t count;  // how many parameters it stands for
+  size_t ranges = 0;  // where its tp shards in the source, then in the destination, start in `shards`
 };
 
 // Per destination stage, the groups of parameters it holds.
@@ -73,24 +74,37 @@ template <class Fn>
 void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, const Layout& src,
                        const Layout& dst, Fn&& fn) {
   const std::vector<int> src_table = layer_stages(n_layers, src.pp);
-  const std::vector<std::vector<Alike>> by_dst_stage =
-      alike_params(params, n_layers, src.pp, dst.pp, src_table);
+  std::vector<std::vector<Alike>> by_dst_stage = alike_params(params, n_layers, src.pp, dst.pp, src_table);
+  // Each group's tp shards in both layouts, computed once rather than once per pattern.
+  std::vector<Range> shards;
+  for (auto& groups : by_dst_stage)
+    for (Alike& alike : groups) {
+      alike.ranges = shards.size();
+      const ParamInfo& p = params[size_t(alike.param)];
+      for (int t = 0; t < src.tp; ++t) shards.push_back(tp_shard_range(p, t, src.tp));
+      for (int t = 0; t < dst.tp; ++t) shards.push_back(tp_shard_range(p, t, dst.tp));
+    }
 
   struct Piece {
     int src_tp, src_stage;  // the sender, in the source replica dst_dp mod src.dp
     double bytes;
     int src_ep = -1;  // routed experts: sent by a device of this source ep rank (spread over its edp ranks)
   };
+  // Where each sender's entry is in the pattern being built (-1: none yet), indexed by (ep rank + 1, stage,
+  // tp rank): a device lacking every layer of a deep source has hundreds of senders and adds to them once per
+  // parameter group, so a search of the list would dominate. Reset after each pattern.
+  std::vector<int> slot_of(size_t(src.ep + 1) * size_t(src.pp) * size_t(src.tp), -1);
   // Pieces a device at `dc` lacks, given what it already holds (`have_coord` when it is in the source
-  // layout).
+  // layout), one entry per sender in the order they first appear.
   auto pieces_for = [&](const Layout::Coord& dc, const Layout::Coord* have_coord) {
-    std::vector<Piece> out;  // one entry per sender: a device has few senders, so a linear search is cheapest
+    std::vector<Piece> out;
     auto add = [&](int t, int stage, double bytes, int e = -1) {
-      for (Piece& piece : out)
-        if (piece.src_tp == t && piece.src_stage == stage && piece.src_ep == e) {
-          piece.bytes += bytes;
-          return;
-        }
+      int& slot = slot_of[(size_t(e + 1) * size_t(src.pp) + size_t(stage)) * size_t(src.tp) + size_t(t)];
+      if (slot >= 0) {
+        out[size_t(slot)].bytes += bytes;
+        return;
+      }
+      slot = int(out.size());
       out.push_back({t, stage, bytes, e});
     };
     for (const Alike& alike : by_dst_stage[size_t(dc.pp)]) {
@@ -131,8 +145,12 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
       }
       const double row_bytes =
           copies * double(p.numel() / p.shape[size_t(slice_dim(p))]) * kWeightBytesPerParam;
-      const Range need = held_slice(p, n_layers, dst, dc);
-      const Range have = have_coord ? held_slice(p, n_layers, src, *have_coord) : Range{0, 0};
+      // held_slice: the group is on the device's stage (alike_params), and on its source stage if there.
+      const Range* src_shard = &shards[alike.ranges];
+      const Range need = src_shard[src.tp + dc.tp];
+      const Range have = have_coord && stage_holds(p, have_coord->pp, src.pp, n_layers)
+                             ? src_shard[have_coord->tp]
+                             : Range{0, 0};
       // need minus have: up to two pieces.
       Range parts[2] = {need, {0, 0}};
       const Range common = intersect(need, have);
@@ -150,40 +168,59 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
           continue;
         }
         for (int t = 0; t < src.tp; ++t) {
-          const Range part = intersect(piece, tp_shard_range(p, t, src.tp));
+          const Range part = intersect(piece, src_shard[t]);
           if (part.size() > 0) add(t, stage, double(part.size()) * row_bytes);
         }
       }
     }
+    for (const Piece& piece : out)
+      slot_of[(size_t(piece.src_ep + 1) * size_t(src.pp) + size_t(piece.src_stage)) * size_t(src.tp) +
+              size_t(piece.src_tp)] = -1;
     return out;
   };
 
   // Patterns by (dst stage, dst tp rank, and for devices in the source layout their source stage and tp rank;
   // 0 means "not in the source layout"). The sender's replica (dst dp rank mod src.dp) is applied on
   // emission.
-  std::unordered_map<uint64_t, std::vector<Piece>> patterns;
+  // Where each key's pattern is in `found`: a flat table when the keys are few (dense models), else a map.
+  const uint64_t n_keys = uint64_t(dst.pp) * uint64_t(dst.tp) * uint64_t(src.pp * src.tp + 1) *
+                          uint64_t(dst.ep) * uint64_t(src.ep);
+  std::vector<int> table(n_keys <= (uint64_t(1) << 16) ? size_t(n_keys) : 0, -1);
+  std::unordered_map<uint64_t, int> map;
+  std::vector<std::vector<Piece>> found;
+  // Layout::coord_of and device_of, inline: the loop below runs them for every destination device.
+  auto coord = [](const Layout& l, int device) {
+    const int r = device - l.first_device;
+    return Layout::Coord{(r / l.tp) % l.dp, r % l.tp, r / (l.tp * l.dp)};
+  };
+  auto sender = [&](int replica, int t, int stage) {
+    return src.first_device + (stage * src.dp + replica) * src.tp + t;
+  };
   for (int r = 0; r < dst.size(); ++r) {
     const int d = dst.first_device + r;
-    const Layout::Coord dc = dst.coord_of(d);
+    const Layout::Coord dc = coord(dst, d);
     const bool in_src = src.contains(d);
-    const Layout::Coord sc = in_src ? src.coord_of(d) : Layout::Coord{};
+    const Layout::Coord sc = in_src ? coord(src, d) : Layout::Coord{};
     uint64_t key = uint64_t(dc.pp);
     key = key * uint64_t(dst.tp) + uint64_t(dc.tp);
     key = key * uint64_t(src.pp * src.tp + 1) + (in_src ? uint64_t(sc.pp * src.tp + sc.tp + 1) : 0);
     // Expert-parallel ranks (1 and 0 for a dense model, leaving its patterns as they were).
     key = key * uint64_t(dst.ep) + uint64_t(ep_rank_of(dc.dp, dc.tp, dst.tp, dst.ep));
     key = key * uint64_t(src.ep) + (in_src ? uint64_t(ep_rank_of(sc.dp, sc.tp, src.tp, src.ep)) : 0);
-    auto it = patterns.find(key);
-    if (it == patterns.end()) it = patterns.emplace(key, pieces_for(dc, in_src ? &sc : nullptr)).first;
+    int& at = table.empty() ? map.try_emplace(key, -1).first->second : table[size_t(key)];
+    if (at < 0) {
+      at = int(found.size());
+      found.push_back(pieces_for(dc, in_src ? &sc : nullptr));
+    }
     const int replica = dc.dp % src.dp;
     const int local = dc.dp * dst.tp + dc.tp;  // spreads expert senders over the source's edp ranks
-    for (const Piece& piece : it->second) {
+    for (const Piece& piece : found[size_t(at)]) {
       if (piece.src_ep < 0) {
-        fn(r, d, src.device_of({replica, piece.src_tp, piece.src_stage}), piece.bytes);
+        fn(r, d, sender(replica, piece.src_tp, piece.src_stage), piece.bytes);
         continue;
       }
       const int l = piece.src_ep + src.ep * (local % expert_data_parallel(src.dp, src.tp, src.ep));
-      fn(r, d, src.device_of({l / src.tp, l % src.tp, piece.src_stage}), piece.bytes);
+      fn(r, d, sender(l / src.tp, l % src.tp, piece.src_stage), piece.bytes);
     }
   }
 }
@@ -235,16 +272,40 @@ TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& 
   TransferCost c;
   const int64_t segments = std::max<int64_t>(1, consumer_segments);
   if ((producer == consumer && segments == 1) || n_seqs <= 0 || bytes_per_seq <= 0) return c;
-  for (int r = 0; r < consumer.size(); ++r) {
-    const int d = consumer.first_device + r;
-    Range have{0, 0};
-    if (producer.contains(d)) have = balanced_part(n_seqs, producer.coord_of(d).dp, producer.dp);
+  // What a device lacks depends only on its consumer dp rank and its producer dp rank (-1: not a producer
+  // device): computed once per consumer dp rank for devices outside the producer, and once per run of
+  // consecutive devices with the same pair inside it (a tp group), not once per device.
+  auto missing_of = [&](int consumer_dp, int producer_dp) {
+    const Range have = producer_dp < 0 ? Range{0, 0} : balanced_part(n_seqs, producer_dp, producer.dp);
     int64_t missing = 0;
     for (int64_t j = 0; j < segments; ++j) {  // the rule of realloc/data_plan.h segment_shares
       const Range segment = balanced_part(n_seqs, int(j), int(segments));
-      const Range share = balanced_part(segment.size(), consumer.coord_of(d).dp, consumer.dp);
+      const Range share = balanced_part(segment.size(), consumer_dp, consumer.dp);
       const Range need{segment.begin + share.begin, segment.begin + share.end};
       missing += need.size() - intersect(need, have).size();
+    }
+    return missing;
+  };
+  std::vector<int64_t> outside(size_t(consumer.dp), -1);
+  int last_consumer_dp = -1, last_producer_dp = -1;
+  int64_t last_missing = 0;
+  for (int r = 0; r < consumer.size(); ++r) {
+    const int d = consumer.first_device + r;
+    const int consumer_dp = (r / consumer.tp) % consumer.dp;  // Layout::coord_of
+    const int pr = d - producer.first_device;
+    int64_t missing = 0;
+    if (pr < 0 || pr >= producer.size()) {
+      int64_t& known = outside[size_t(consumer_dp)];
+      if (known < 0) known = missing_of(consumer_dp, -1);
+      missing = known;
+    } else {
+      const int producer_dp = (pr / producer.tp) % producer.dp;
+      if (consumer_dp != last_consumer_dp || producer_dp != last_producer_dp) {
+        last_missing = missing_of(consumer_dp, producer_dp);
+        last_consumer_dp = consumer_dp;
+        last_producer_dp = producer_dp;
+      }
+      missing = last_missing;
     }
     const double bytes = double(missing) * bytes_per_seq;
     c.bytes += bytes;

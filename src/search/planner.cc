@@ -58,6 +58,7 @@ PlannerOutput plan_iteration(const DataflowGraph& graph, const Cluster& cluster,
   PlannerOutput out;
   std::vector<ExecutionPlan> starts;
   for (const auto& name : preset_names()) {
+    if (!options.form_presets) break;
     PresetOutcome p;
     p.name = name;
     p.plan = make_preset(name, graph, cluster, evaluator, options.candidates.runtime_limits);

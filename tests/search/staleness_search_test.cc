@@ -81,6 +81,29 @@ TEST(SearchStaleness, ScoresTheSteadyStateAndFindsGenerationBesideTraining) {
   EXPECT_FALSE(gen.mesh.overlaps(train.mesh));
 }
 
+TEST(SearchStaleness, ASecondSearchStartsFromPresetsFormedOnce) {
+  // The staleness comparison's searches take the config's presets as starts instead of forming them again.
+  const Cluster c = testing::h100(2);
+  const HardwareProfile profile = free_transfers(c);
+  const DataflowGraph sync = grpo(0), async = grpo(1);
+  Simulator sim0(sync, c, profile), sim1(async, c, profile);
+  hand_times(sim0);
+  hand_times(sim1);
+  SimulatorEvaluator ev0(sim0), ev1(sim1);
+  const PlannerOutput p0 = plan_iteration(sync, c, ev0, steps(300));
+  PlanOptions o = steps(300);
+  o.form_presets = false;
+  for (const PresetOutcome& p : p0.presets)
+    if (p.plan) o.starts.push_back(*p.plan);
+  ASSERT_GE(o.starts.size(), 3u);
+  const PlannerOutput p1 = plan_iteration(async, c, ev1, o);
+  EXPECT_TRUE(p1.presets.empty());
+  ASSERT_TRUE(p1.search.has_value());
+  for (const ExecutionPlan& start : o.starts)
+    EXPECT_LE(p1.score.time_s, ev1.evaluate(start).time_s * (1 + 1e-12)) << start.name;
+  EXPECT_NEAR(p1.score.time_s, 3.0, 1e-6);
+}
+
 TEST(SearchStaleness, StartsWithOtherCallsAreSkipped) {
   // Generation's own log-probs: no actor_inf synchronously, but the asynchronous graph has one.
   const Cluster c = testing::h100(1);
