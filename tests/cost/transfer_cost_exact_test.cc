@@ -13,11 +13,13 @@
 #include "cost/simulator.h"
 #include "cost/transfer_cost.h"
 #include "plan/held_slice.h"
+#include "testing/random_layout.h"
 
 namespace realign {
 namespace {
 
 using testing::make_cluster;
+using testing::random_layout;
 
 struct Load {
   double intra = 0, inter = 0;
@@ -70,18 +72,6 @@ TransferCost straightforward_realloc_cost(const std::vector<ParamInfo>& params, 
   c.latency_s = c.crosses_nodes ? inter.latency_s : intra.latency_s;
   c.time_s = worst + c.latency_s;
   return c;
-}
-
-Layout random_layout(Rng& rng, int world, const std::vector<int>& tps, int max_pp) {
-  for (;;) {
-    Layout l;
-    l.tp = tps[size_t(rng.uniform_int(int64_t(tps.size())))];
-    l.pp = 1 + int(rng.uniform_int(max_pp));
-    l.dp = 1 + int(rng.uniform_int(world));
-    if (l.size() > world) continue;
-    l.first_device = int(rng.uniform_int(world - l.size() + 1));
-    return l;
-  }
 }
 
 void expect_same(const TransferCost& a, const TransferCost& b, const std::string& what) {

@@ -54,14 +54,25 @@ HardwareProfile free_transfers(const Cluster& c) {
   return p;
 }
 
-TEST(SearchStaleness, ScoresTheSteadyStateAndFindsGenerationBesideTraining) {
+// GRPO synchronous and at staleness 1 on 2 nodes, with the hand times above and free transfers.
+struct HandTimedGrpo {
   const Cluster c = testing::h100(2);
   const HardwareProfile profile = free_transfers(c);
   const DataflowGraph sync = grpo(0), async = grpo(1);
-  Simulator sim0(sync, c, profile), sim1(async, c, profile);
-  hand_times(sim0);
-  hand_times(sim1);
-  SimulatorEvaluator ev0(sim0), ev1(sim1);
+  Simulator sim0{sync, c, profile}, sim1{async, c, profile};
+  SimulatorEvaluator ev0{sim0}, ev1{sim1};
+  HandTimedGrpo() {
+    hand_times(sim0);
+    hand_times(sim1);
+  }
+};
+
+TEST(SearchStaleness, ScoresTheSteadyStateAndFindsGenerationBesideTraining) {
+  HandTimedGrpo t;
+  const Cluster& c = t.c;
+  const DataflowGraph &sync = t.sync, &async = t.async;
+  Simulator& sim1 = t.sim1;
+  SimulatorEvaluator &ev0 = t.ev0, &ev1 = t.ev1;
   const PlannerOutput p0 = plan_iteration(sync, c, ev0, steps(1500));
   ASSERT_TRUE(p0.score.fits());
   EXPECT_NEAR(p0.score.time_s, 5.0, 1e-6);
@@ -83,13 +94,10 @@ TEST(SearchStaleness, ScoresTheSteadyStateAndFindsGenerationBesideTraining) {
 
 TEST(SearchStaleness, ASecondSearchStartsFromPresetsFormedOnce) {
   // The staleness comparison's searches take the config's presets as starts instead of forming them again.
-  const Cluster c = testing::h100(2);
-  const HardwareProfile profile = free_transfers(c);
-  const DataflowGraph sync = grpo(0), async = grpo(1);
-  Simulator sim0(sync, c, profile), sim1(async, c, profile);
-  hand_times(sim0);
-  hand_times(sim1);
-  SimulatorEvaluator ev0(sim0), ev1(sim1);
+  HandTimedGrpo t;
+  const Cluster& c = t.c;
+  const DataflowGraph &sync = t.sync, &async = t.async;
+  SimulatorEvaluator &ev0 = t.ev0, &ev1 = t.ev1;
   const PlannerOutput p0 = plan_iteration(sync, c, ev0, steps(300));
   PlanOptions o = steps(300);
   o.form_presets = false;
