@@ -245,11 +245,19 @@ at::Tensor Transformer::token_logprobs(const at::Tensor& hidden, const at::Tenso
   for (int64_t s = 0; s < N; s += chunk) {
     const int64_t n = std::min(chunk, N - s);
     at::Tensor z = at::linear(h.narrow(0, s, n), w).to(at::kFloat);  // (n, V / tp)
+    at::Tensor tt = t.narrow(0, s, n);
+    if (tp().size() == 1) {
+      // The whole vocabulary here: log_softmax is one pass each way, where the sliced form below makes the
+      // backward walk (n, V) several times (exp, max, their gradients).
+      const at::Tensor logp = at::log_softmax(z, -1);
+      logps.push_back(logp.gather(1, tt.unsqueeze(1)).squeeze(1));
+      if (entropy != nullptr) ents.push_back(-(logp.exp() * logp).sum(-1));
+      continue;
+    }
     at::Tensor m = all_reduce_max(std::get<0>(z.detach().max(-1)), tp());
     z = z - m.unsqueeze(-1);
     at::Tensor e = z.exp();
     at::Tensor lse = reduce_from_tp(e.sum(-1), tp()).log();
-    at::Tensor tt = t.narrow(0, s, n);
     at::Tensor mine = (tt >= vocab_.begin) & (tt < vocab_.end);
     at::Tensor local = at::where(mine, tt - vocab_.begin, at::zeros_like(tt));
     at::Tensor tz = reduce_from_tp(z.gather(1, local.unsqueeze(1)).squeeze(1) * mine.to(at::kFloat), tp());
