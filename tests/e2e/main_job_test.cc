@@ -25,8 +25,9 @@ std::pair<double, double> accuracy_after_sft_and_rl(const std::string& run_dir) 
 // The mean gain over seeds 1-3 must exceed 0.10. Why that holds on any x86-64 machine: each accuracy is over
 // 256 held-out prompts, so the difference of two on the same prompts has a standard error of at most 0.044,
 // and the mean of three at most 0.026. Measured on a 2-core AMD EPYC: +0.168, +0.117, +0.316 (mean 0.200,
-// almost four standard errors above the bar); the synchronous run of seed 1 gains +0.25. Each run is deterministic (the
-// weight version behind a batch is exact, not a timing), so only another CPU's rounding can move it.
+// almost four standard errors above the bar); the synchronous run of seed 1 gains +0.25. Each run is
+// deterministic (the weight version behind a batch is exact, not a timing), so only another CPU's rounding
+// can move it.
 TEST(MainJob, StalenessOneRaisesHeldOutAccuracyOverSft) {
   TempDir tmp;
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_ppo.yaml";
