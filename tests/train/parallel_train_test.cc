@@ -115,6 +115,11 @@ TEST(ParallelTrain, MoeUnevenRowsOverAnEpGroupGiveTheOneRankCurve) {
                      {{"d4t1p1e2", false}, {"d2t2p1e4", false}, {"d2t1p2e2", false}});
 }
 
+// 3 rows over 4 dp ranks: one rank of an ep group has no rows at all and runs only padding passes.
+TEST(ParallelTrain, MoeEpRankWithoutRowsGivesTheOneRankCurve) {
+  expect_same_curves("moe-tiny", {"rows=3"}, {{"d4t1p1e2", false}});
+}
+
 TEST(ParallelTrain, RankKilledMidTrainingEndsTheRunNamingIt) {
   testing::TempDir dir;
   const comm::LaunchResult r = launch(2, {"llama-tiny", "2", "d2t1p1", "20", dir.file("c"), "die=5:1:kill"});
