@@ -120,6 +120,12 @@ TEST(ParallelTrain, MoeEpRankWithoutRowsGivesTheOneRankCurve) {
   expect_same_curves("moe-tiny", {"rows=3"}, {{"d4t1p1e2", false}});
 }
 
+// A pair loss (DPO: chosen and rejected batches, each forward twice per micro-batch) with the same uneven
+// rows: the padding passes follow the pair's two forwards at pp = 1 and the two-pass pipeline at pp = 2.
+TEST(ParallelTrain, MoeDpoUnevenRowsOverAnEpGroupGiveTheOneRankCurve) {
+  expect_same_curves("moe-tiny", {"dpo", "rows=5", "micro=3"}, {{"d4t1p1e2", false}, {"d2t1p2e2", false}});
+}
+
 TEST(ParallelTrain, RankKilledMidTrainingEndsTheRunNamingIt) {
   testing::TempDir dir;
   const comm::LaunchResult r = launch(2, {"llama-tiny", "2", "d2t1p1", "20", dir.file("c"), "die=5:1:kill"});

@@ -3,9 +3,11 @@
 // same global batch every step split over dp by balanced_part. Every rank writes its per-step "loss
 // grad_norm" to <out>.<rank> (the test compares the curves across layouts and ranks), then the sum of the
 // trained model's log-probs over the global batch's response tokens to <out>.<rank>.logprobs.
-//   parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] [rows=N] [micro=N]
+//   parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] [dpo] [rows=N] [micro=N]
 //                         [die=STEP:RANK:kill|throw]
-// rows: the global batch's rows (8); micro: the forward passes a rank's rows are cut into (the default's).
+// rows: the global batch's rows (8); micro: the forward passes a rank's rows are cut into (the default's);
+// dpo: DPO steps (a pair loss: chosen = the batch, rejected = other responses to the same prompts, the
+// reference's log-probs 0) instead of SFT, "loss grad_norm" the same way.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -29,7 +31,7 @@ struct Args {
   Layout layout;
   int steps = 0;
   std::string out;
-  bool zero1 = false;
+  bool zero1 = false, dpo = false;
   int64_t rows = 8, micro_batches = 0;
   int die_step = -1, die_rank = -1;
   std::string die_how;
@@ -37,13 +39,13 @@ struct Args {
 
 // `rows` rows: prompts of 2..8 tokens, responses of 4 tokens each (the update is a mean over the global
 // batch's tokens however the rows are split).
-runtime::SequenceBatch global_part(int64_t vocab, int64_t rows, int part, int parts) {
+runtime::SequenceBatch global_part(int64_t vocab, int64_t rows, int part, int parts, int64_t salt = 0) {
   std::vector<runtime::TokenIds> prompts, responses;
   const Range r = balanced_part(rows, part, parts);
   for (int64_t i = r.begin; i < r.end; ++i) {
     runtime::TokenIds p, q;
     for (int64_t t = 0; t < 2 + (i * 3) % 7; ++t) p.push_back((t * 13 + i * 7 + 1) % vocab);
-    for (int64_t t = 0; t < 4; ++t) q.push_back((t * 5 + i * 11 + 3) % vocab);
+    for (int64_t t = 0; t < 4; ++t) q.push_back((t * 5 + i * 11 + 3 + salt) % vocab);
     prompts.push_back(p), responses.push_back(q);
   }
   return runtime::make_sequence_batch(prompts, responses);
@@ -77,6 +79,8 @@ void run(comm::World& world, const Args& a) {
   runtime::TrainedModel tm = runtime::make_trained_model(std::move(model), oc, a.steps);
 
   const runtime::SequenceBatch batch = global_part(a.spec.vocab, a.rows, groups->coord.dp, a.layout.dp);
+  const runtime::SequenceBatch rejected =
+      global_part(a.spec.vocab, a.rows, groups->coord.dp, a.layout.dp, /*salt=*/17);
   FILE* out = std::fopen((a.out + "." + std::to_string(world.rank())).c_str(), "w");
   if (!out) throw std::runtime_error("cannot write " + a.out);
   for (int step = 0; step < a.steps; ++step) {
@@ -84,6 +88,12 @@ void run(comm::World& world, const Args& a) {
       std::fclose(out);
       if (a.die_how == "kill") std::raise(SIGKILL);
       throw std::runtime_error("injected failure at step " + std::to_string(step));
+    }
+    if (a.dpo) {
+      const at::Tensor none = at::zeros({batch.size()});
+      const train::PairStats s = train::dpo_train_call(ctx, tm, batch, rejected, none, none, 0.5, 0.0);
+      std::fprintf(out, "%.10g %.10g\n", s.loss, s.grad_norm);
+      continue;
     }
     const train::SftStats s = train::sft_train_call(ctx, tm, batch);
     std::fprintf(out, "%.10g %.10g\n", s.loss, s.grad_norm);
@@ -110,7 +120,8 @@ int main(int argc, char** argv) {
   return realign::comm::run_worker([&](realign::comm::World& world) {
     if (argc < 6)
       throw std::runtime_error(
-          "usage: parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] [rows=N] [micro=N] "
+          "usage: parallel_train_worker MODEL N_LAYERS LAYOUT STEPS OUT [tied] [zero1] [dpo] [rows=N] "
+          "[micro=N] "
           "[die=STEP:RANK:kill|throw]");
     realign::Args a;
     a.spec = realign::builtin_model(argv[1]);
@@ -124,6 +135,8 @@ int main(int argc, char** argv) {
         a.spec.tied_embeddings = true;
       } else if (flag == "zero1") {
         a.zero1 = true;
+      } else if (flag == "dpo") {
+        a.dpo = true;
       } else if (flag.rfind("rows=", 0) == 0) {
         a.rows = std::stoll(flag.substr(5));
       } else if (flag.rfind("micro=", 0) == 0) {
