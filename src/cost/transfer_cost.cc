@@ -188,19 +188,12 @@ void for_each_transfer(const std::vector<ParamInfo>& params, int64_t n_layers, c
   std::vector<int> table(n_keys <= (uint64_t(1) << 16) ? size_t(n_keys) : 0, -1);
   std::unordered_map<uint64_t, int> map;
   std::vector<std::vector<Piece>> found;
-  // Layout::coord_of and device_of, inline: the loop below runs them for every destination device.
-  auto coord = [](const Layout& l, int device) {
-    const int r = device - l.first_device;
-    return Layout::Coord{(r / l.tp) % l.dp, r % l.tp, r / (l.tp * l.dp)};
-  };
-  auto sender = [&](int replica, int t, int stage) {
-    return src.first_device + (stage * src.dp + replica) * src.tp + t;
-  };
+  auto sender = [&](int replica, int t, int stage) { return src.device_at({replica, t, stage}); };
   for (int r = 0; r < dst.size(); ++r) {
     const int d = dst.first_device + r;
-    const Layout::Coord dc = coord(dst, d);
+    const Layout::Coord dc = dst.coord_at(r);
     const bool in_src = src.contains(d);
-    const Layout::Coord sc = in_src ? coord(src, d) : Layout::Coord{};
+    const Layout::Coord sc = in_src ? src.coord_at(d - src.first_device) : Layout::Coord{};
     uint64_t key = uint64_t(dc.pp);
     key = key * uint64_t(dst.tp) + uint64_t(dc.tp);
     key = key * uint64_t(src.pp * src.tp + 1) + (in_src ? uint64_t(sc.pp * src.tp + sc.tp + 1) : 0);
@@ -291,7 +284,7 @@ TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& 
   int64_t last_missing = 0;
   for (int r = 0; r < consumer.size(); ++r) {
     const int d = consumer.first_device + r;
-    const int consumer_dp = (r / consumer.tp) % consumer.dp;  // Layout::coord_of
+    const int consumer_dp = consumer.coord_at(r).dp;
     const int pr = d - producer.first_device;
     int64_t missing = 0;
     if (pr < 0 || pr >= producer.size()) {
@@ -299,7 +292,7 @@ TransferCost data_move_cost(int64_t n_seqs, double bytes_per_seq, const Layout& 
       if (known < 0) known = missing_of(consumer_dp, -1);
       missing = known;
     } else {
-      const int producer_dp = (pr / producer.tp) % producer.dp;
+      const int producer_dp = producer.coord_at(pr).dp;
       if (consumer_dp != last_consumer_dp || producer_dp != last_producer_dp) {
         last_missing = missing_of(consumer_dp, producer_dp);
         last_consumer_dp = consumer_dp;

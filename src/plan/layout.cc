@@ -9,13 +9,12 @@ namespace realign {
 
 Layout::Coord Layout::coord_of(int device) const {
   REALIGN_CHECK(contains(device)) << "device " << device << " not in " << to_string(*this);
-  const int r = device - first_device;
-  return Coord{(r / tp) % dp, r % tp, r / (tp * dp)};
+  return coord_at(device - first_device);
 }
 
 int Layout::device_of(const Coord& c) const {
   REALIGN_CHECK(c.dp >= 0 && c.dp < dp && c.tp >= 0 && c.tp < tp && c.pp >= 0 && c.pp < pp);
-  return first_device + (c.pp * dp + c.dp) * tp + c.tp;
+  return device_at(c);
 }
 
 Layout parse_layout(const std::string& text, const std::string& path) {

@@ -27,6 +27,10 @@ struct Layout {
   bool contains(int device) const { return device >= first_device && device < first_device + size(); }
   Coord coord_of(int device) const;  // device must be contained
   int device_of(const Coord& c) const;
+  // The same without the range checks, for loops over a layout's own ranks (the cost model's, which run for
+  // every device of a cluster): rank r is device first_device + r; dp is the fastest axis after tp.
+  Coord coord_at(int r) const { return Coord{(r / tp) % dp, r % tp, r / (tp * dp)}; }
+  int device_at(const Coord& c) const { return first_device + (c.pp * dp + c.dp) * tp + c.tp; }
 
   bool operator==(const Layout& o) const {
     return first_device == o.first_device && dp == o.dp && tp == o.tp && pp == o.pp && ep == o.ep;
