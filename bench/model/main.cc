@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   std::string device = "cpu", dtype = "fp32";
   int64_t batch = 2, seq = 256, steps = 3, dbatch = 8, prompt = 32, new_tokens = 64, layers = 12, hidden = 768;
   int threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  bool profile = false;
+  std::string profile = "0";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--device") device = v;
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     else if (k == "--hidden") hidden = std::stoll(v);
     else if (k == "--threads") threads = std::stoi(v);
     else if (k == "--profile")
-      profile = v == "1";
+      profile = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   }
   if (device != "cpu" && device != "cuda") return std::fprintf(stderr, "--device: cpu or cuda\n"), 2;
   if (dtype != "fp32" && dtype != "bf16") return std::fprintf(stderr, "--dtype: fp32 or bf16\n"), 2;
+  if (profile != "0" && profile != "1") return std::fprintf(stderr, "--profile: 0 or 1\n"), 2;
   at::set_num_threads(threads);
   const at::Device dev = device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
   const at::ScalarType dt = dtype == "bf16" ? at::kBFloat16 : at::kFloat;
@@ -157,7 +158,7 @@ int main(int argc, char** argv) {
               (long long)batch, (long long)seq, dt_step, tokens / dt_step, flops / dt_step / 1e9,
               100.0 * flops / dt_step / 1e9 / peak);
 
-  if (profile)
+  if (profile == "1")
     print_profile(bench::profile_ops([&] {
                     for (int64_t i = 0; i < steps; ++i) step();
                   }),
