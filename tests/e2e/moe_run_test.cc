@@ -41,9 +41,13 @@ TEST(MoeRun, GrpoWithExpertParallelismGivesTheEp1Curve) {
   ASSERT_TRUE(b.count(6)) << out;  // 3 SFT steps, then RL steps 4-6
   // The actor's experts move from its train layout (d4e2) to the other calls' layouts.
   EXPECT_GT(b.at(4)["realloc/bytes"].get<double>(), 0);
+  // Within 3e-4, not the dense runs' 1e-4: the round-off of the two layouts reaches the top-2 gates, whose
+  // renormalisation passes it on to every token's mixture. On an Intel Xeon the sampled tokens' entropy two
+  // RL steps in differed by 1.1e-4 relative (on AMD EPYC, within 1e-4).
   EXPECT_GE(testing::expect_same_curve(a, b,
                                        {"loss/sft", "reward/mean", "kl/mean", "loss/policy", "entropy",
-                                        "response/length", "grad_norm/actor"}),
+                                        "response/length", "grad_norm/actor"},
+                                       3e-4),
             3 * 2 + 3 * 6);
 }
 

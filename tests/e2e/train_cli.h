@@ -44,10 +44,10 @@ inline std::map<int64_t, Json> read_metrics(const std::string& run_dir) {
   return out;
 }
 
-// Expects every `keys` statistic that run `a` recorded to equal run `b`'s at the same step within 1e-4
-// relative (fp32 round-off of a different layout). Returns how many values it compared.
+// Expects every `keys` statistic that run `a` recorded to equal run `b`'s at the same step within
+// `relative` (1e-4: fp32 round-off of a different layout). Returns how many values it compared.
 inline int expect_same_curve(const std::map<int64_t, Json>& a, const std::map<int64_t, Json>& b,
-                             std::initializer_list<const char*> keys) {
+                             std::initializer_list<const char*> keys, double relative = 1e-4) {
   int compared = 0;
   for (const auto& [step, rec] : a)
     for (const char* key : keys)
@@ -57,7 +57,7 @@ inline int expect_same_curve(const std::map<int64_t, Json>& a, const std::map<in
           continue;
         }
         const double x = rec[key].get<double>(), y = b.at(step)[key].get<double>();
-        EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << "step " << step << " " << key;
+        EXPECT_NEAR(x, y, relative * std::max(1.0, std::abs(x))) << "step " << step << " " << key;
         ++compared;
       }
   return compared;
