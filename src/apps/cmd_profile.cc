@@ -117,6 +117,10 @@ void add_profile_command(CLI::App& app) {
         p.intra_node_latency_s = {link.latency_s, source};
         p.intra_node_bandwidth = {link.bandwidth, source};
         p.intra_node_alltoall_bandwidth = {link.bandwidth, source};
+        p.oversubscribed_wait_s = {link.latency_s,
+                                   source +
+                                       " (its latency): a start for `realign validate "
+                                       "--calibrate`, which fits the wait of oversubscribed workers"};
       }
     }
     std::printf("%-40s %12s %16s\n", "measurement", "time", "rate");

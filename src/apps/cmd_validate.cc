@@ -112,11 +112,11 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
                                std::to_string(plans.size()) + " plans measured by `realign validate` on " +
                                cpu_model_name() + " (" + std::to_string(config.cluster.n_devices()) +
                                " local workers)";
-  const Calibration c = calibrate(config.graph, config.cluster, profile, call_times, evidence);
   std::vector<ExecutionPlan> plan_list;
   for (const PlanToMeasure& p : plans) plan_list.push_back(p.plan);
-  const HardwareProfile fitted =
-      fit_iteration_overhead(config.graph, config.cluster, c.profile, plan_list, measured, evidence);
+  const Calibration c = calibrate_to_iterations(config.graph, config.cluster, profile, call_times, plan_list,
+                                                measured, evidence);
+  const HardwareProfile& fitted = c.profile;
   write_text_file(args.calibrate, to_json(fitted).dump(2) + "\n");
   Simulator calibrated(config.graph, config.cluster, fitted);
   std::vector<double> estimated, errors;
@@ -127,13 +127,15 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
   Json scales = Json::object();
   for (const GroupScale& g : c.scales)
     if (g.fitted) scales[g.group] = g.scale;
-  return Json{{"profile", args.calibrate},
-              {"scales", scales},
-              {"iteration_overhead_s", fitted.iteration_overhead_s.value},
-              {"call_median_error_before", c.median_error_before},
-              {"call_median_error_after", c.median_error_after},
-              {"median_abs_error", median(errors)},
-              {"kendall_tau", kendall_tau(estimated, measured)}};
+  Json out{{"profile", args.calibrate},
+           {"scales", scales},
+           {"iteration_overhead_s", fitted.iteration_overhead_s.value},
+           {"call_median_error_before", c.median_error_before},
+           {"call_median_error_after", c.median_error_after},
+           {"median_abs_error", median(errors)},
+           {"kendall_tau", kendall_tau(estimated, measured)}};
+  if (c.idle_worker_load >= 0) out["idle_worker_load"] = c.idle_worker_load;
+  return out;
 }
 
 }  // namespace
@@ -204,7 +206,7 @@ void add_validate_command(CLI::App& app) {
       Json calls = Json::array();
       for (size_t k = 0; k < sim.calls.size(); ++k) {
         const CallResult& c = sim.calls[k];
-        Json entry{{"name", c.name}, {"estimated_s", c.end_s - c.start_s}};
+        Json entry{{"name", c.name}, {"estimated_s", c.end_s - c.start_s}, {"busy_ranks", c.busy_ranks}};
         if (m.calls.count(c.name)) {
           entry["measured_s"] = m.calls.at(c.name);
           entry["error"] = relative_error(c.end_s - c.start_s, m.calls.at(c.name));
@@ -270,7 +272,9 @@ void add_validate_command(CLI::App& app) {
       std::printf("\ncalibration (written to %s): time factor per coefficient group\n",
                   args->calibrate.c_str());
       for (const auto& [group, scale] : calibration["scales"].items())
-        std::printf("  %-10s x%.3g\n", group.c_str(), scale.get<double>());
+        std::printf("  %-16s x%.3g\n", group.c_str(), scale.get<double>());
+      if (calibration.contains("idle_worker_load"))
+        std::printf("  idle worker load %.2g of a core\n", calibration["idle_worker_load"].get<double>());
       std::printf("  iteration overhead %.1f ms\n", 1e3 * calibration["iteration_overhead_s"].get<double>());
       // The error before calibration is the per-call line above; --json keeps the fit's own figure for it.
       std::printf(

@@ -51,6 +51,8 @@ void scale_group(HardwareProfile& p, const std::string& group, double s, const s
     slower_time(p.intra_node_latency_s);
     slower_time(p.inter_node_latency_s);
     slower_time(p.collective_overhead_s);
+  } else if (group == "oversubscription") {
+    slower_time(p.oversubscribed_wait_s);
   } else if (group == "bandwidth") {
     for (Coefficient* b :
          {&p.intra_node_bandwidth, &p.intra_node_alltoall_bandwidth, &p.inter_node_bandwidth}) {
@@ -134,7 +136,8 @@ std::vector<double> fit_log_factors(const std::vector<std::vector<double>>& a, c
 }  // namespace
 
 std::vector<std::string> calibration_groups() {
-  return {"compute", "memory", "latency", "bandwidth", "launch", "call", "step", "decode"};
+  return {"compute", "memory", "latency", "oversubscription", "bandwidth", "launch",
+          "call",    "step",   "decode"};
 }
 
 std::vector<std::vector<double>> call_time_parts(const DataflowGraph& graph, const Cluster& cluster,
@@ -226,6 +229,43 @@ HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster
                                       "reallocations (weighted median), " +
                                       evidence};
   return profile;
+}
+
+Calibration calibrate_to_iterations(const DataflowGraph& graph, const Cluster& cluster,
+                                    const HardwareProfile& start, const std::vector<CallMeasurement>& calls,
+                                    const std::vector<ExecutionPlan>& plans,
+                                    const std::vector<double>& measured, const std::string& evidence) {
+  REALIGN_CHECK(plans.size() == measured.size() && !plans.empty());
+  // idle_worker_load slows every call on a shared node, not one part of it, so the group fit cannot set it:
+  // each of a few loads gets its own fit, and the load whose profile predicts the measured iterations best
+  // (median relative error; then the calls' median error) is kept.
+  std::vector<double> loads = {start.idle_worker_load.value};
+  if (start.compute_slots_per_node.value < double(cluster.devices_per_node))
+    loads = {0.0, 0.25, 0.5, 0.75, 1.0};
+  Calibration best;
+  double best_error = 0;
+  for (double load : loads) {
+    HardwareProfile at = start;
+    if (load != start.idle_worker_load.value)
+      at.idle_worker_load = {load,
+                             "calibrated: of 0, 0.25, 0.5, 0.75 and 1, the load whose fit predicts the "
+                             "measured iterations best, " +
+                                 evidence + "; was: " + start.idle_worker_load.source};
+    Calibration c = calibrate(graph, cluster, at, calls, evidence);
+    c.profile = fit_iteration_overhead(graph, cluster, c.profile, plans, measured, evidence);
+    Simulator simulator(graph, cluster, c.profile);
+    std::vector<double> errors;
+    for (size_t i = 0; i < plans.size(); ++i)
+      errors.push_back(std::abs(simulator.run(plans[i]).iteration_time_s - measured[i]) / measured[i]);
+    std::nth_element(errors.begin(), errors.begin() + long(errors.size() / 2), errors.end());
+    const double error = errors[errors.size() / 2];
+    if (loads.size() > 1) c.idle_worker_load = load;
+    if (load == loads.front() || error < best_error ||
+        (error == best_error && c.median_error_after < best.median_error_after))
+      best = c, best_error = error;
+  }
+  best.median_error_before = median_error(graph, cluster, start, calls);
+  return best;
 }
 
 }  // namespace realign

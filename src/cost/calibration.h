@@ -1,6 +1,7 @@
 // Calibration of a HardwareProfile against measured call times: the estimate of a call is (nearly) a sum of
-// parts, each proportional to one group of coefficients (compute rate, memory rate, link latency, link
-// bandwidth, per-layer launch overhead, per-call and per-step overhead, per-decoding-step overhead). Scaling
+// parts, each proportional to one group of coefficients (compute rate, memory rate, link latency, the wait of
+// oversubscribed workers, link bandwidth, per-layer launch overhead, per-call and per-step overhead,
+// per-decoding-step overhead). Scaling
 // each group by a factor s_g scales its part, so measured times fix the factors by least squares on relative
 // error, with a weak prior that keeps each factor near 1 where the measurements cannot tell two groups apart,
 // and the fitted profile states the factor and the measurements in every coefficient's source.
@@ -32,7 +33,8 @@ struct CallMeasurement {
 
 // A coefficient group and its fitted factor (1 = unchanged; < 1 faster than the start profile assumed).
 struct GroupScale {
-  std::string group;  // compute | memory | latency | bandwidth | launch | call | step | decode
+  std::string
+      group;  // compute | memory | latency | oversubscription | bandwidth | launch | call | step | decode
   double scale = 1;
   bool fitted = false;  // false when no measured call depends on the group (its coefficients stay)
 };
@@ -40,6 +42,9 @@ struct GroupScale {
 struct Calibration {
   HardwareProfile profile;
   std::vector<GroupScale> scales;
+  // The HardwareProfile::idle_worker_load that calibrate_to_iterations chose where the node's workers
+  // outnumber its compute slots; -1 where it kept the start profile's.
+  double idle_worker_load = -1;
   double median_error_before = 0, median_error_after = 0;  // relative, over the measured calls
 };
 
@@ -54,6 +59,15 @@ std::vector<std::vector<double>> call_time_parts(const DataflowGraph& graph, con
 // ("fitted to 42 calls of 10 plans on ..."). Throws Error("calibration") with fewer calls than 2.
 Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& start,
                       const std::vector<CallMeasurement>& calls, const std::string& evidence);
+
+// calibrate, then fit_iteration_overhead, against the measured iteration times of `plans` too. Where a node's
+// workers outnumber its compute slots, also chooses HardwareProfile::idle_worker_load, which scales every
+// call rather than one part of it: of a few loads, the one whose calibrated profile predicts the measured
+// iterations best. `median_error_before` is the start profile's over the calls.
+Calibration calibrate_to_iterations(const DataflowGraph& graph, const Cluster& cluster,
+                                    const HardwareProfile& start, const std::vector<CallMeasurement>& calls,
+                                    const std::vector<ExecutionPlan>& plans,
+                                    const std::vector<double>& measured, const std::string& evidence);
 
 // Sets `profile`'s iteration_overhead_s so that the simulated iteration times of `plans` come closest to
 // `measured` (least absolute relative error: a weighted median of the residuals), after the calls have been

@@ -304,8 +304,9 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   // Workers that share compute slots take turns: a message waits for its peer to be scheduled, the more
   // often the more ranks of the node are busy. (In realign validate on 2 cores and 4 workers, scaling
   // latency alone by this cut the residual of a fit to 360 measured call times by 22%.)
+  const double slots = p.compute_slots_per_node.value;
   const double own = double(std::min(s.dp * s.tp * s.pp, devices_per_node));
-  const double contention = std::max(1.0, std::max(own, busy_ranks) / p.compute_slots_per_node.value);
+  const double contention = std::max(1.0, std::max(own, busy_ranks) / slots);
   intra.latency_s *= contention;
   inter.latency_s *= contention;
   alltoall.latency_s *= contention;
@@ -314,9 +315,28 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   // spanning nodes some stage boundary is a node boundary, and the slowest hand-off paces the pipeline.
   const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
   const bool pp_crosses = spans_nodes;
-  Context c{
-      model,      s,        p,     shards,          intra, pp_crosses ? inter : intra, wide ? inter : intra,
-      mfc.kind(), alltoall, inter, devices_per_node};
+  // Beyond that, when more of the call's ranks exchange the same messages at the same moments than the node
+  // has slots, each message also waits for a peer that another such rank holds off its slot
+  // (HardwareProfile::oversubscribed_wait_s): a stage's tp collectives run in every replica at once (dp * tp
+  // ranks), a pipeline hand-off between two stages of every (dp, tp) rank (2 dp * tp ranks), the gradient
+  // sync in every stage (all ranks).
+  auto in_lockstep = [&](Link link, int ranks) {
+    link.latency_s +=
+        p.oversubscribed_wait_s.value * std::max(0.0, double(std::min(ranks, devices_per_node)) / slots - 1);
+    return link;
+  };
+  const int replicas_stage = s.dp * s.tp;
+  Context c{model,
+            s,
+            p,
+            shards,
+            in_lockstep(intra, replicas_stage),
+            in_lockstep(pp_crosses ? inter : intra, 2 * s.dp),
+            in_lockstep(wide ? inter : intra, s.dp * s.tp * s.pp),
+            mfc.kind(),
+            in_lockstep(alltoall, replicas_stage),
+            inter,
+            devices_per_node};
   CallEstimate e;
   const double seq_len = double(mfc.seq_len());
   switch (mfc.kind()) {
@@ -342,11 +362,14 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   }
   e.overhead_s += p.call_overhead_s.value;
   // A node's worker processes share its compute slots (CPU cores): everything, progress of the collectives
-  // included, slows down by the oversubscription. All of the node's workers count, not only the call's: calls
-  // on other devices of the node run at the same time, and workers waiting in a collective still poll. (In
-  // realign validate on 2 cores and 4 workers, this cut the out-of-sample error of iteration time from 30% to
-  // 28% on average over three calibration splits and raised Kendall tau from 0.75 to 0.84.)
-  const double share = std::max(1.0, double(devices_per_node) / p.compute_slots_per_node.value);
+  // included, slows down by the node's load. The ranks busy beside the call count (calls on other devices of
+  // the node run at the same time), and so do, in part, the workers running no call (idle_worker_load): they
+  // wait for their next call, and waiting is not free. (In realign validate on 2 cores and 4 workers,
+  // counting every idle worker whole overestimated the disaggregated preset's train calls, 2 ranks beside 2
+  // idle ones, by 10-47% on seeds 1, 2 and 6.)
+  const double busy = std::max(own, std::min(busy_ranks, double(devices_per_node)));
+  const double load = busy + p.idle_worker_load.value * (double(devices_per_node) - busy);
+  const double share = std::max(1.0, load / slots);
   e.compute_s *= share;
   e.comm_s *= share;
   e.overhead_s *= share;

@@ -25,12 +25,16 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"step_overhead_s", "seconds per optimizer step"},
       {"iteration_overhead_s", "seconds per iteration, outside the calls"},
       {"compute_slots_per_node", "ranks of a node computing at full speed at once"},
+      {"idle_worker_load", "fraction of a compute slot a worker takes between its calls"},
       {"intra_node_latency_s", "seconds per message"},
       {"intra_node_bandwidth", "bytes/s per device"},
       {"intra_node_alltoall_bandwidth", "bytes/s per device, all-to-all"},
       {"inter_node_latency_s", "seconds per message"},
       {"inter_node_bandwidth", "bytes/s per device"},
       {"collective_overhead_s", "seconds per collective or message, issued by the host"},
+      {"oversubscribed_wait_s",
+       "seconds per message, times the call's ranks exchanging it at once / compute_slots_per_node - 1, "
+       "when above 0"},
       {"host_device_bandwidth", "bytes/s per device"}};
   std::vector<ExplainLine> out;
   for (const auto& [name, c] : p.coefficients()) {

@@ -86,12 +86,14 @@ std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coeffic
           {"step_overhead_s", &step_overhead_s},
           {"iteration_overhead_s", &iteration_overhead_s},
           {"compute_slots_per_node", &compute_slots_per_node},
+          {"idle_worker_load", &idle_worker_load},
           {"intra_node_latency_s", &intra_node_latency_s},
           {"intra_node_bandwidth", &intra_node_bandwidth},
           {"intra_node_alltoall_bandwidth", &intra_node_alltoall_bandwidth},
           {"inter_node_latency_s", &inter_node_latency_s},
           {"inter_node_bandwidth", &inter_node_bandwidth},
           {"collective_overhead_s", &collective_overhead_s},
+          {"oversubscribed_wait_s", &oversubscribed_wait_s},
           {"host_device_bandwidth", &host_device_bandwidth}};
 }
 
@@ -163,8 +165,14 @@ HardwareProfile default_profile(const DeviceSpec& d) {
                                                "(shared/LIBTORCH-NOTES.md); `realign profile` "
                                                "counts this machine's cores"}
                                  : Coefficient{1e6, "default: every accelerator computes on its own"};
+  p.idle_worker_load = {1,
+                        "default: a worker between calls takes a whole compute slot, as a computing one "
+                        "does; `realign validate --calibrate` fits it"};
   p.collective_overhead_s = {0,
                              "default: none beyond the link latency, which then includes the host's share"};
+  p.oversubscribed_wait_s = {d.intra_node_latency,
+                             "default: the link's latency, a start for `realign validate --calibrate` to fit "
+                             "(it matters only where a node's workers outnumber its compute slots)"};
   p.host_device_bandwidth = {25 * 1e9,
                              "default: PCIe Gen5 x16 achieves ~25 GB/s each way with pinned memory"};
   return p;
@@ -192,15 +200,17 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
     throw Error(r.path_of("version"),
                 "missing; this build reads profile version " + std::to_string(HardwareProfile::kVersion));
   const int64_t version = r.get_int("version");
-  // Version 4 differs only by lacking gemm_depth_efficiency, version 5 by lacking
-  // intra_node_alltoall_bandwidth: a measured or calibrated profile stays usable, priced as it was then (a
-  // GEMM's rate independent of its depth; an all-to-all at the all-reduce's bandwidth).
+  // Version 4 differs only by lacking gemm_depth_efficiency, version 5 also by lacking
+  // intra_node_alltoall_bandwidth, version 6 by lacking oversubscribed_wait_s: a measured or calibrated
+  // profile stays usable, priced as it was then (a GEMM's rate independent of its depth; an all-to-all at the
+  // all-reduce's bandwidth; no wait beyond the latency's scaling by the oversubscription).
   const bool before_depth = version == 4;
   const bool before_alltoall = version == 4 || version == 5;
-  if (version != HardwareProfile::kVersion && !before_alltoall)
+  const bool before_oversubscribed = version >= 4 && version <= 6;
+  if (version != HardwareProfile::kVersion && !before_oversubscribed)
     throw Error(r.path_of("version"), "profile version " + std::to_string(version) + " is not the version " +
                                           std::to_string(HardwareProfile::kVersion) +
-                                          " this build reads (nor 4 or 5); re-run `realign profile`");
+                                          " this build reads (nor 4 to 6); re-run `realign profile`");
   HardwareProfile p;
   p.device = r.get_string("device");
   for (auto& [name, c] : p.coefficients()) {
@@ -210,6 +220,9 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
     }
     if (before_alltoall && std::string(name) == "intra_node_alltoall_bandwidth" && !r.has(name))
       continue;  // set from intra_node_bandwidth once that is read
+    if (before_oversubscribed && !r.has(name) &&
+        (std::string(name) == "oversubscribed_wait_s" || std::string(name) == "idle_worker_load"))
+      continue;  // set below
     if (!r.has(name)) throw Error(r.path_of(name), "missing coefficient");
     ObjectReader cr(r.at(name), r.path_of(name));
     c->value = cr.get_double("value");
@@ -221,7 +234,9 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
     if (cr.has("points") || cr.has("of")) read_curve(cr, name, *c);
     cr.finish();
     // An overhead on top of another coefficient may be absent (0); every rate and size must be positive.
-    const bool may_be_zero = std::string(name) == "collective_overhead_s";
+    const bool may_be_zero = std::string(name) == "collective_overhead_s" ||
+                             std::string(name) == "oversubscribed_wait_s" ||
+                             std::string(name) == "idle_worker_load";
     if (!std::isfinite(c->value) || c->value < 0 || (c->value == 0 && !may_be_zero))
       throw Error(cr.path_of("value"), may_be_zero ? "must be a number >= 0" : "must be a positive number");
   }
@@ -232,8 +247,16 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
                                              " profile: intra_node_bandwidth (" +
                                              p.intra_node_bandwidth.source + ")";
   }
-  for (const char* fraction : {"gemm_efficiency", "gemm_depth_efficiency", "attention_efficiency",
-                               "decode_bandwidth_efficiency", "usable_memory_fraction", "pass_efficiency"})
+  if (before_oversubscribed && !r.has("oversubscribed_wait_s"))
+    p.oversubscribed_wait_s = {
+        0, "absent from this version-" + std::to_string(version) +
+               " profile: no wait beyond the latency's scaling, as that version priced it"};
+  if (before_oversubscribed && !r.has("idle_worker_load"))
+    p.idle_worker_load = {1, "absent from this version-" + std::to_string(version) +
+                                 " profile: a whole slot, as that version priced it"};
+  for (const char* fraction :
+       {"gemm_efficiency", "gemm_depth_efficiency", "attention_efficiency", "decode_bandwidth_efficiency",
+        "usable_memory_fraction", "pass_efficiency", "idle_worker_load"})
     for (const auto& [name, c] : p.coefficients())
       if (std::string(name) == fraction && c->value > 1.0)
         throw Error(join_path(join_path(path, name), "value"), "a fraction must be at most 1");

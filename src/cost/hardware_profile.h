@@ -29,9 +29,10 @@ struct Coefficient {
 };
 
 struct HardwareProfile {
-  static constexpr int kVersion = 6;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node;
+  static constexpr int kVersion = 7;  // 2: call_overhead_s, step_overhead_s, compute_slots_per_node;
                                       // 3: iteration_overhead_s; 4: decode_step_overhead_s, curves;
-                                      // 5: gemm_depth_efficiency; 6: intra_node_alltoall_bandwidth
+                                      // 5: gemm_depth_efficiency; 6: intra_node_alltoall_bandwidth;
+                                      // 7: oversubscribed_wait_s, idle_worker_load
   std::string device;                 // the DeviceSpec name it describes
 
   // Device peaks (copied from the DeviceSpec so a profile stands alone).
@@ -66,6 +67,11 @@ struct HardwareProfile {
   // Ranks of one node that compute at full speed at once: CPU workers share the node's cores (a call on more
   // ranks than cores runs proportionally slower); accelerators compute independently (a huge value).
   Coefficient compute_slots_per_node;
+  // Share of a compute slot that a worker of the node takes while it runs no call (waiting for its next
+  // one: polling, the trainer's own work), between 0 (it sleeps) and 1 (as much as a computing worker). The
+  // node's load during a call, and so how far every rank of the call slows down, is its busy ranks plus
+  // this share of the others, over compute_slots_per_node (cost/call_cost.cc).
+  Coefficient idle_worker_load;
 
   // Links: alpha (seconds per message) and beta (bytes/s per device, one direction).
   Coefficient intra_node_latency_s;
@@ -80,6 +86,12 @@ struct HardwareProfile {
   // Fixed cost of one collective or send/recv as an eager engine issues it (the framework's call, NCCL's
   // enqueue and launch), on top of the link's own latency; it makes tensor parallelism costly when decoding.
   Coefficient collective_overhead_s;
+  // Workers that share a node's compute slots (CPU cores) take turns. Where more of a call's ranks exchange
+  // the same messages at the same moments than the node has slots (two tp groups' collectives in lockstep on
+  // 2 cores), each such message waits this much longer per unit of that oversubscription (ranks / slots - 1),
+  // on top of the link latency's scaling by the node's busy ranks (cost/call_cost.cc). Never on
+  // accelerators, each of which computes on its own.
+  Coefficient oversubscribed_wait_s;
   Coefficient host_device_bandwidth;  // bytes/s per device: loading an offloaded model's shards
 
   // Every coefficient with its JSON name, in a fixed order (JSON I/O and `explain` iterate over this).
@@ -103,8 +115,9 @@ bool has_shipped_profile(const DeviceSpec& device);
 // {"version": 4, "device": "...", "<coefficient>": {"value": x, "source": "..."}, ...}; a curve adds
 // "of": "<variable>", "points": [[x, y], ...] (value: y at the last point).
 Json to_json(const HardwareProfile& profile);
-// Reads versions 4 and 5 too (gemm_depth_efficiency then 1; intra_node_alltoall_bandwidth then the
-// all-reduce's intra_node_bandwidth). Throws Error naming the field: another version, a
+// Reads versions 4 to 6 too (gemm_depth_efficiency then 1; intra_node_alltoall_bandwidth then the
+// all-reduce's intra_node_bandwidth; oversubscribed_wait_s then 0 and idle_worker_load 1, as those
+// versions priced them). Throws Error naming the field: another version, a
 // missing or unknown coefficient, a bad value, a
 // missing source, a curve whose x does not increase or that is not monotone where it must be
 // (efficiencies and bandwidths do not fall as sizes grow).

@@ -74,6 +74,26 @@ TEST(Calibration, RecoversTheFactorsOfAKnownProfile) {
   EXPECT_EQ(hardware_profile_from_json(to_json(c.profile), "p.json"), c.profile);
 }
 
+// The wait of oversubscribed workers is fitted apart from the link latency: the calls whose messages run on
+// at most 2 ranks at once (2 cores) tell the latency, those on 4 ranks in lockstep the wait beyond it.
+TEST(Calibration, FitsTheOversubscribedWaitApartFromTheLatency) {
+  TinyPpo s;
+  HardwareProfile truth = s.start;
+  truth.intra_node_latency_s.value *= 0.5;
+  truth.oversubscribed_wait_s.value *= 6;
+  const auto calls = s.calls_under(truth);
+  const Calibration c = calibrate(s.graph, s.cluster, s.start, calls, "test");
+  EXPECT_LT(c.median_error_after, 0.02);
+  for (const GroupScale& g : c.scales) {
+    if (g.group == "latency") {
+      EXPECT_NEAR(g.scale, 0.5, 0.1) << g.group;
+    }
+    if (g.group == "oversubscription") {
+      EXPECT_NEAR(g.scale, 6, 0.6) << g.group;
+    }
+  }
+}
+
 TEST(Calibration, PartsAddUpToTheEstimate) {
   TinyPpo s;
   const auto calls = s.calls_under(s.start);
@@ -168,6 +188,45 @@ TEST(Calibration, IterationOverheadIsWhatIterationsTakeBeyondTheirCalls) {
   EXPECT_GT(fast.iteration_overhead_s.value, 0);
   EXPECT_LT(fast.iteration_overhead_s.value, 1e-5);
   EXPECT_EQ(hardware_profile_from_json(to_json(fast), "p.json"), fast);
+}
+
+// How much a worker between calls loads the cores slows every call on a shared node: calibrate_to_iterations
+// finds it from plans that leave workers idle (calls on half the node) and plans that do not.
+TEST(Calibration, ChoosesTheIdleWorkerLoadThatPredictsTheIterations) {
+  TinyPpo s;
+  ExecutionPlan half = uniform_plan(s.graph, assign("", 0, 2, 1, 1));
+  ExecutionPlan split = uniform_plan(s.graph, assign("", 2, 1, 2, 1));
+  split.assignments[0] = assign(split.assignments[0].mfc, 0, 2, 1, 1);  // generation on the other half
+  const std::vector<ExecutionPlan> plans = {uniform_plan(s.graph, assign("", 0, 4, 1, 1)), half, split,
+                                            uniform_plan(s.graph, assign("", 0, 1, 1, 2, 2))};
+  HardwareProfile truth = s.start;
+  truth.idle_worker_load.value = 0.25;
+  truth.gemm_efficiency.value /= 2;
+  truth.iteration_overhead_s.value = 0.01;
+  Simulator machine(s.graph, s.cluster, truth);
+  std::vector<double> measured;
+  std::vector<CallMeasurement> calls;
+  for (const ExecutionPlan& p : plans) {
+    const SimulationResult r = machine.run(p);
+    measured.push_back(r.iteration_time_s);
+    for (size_t k = 0; k < r.calls.size(); ++k)
+      calls.push_back({int(k), p.assignments[k], r.calls[k].end_s - r.calls[k].start_s, r.iteration_time_s,
+                       r.calls[k].busy_ranks});
+  }
+  const Calibration c = calibrate_to_iterations(s.graph, s.cluster, s.start, calls, plans, measured, "test");
+  EXPECT_EQ(c.idle_worker_load, 0.25);
+  EXPECT_EQ(c.profile.idle_worker_load.value, 0.25);
+  EXPECT_NE(c.profile.idle_worker_load.source.find("test"), std::string::npos);
+  Simulator calibrated(s.graph, s.cluster, c.profile);
+  for (size_t i = 0; i < plans.size(); ++i)
+    EXPECT_NEAR(calibrated.run(plans[i]).iteration_time_s, measured[i], 0.02 * measured[i]) << i;
+  // On cores enough for every worker the load does not matter and is kept.
+  TinyPpo roomy;
+  roomy.start.compute_slots_per_node.value = 4;
+  const Calibration kept =
+      calibrate_to_iterations(roomy.graph, roomy.cluster, roomy.start, calls, plans, measured, "test");
+  EXPECT_EQ(kept.idle_worker_load, -1);
+  EXPECT_EQ(kept.profile.idle_worker_load, roomy.start.idle_worker_load);
 }
 
 }  // namespace

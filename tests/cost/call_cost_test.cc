@@ -172,7 +172,8 @@ TEST(CallCost, CpuWorkersBeyondTheCoresShareThem) {
   const int train = g.mfc_index("actor_train");
   // The node's 4 workers on 2 cores: a call runs twice as long as on 4 cores, on 4 ranks or on 2 (the other
   // two workers compute other calls, or poll, at the same time). Without message latency that is all.
-  for (HardwareProfile* p : {&cores2, &cores4}) p->intra_node_latency_s.value = 1e-30;
+  for (HardwareProfile* p : {&cores2, &cores4})
+    p->intra_node_latency_s.value = p->oversubscribed_wait_s.value = 1e-30;
   const auto four = assign("actor_train", 0, 4, 1, 1), two = assign("actor_train", 0, 2, 1, 1);
   EXPECT_NEAR(estimate_call(g, c, cores2, train, four).time_s,
               2 * estimate_call(g, c, cores4, train, four).time_s, 1e-9);
@@ -188,6 +189,7 @@ TEST(CallCost, MessagesWaitLongerTheMoreRanksShareTheCores) {
   const Cluster c = make_cluster(1, 4, "cpu-gloo");
   HardwareProfile p = default_profile(c.device);
   p.intra_node_bandwidth.value = 1e30;
+  p.oversubscribed_wait_s.value = 0;
   const int inf = g.mfc_index("ref_inf");
   auto comm = [&](const MfcAssignment& a, double busy) {
     return estimate_call(g, c, p, inf, a, busy).comm_s;
@@ -203,6 +205,32 @@ TEST(CallCost, MessagesWaitLongerTheMoreRanksShareTheCores) {
   const Cluster gpus = make_cluster(1, 4);
   const HardwareProfile h = default_profile(gpus.device);
   EXPECT_EQ(estimate_call(g, gpus, h, inf, pair, 4).time_s, estimate_call(g, gpus, h, inf, pair, 0).time_s);
+}
+
+// Where more of a call's ranks exchange the same messages at once than the node has cores, each message
+// also waits oversubscribed_wait_s per unit of that oversubscription: the tp collectives of two tp groups
+// side by side on 2 cores, not those of one group beside other busy ranks.
+TEST(CallCost, LockstepRanksBeyondTheCoresWaitPerMessage) {
+  const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3, 2);
+  const Cluster c = make_cluster(1, 4, "cpu-gloo");
+  HardwareProfile p = default_profile(c.device);
+  p.intra_node_bandwidth.value = 1e30;
+  const int inf = g.mfc_index("ref_inf");
+  auto comm = [&](const MfcAssignment& a, double busy, double wait) {
+    p.oversubscribed_wait_s.value = wait;
+    return estimate_call(g, c, p, inf, a, busy).comm_s;
+  };
+  const double latency = p.intra_node_latency_s.value;
+  const auto pair = assign("ref_inf", 0, 1, 2, 1), both_pairs = assign("ref_inf", 0, 2, 2, 1);
+  // One tp group: no wait, busy ranks beside it or not.
+  EXPECT_EQ(comm(pair, 4, 3 * latency), comm(pair, 4, 0));
+  EXPECT_EQ(comm(pair, 0, 3 * latency), comm(pair, 0, 0));
+  // Two tp groups in lockstep on 2 cores: (4 / 2 - 1) x 3 latencies more per message, on top of each
+  // message's 2 latencies (the node's 4 busy ranks): 5 latencies where there were 2.
+  EXPECT_NEAR(comm(both_pairs, 0, 3 * latency), 2.5 * comm(both_pairs, 0, 0), 1e-12);
+  // On 4 cores nobody waits.
+  p.compute_slots_per_node.value = 4;
+  EXPECT_EQ(comm(both_pairs, 0, 3 * latency), comm(both_pairs, 0, 0));
 }
 
 TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {

@@ -19,7 +19,7 @@ TEST(HardwareProfile, DefaultsComeFromTheDeviceSpecWithSources) {
   EXPECT_EQ(p.inter_node_bandwidth.value, d.inter_node_bandwidth);
   EXPECT_EQ(p.intra_node_latency_s.value, d.intra_node_latency);
   for (const auto& [name, c] : p.coefficients()) {
-    if (std::string(name) != "collective_overhead_s") {
+    if (std::string(name) != "collective_overhead_s" && std::string(name) != "oversubscribed_wait_s") {
       EXPECT_GT(c->value, 0) << name;
     }
     EXPECT_FALSE(c->source.empty()) << name;
@@ -75,6 +75,19 @@ TEST(HardwareProfile, ReadsAVersionFiveProfileWithoutTheAllToAllBandwidth) {
   // The shipped H100 profile prices an all-to-all below an all-reduce's NVLink SHARP bus bandwidth.
   const HardwareProfile shipped = builtin_profile(builtin_device("h100-sxm", "device"));
   EXPECT_LT(shipped.intra_node_alltoall_bandwidth.value, shipped.intra_node_bandwidth.value);
+}
+
+// A version-6 profile (before the oversubscribed wait had its own coefficient) still loads and prices every
+// call as it did: no wait beyond the latency's scaling.
+TEST(HardwareProfile, ReadsAVersionSixProfileWithoutTheOversubscribedWait) {
+  Json j = to_json(default_profile(builtin_device("cpu-gloo", "device")));
+  j["version"] = 6;
+  j.erase("oversubscribed_wait_s");
+  const HardwareProfile p = hardware_profile_from_json(j, "profile");
+  EXPECT_EQ(p.oversubscribed_wait_s.value, 0);
+  EXPECT_NE(p.oversubscribed_wait_s.source.find("version-6"), std::string::npos);
+  j["version"] = 7;
+  EXPECT_NE(error_of(j).find("profile.oversubscribed_wait_s"), std::string::npos) << error_of(j);
 }
 
 TEST(HardwareProfile, RejectsOtherVersionsAndMissingFields) {
