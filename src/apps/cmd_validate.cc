@@ -264,7 +264,7 @@ void add_validate_command(CLI::App& app) {
       }
     }
     std::printf("\nmedian absolute error %.1f%%, Kendall tau %.2f over %zu plans (profile: %s)\n", 100 * mae,
-                tau, plans.size(), config.profile_path.empty() ? "defaults" : config.profile_path.c_str());
+                tau, plans.size(), profile_name(config).c_str());
     std::printf(
         "per call: median absolute error %.1f%% over %zu calls (each call's median time in its plan)\n",
         100 * call_mae, call_errors.size());
