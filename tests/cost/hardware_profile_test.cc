@@ -19,7 +19,7 @@ TEST(HardwareProfile, DefaultsComeFromTheDeviceSpecWithSources) {
   EXPECT_EQ(p.inter_node_bandwidth.value, d.inter_node_bandwidth);
   EXPECT_EQ(p.intra_node_latency_s.value, d.intra_node_latency);
   for (const auto& [name, c] : p.coefficients()) {
-    if (std::string(name) != "collective_overhead_s" && std::string(name) != "oversubscribed_wait_s") {
+    if (std::string(name) != "collective_overhead_s") {
       EXPECT_GT(c->value, 0) << name;
     }
     EXPECT_FALSE(c->source.empty()) << name;
