@@ -315,14 +315,22 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   // spanning nodes some stage boundary is a node boundary, and the slowest hand-off paces the pipeline.
   const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
   const bool pp_crosses = spans_nodes;
-  // Beyond that, when more of the call's ranks exchange the same messages at the same moments than the node
-  // has slots, each message also waits for a peer that another such rank holds off its slot
-  // (HardwareProfile::oversubscribed_wait_s): a stage's tp collectives run in every replica at once (dp * tp
-  // ranks), a pipeline hand-off in every replica (2 dp ranks; counting each tp rank's hand-off too fitted the
-  // 360 measured calls of seeds 1-6 slightly worse), the gradient sync in every stage (all ranks).
+  // The node's load during the call: its busy ranks (the call's own and those of calls beside it) and, in
+  // part, the workers running no call (idle_worker_load): they wait for their next call, and waiting is not
+  // free. (In realign validate on 2 cores and 4 workers, counting every idle worker whole overestimated the
+  // disaggregated preset's train calls, 2 ranks beside 2 idle ones, by 10-47% on seeds 1, 2 and 6.)
+  const double busy = std::max(own, std::min(busy_ranks, double(devices_per_node)));
+  const double idle_load = p.idle_worker_load.value * (double(devices_per_node) - busy);
+  // Where more of the call's ranks exchange the same messages at the same moments than the node has slots
+  // left beside the idle workers' load, each message also waits for a peer that another rank holds off its
+  // slot (HardwareProfile::oversubscribed_wait_s): a stage's tp collectives run in every replica at once (dp
+  // * tp ranks), a pipeline hand-off in every replica (2 dp ranks; counting each tp rank's hand-off too
+  // fitted the 360 measured calls of seeds 1-6 slightly worse), the gradient sync in every stage (all ranks).
+  // (Counting the idle workers' load here too cut the median error of those seeds' plans, fitted together,
+  // from 7.9% to 6.8%.)
   auto in_lockstep = [&](Link link, int ranks) {
-    link.latency_s +=
-        p.oversubscribed_wait_s.value * std::max(0.0, double(std::min(ranks, devices_per_node)) / slots - 1);
+    const double lockstep = double(std::min(ranks, devices_per_node)) + idle_load;
+    link.latency_s += p.oversubscribed_wait_s.value * std::max(0.0, lockstep / slots - 1);
     return link;
   };
   const int replicas_stage = s.dp * s.tp;
@@ -362,14 +370,8 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   }
   e.overhead_s += p.call_overhead_s.value;
   // A node's worker processes share its compute slots (CPU cores): everything, progress of the collectives
-  // included, slows down by the node's load. The ranks busy beside the call count (calls on other devices of
-  // the node run at the same time), and so do, in part, the workers running no call (idle_worker_load): they
-  // wait for their next call, and waiting is not free. (In realign validate on 2 cores and 4 workers,
-  // counting every idle worker whole overestimated the disaggregated preset's train calls, 2 ranks beside 2
-  // idle ones, by 10-47% on seeds 1, 2 and 6.)
-  const double busy = std::max(own, std::min(busy_ranks, double(devices_per_node)));
-  const double load = busy + p.idle_worker_load.value * (double(devices_per_node) - busy);
-  const double share = std::max(1.0, load / slots);
+  // included, slows down by the node's load.
+  const double share = std::max(1.0, (busy + idle_load) / slots);
   e.compute_s *= share;
   e.comm_s *= share;
   e.overhead_s *= share;

@@ -78,6 +78,7 @@ TEST(Calibration, RecoversTheFactorsOfAKnownProfile) {
 // at most 2 ranks at once (2 cores) tell the latency, those on 4 ranks in lockstep the wait beyond it.
 TEST(Calibration, FitsTheOversubscribedWaitApartFromTheLatency) {
   TinyPpo s;
+  s.start.idle_worker_load.value = 0;  // the idle workers take no core: only the lockstep ranks count
   HardwareProfile truth = s.start;
   truth.intra_node_latency_s.value *= 0.5;
   truth.oversubscribed_wait_s.value *= 6;

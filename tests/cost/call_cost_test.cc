@@ -209,12 +209,14 @@ TEST(CallCost, MessagesWaitLongerTheMoreRanksShareTheCores) {
 
 // Where more of a call's ranks exchange the same messages at once than the node has cores, each message
 // also waits oversubscribed_wait_s per unit of that oversubscription: the tp collectives of two tp groups
-// side by side on 2 cores, not those of one group beside other busy ranks.
+// side by side on 2 cores, not those of one group beside other busy ranks, unless the node's idle workers
+// take part of the cores too.
 TEST(CallCost, LockstepRanksBeyondTheCoresWaitPerMessage) {
   const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3, 2);
   const Cluster c = make_cluster(1, 4, "cpu-gloo");
   HardwareProfile p = default_profile(c.device);
   p.intra_node_bandwidth.value = 1e30;
+  p.idle_worker_load.value = 0;
   const int inf = g.mfc_index("ref_inf");
   auto comm = [&](const MfcAssignment& a, double busy, double wait) {
     p.oversubscribed_wait_s.value = wait;
@@ -228,6 +230,10 @@ TEST(CallCost, LockstepRanksBeyondTheCoresWaitPerMessage) {
   // Two tp groups in lockstep on 2 cores: (4 / 2 - 1) x 3 latencies more per message, on top of each
   // message's 2 latencies (the node's 4 busy ranks): 5 latencies where there were 2.
   EXPECT_NEAR(comm(both_pairs, 0, 3 * latency), 2.5 * comm(both_pairs, 0, 0), 1e-12);
+  // Beside 2 idle workers taking half a core each, one tp group's 2 ranks load the 2 cores as 3 would:
+  // (3 / 2 - 1) x 3 latencies more per message, on top of its 1 latency.
+  p.idle_worker_load.value = 0.5;
+  EXPECT_NEAR(comm(pair, 0, 3 * latency), 2.5 * comm(pair, 0, 0), 1e-12);
   // On 4 cores nobody waits.
   p.compute_slots_per_node.value = 4;
   EXPECT_EQ(comm(both_pairs, 0, 3 * latency), comm(both_pairs, 0, 0));

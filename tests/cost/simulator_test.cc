@@ -323,7 +323,9 @@ TEST(Simulator, CpuCallsSideBySideSlowEachOthersMessages) {
                      assign("critic_train", 0, 4, 1, 1)};
     return p;
   };
-  Simulator sim(g, cpu, default_profile(cpu.device));
+  HardwareProfile profile = default_profile(cpu.device);
+  profile.idle_worker_load.value = 0;  // the workers between calls sleep: only the busy ranks load the cores
+  Simulator sim(g, cpu, profile);
   const SimulationResult apart = sim.run(plan(0)), beside = sim.run(plan(2));
   const size_t ref = size_t(g.mfc_index("ref_inf")), reward = size_t(g.mfc_index("reward_inf"));
   // One after the other, a pair's 2 ranks fit the 2 cores; side by side, the other pair's ranks are busy for
