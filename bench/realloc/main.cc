@@ -2,7 +2,7 @@
 // the raw Gloo point-to-point bandwidth measured in the same run and against the naive way (every destination
 // gathers the full model, then slices its shard).
 //   bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps R] [--chunk-mib C]
-//                 [--window-mib W]
+//                 [--window-mib W] [--naive 0|1]
 // Starts N copies of itself (comm/launcher.h); rank 0 prints the table. Started by torchrun (RANK and
 // WORLD_SIZE set; --world is then the job's) it runs as one rank of that job, on as many hosts as the job
 // has, and also measures the raw Gloo bandwidth from rank 0 to the first rank of the next host
@@ -15,8 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <functional>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "comm/launcher.h"
 #include "comm/world.h"
@@ -33,6 +36,7 @@ struct Settings {
   int reps = 2;
   int64_t chunk_mib = 4;    // ReallocOptions::chunk_bytes
   int64_t window_mib = 64;  // ReallocOptions::window_bytes
+  bool naive = true;        // also time the naive way (--naive 0 skips it: a shorter run)
 };
 
 ModelSpec bench_model(const Settings& s) {
@@ -52,20 +56,44 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Rank 0 -> rank `peer`, `bytes` a message, best of `reps`.
-double raw_p2p_gbps(comm::Group& g, int64_t bytes, int reps, int peer) {
+// This process's CPU seconds, every thread counted (Gloo's I/O threads do the socket copies).
+double cpu_now() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// One timed step on every rank: the slowest rank's seconds, and how many cores the ranks kept busy on average
+// (their CPU seconds summed, over those seconds). On a machine with few cores the cores figure says whether
+// a step was bound by CPU (every core busy) or by waiting (latency, a single stream's pace).
+struct Timing {
+  double seconds = 0;
+  double cores = 0;
+};
+
+Timing timed(comm::Group& g, const std::function<void()>& step) {
+  g.barrier();
+  const double t0 = now(), c0 = cpu_now();
+  step();
+  at::Tensor t = at::tensor({now() - t0}, at::kDouble), c = at::tensor({cpu_now() - c0}, at::kDouble);
+  g.all_reduce(t, comm::ReduceOp::kMax);
+  g.all_reduce_sum(c);
+  return {t.item<double>(), c.item<double>() / t.item<double>()};
+}
+
+// Rank 0 -> rank `peer`, `bytes` a message, best of `reps` (GB/s, and the cores busy in that run).
+std::pair<double, double> raw_p2p_gbps(comm::Group& g, int64_t bytes, int reps, int peer) {
   at::Tensor buf = at::ones({bytes}, at::kByte);
-  double best = 0;
+  double best = 0, cores = 0;
   for (int r = 0; r < reps + 1; ++r) {
-    g.barrier();
-    const double t0 = now();
-    if (g.rank() == 0) g.send(buf, peer);
-    if (g.rank() == peer) g.recv(buf, 0);
-    at::Tensor t = at::tensor({now() - t0}, at::kDouble);
-    g.all_reduce(t, comm::ReduceOp::kMax);
-    if (r > 0) best = std::max(best, double(bytes) / t.item<double>() / 1e9);  // first run warms up
+    const Timing t = timed(g, [&] {
+      if (g.rank() == 0) g.send(buf, peer);
+      if (g.rank() == peer) g.recv(buf, 0);
+    });
+    const double gbps = double(bytes) / t.seconds / 1e9;
+    if (r > 0 && gbps > best) best = gbps, cores = t.cores;  // first run warms up
   }
-  return best;
+  return {best, cores};
 }
 
 // The naive way: every destination rank receives the whole model (own shards used in place, as an all-gather
@@ -124,19 +152,21 @@ void worker(comm::World& world, const Settings& s) {
         double(spec.total_params() * elem) / 1e9, s.dtype.c_str(), s.reps, (long long)s.chunk_mib,
         (long long)s.window_mib);
   }
-  double raw = per_host > 1 ? raw_p2p_gbps(*g, int64_t(256) << 20, 3, 1) : 0;
+  double raw = 0, raw_cores = 0;
+  if (per_host > 1) std::tie(raw, raw_cores) = raw_p2p_gbps(*g, int64_t(256) << 20, 3, 1);
   if (lead && per_host > 1)
     std::printf(
-        "raw Gloo point-to-point (rank 0 -> 1, same host, 256 MiB messages, blocking send/recv): %.3f GB/s\n",
-        raw);
+        "raw Gloo point-to-point (rank 0 -> 1, same host, 256 MiB messages, blocking send/recv): %.3f GB/s, "
+        "%.2f cores busy\n",
+        raw, raw_cores);
   if (per_host < world.size()) {
     // Moves between hosts are bounded by the link between them: "% raw" is taken against this figure.
-    raw = raw_p2p_gbps(*g, int64_t(256) << 20, 3, per_host);
+    std::tie(raw, raw_cores) = raw_p2p_gbps(*g, int64_t(256) << 20, 3, per_host);
     if (lead)
       std::printf(
           "raw Gloo point-to-point (rank 0 -> %d, across hosts, 256 MiB messages, blocking send/recv): %.3f "
-          "GB/s\n",
-          per_host, raw);
+          "GB/s, %.2f cores busy\n",
+          per_host, raw, raw_cores);
   }
   if (lead) std::printf("\n");
   const char* pairs[][2] = {{"d1t2p2", "d4t1p1"},
@@ -145,27 +175,25 @@ void worker(comm::World& world, const Settings& s) {
                             {"d4t1p1", "d1t2p2"},
                             {"d2t1p1", "d2t1p1@2"}};
   if (lead)
-    std::printf("%-22s %10s %10s %9s %8s %7s | %10s %9s %8s\n", "pair", "moved GB", "min GB", "seconds",
-                "GB/s", "% raw", "naive GB", "seconds", "GB/s");
+    std::printf("%-22s %10s %10s %9s %8s %7s %6s | %10s %9s %8s\n", "pair", "moved GB", "min GB", "seconds",
+                "GB/s", "% raw", "cores", "naive GB", "seconds", "GB/s");
   const SliceSource source = synthetic_params(1);
   for (const auto& pr : pairs) {
     const Layout from = parse_layout(pr[0]), to = parse_layout(pr[1]);
     if (std::max(from.first_device + from.size(), to.first_device + to.size()) > world.size()) continue;
     const TransferPlan plan = plan_reallocation(params, spec.n_layers, from, to);
     const ShardMap src = make_shards(params, spec.n_layers, from, world.rank(), source, dtype);
-    double best = 1e30;
+    Timing best{1e30, 0};
     bool exact = true;
     for (int r = 0; r < s.reps; ++r) {
       ReallocOptions o;
       o.dtype = dtype;
       o.chunk_bytes = s.chunk_mib << 20;
       o.window_bytes = s.window_mib << 20;
-      g->barrier();
-      const double t0 = now();
-      ShardMap dst = execute_reallocation(*g, plan, params, spec.n_layers, src, o);
-      at::Tensor t = at::tensor({now() - t0}, at::kDouble);
-      g->all_reduce(t, comm::ReduceOp::kMax);
-      best = std::min(best, t.item<double>());
+      ShardMap dst;
+      const Timing t =
+          timed(*g, [&] { dst = execute_reallocation(*g, plan, params, spec.n_layers, src, o); });
+      if (t.seconds < best.seconds) best = t;
       if (r == 0) {  // verify once (outside the timing)
         at::Tensor bad = at::tensor(
             {int64_t(verify_shards(params, spec.n_layers, to, world.rank(), dst, source, dtype).size())},
@@ -176,18 +204,21 @@ void worker(comm::World& world, const Settings& s) {
     }
     double naive_best = 1e30;
     int64_t naive_bytes = 0;
-    for (int r = 0; r < s.reps; ++r) {
+    for (int r = 0; r < (s.naive ? s.reps : 0); ++r) {
       const auto [bytes, secs] = naive(*g, params, spec.n_layers, from, to, src, dtype, s);
       naive_bytes = bytes;
       naive_best = std::min(naive_best, secs);
     }
     if (lead) {
-      const double moved = double(plan.bytes_moved(elem)), gbps = moved / best / 1e9;
-      std::printf("%-22s %10.3f %10.3f %9.3f %8.3f %6.0f%% | %10.3f %9.3f %8.3f%s\n",
+      const double moved = double(plan.bytes_moved(elem)), gbps = moved / best.seconds / 1e9;
+      char naive_cols[64] = "         -         -        -";
+      if (s.naive)
+        std::snprintf(naive_cols, sizeof naive_cols, "%10.3f %9.3f %8.3f", double(naive_bytes) / 1e9,
+                      naive_best, double(naive_bytes) / naive_best / 1e9);
+      std::printf("%-22s %10.3f %10.3f %9.3f %8.3f %6.0f%% %6.2f | %s%s\n",
                   (std::string(pr[0]) + " -> " + pr[1]).c_str(), moved / 1e9,
-                  double(plan.bytes_minimum(elem)) / 1e9, best, gbps, 100 * gbps / raw,
-                  double(naive_bytes) / 1e9, naive_best, double(naive_bytes) / naive_best / 1e9,
-                  exact ? "" : "  MISMATCH");
+                  double(plan.bytes_minimum(elem)) / 1e9, best.seconds, gbps, 100 * gbps / raw, best.cores,
+                  naive_cols, exact ? "" : "  MISMATCH");
       std::fflush(stdout);
     }
   }
@@ -215,10 +246,12 @@ int main(int argc, char** argv) {
       s.chunk_mib = std::stoll(v);
     else if (k == "--window-mib")
       s.window_mib = std::stoll(v);
+    else if (k == "--naive" && (v == "0" || v == "1"))
+      s.naive = v == "1";
     else {
       std::fprintf(stderr,
                    "usage: bench_realloc [--world N] [--dtype bf16|fp32] [--layers L] [--hidden H] [--reps "
-                   "R] [--chunk-mib C] [--window-mib W]\n");
+                   "R] [--chunk-mib C] [--window-mib W] [--naive 0|1]\n");
       return 1;
     }
   }
