@@ -183,28 +183,31 @@ TEST(CallCost, CpuWorkersBeyondTheCoresShareThem) {
   EXPECT_GE(default_profile(builtin_device("h100-sxm", "d")).compute_slots_per_node.value, 1e6);
 }
 
-TEST(CallCost, MessagesWaitLongerTheMoreRanksShareTheCores) {
-  // Latency only: the collectives of a tp = 2 call on a node of 4 workers and 2 cores.
+// The collectives of ref_inf on a node of 4 CPU workers and 2 cores, latency only (free bandwidth).
+struct TpMessagesOnTwoCores {
   const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3, 2);
   const Cluster c = make_cluster(1, 4, "cpu-gloo");
   HardwareProfile p = default_profile(c.device);
-  p.intra_node_bandwidth.value = 1e30;
-  p.oversubscribed_wait_s.value = 0;
   const int inf = g.mfc_index("ref_inf");
-  auto comm = [&](const MfcAssignment& a, double busy) {
-    return estimate_call(g, c, p, inf, a, busy).comm_s;
-  };
-  const auto pair = assign("ref_inf", 0, 1, 2, 1), both_pairs = assign("ref_inf", 0, 2, 2, 1);
+  const MfcAssignment pair = assign("ref_inf", 0, 1, 2, 1), both_pairs = assign("ref_inf", 0, 2, 2, 1);
+  TpMessagesOnTwoCores() { p.intra_node_bandwidth.value = 1e30; }
+  double comm(const MfcAssignment& a, double busy) const { return estimate_call(g, c, p, inf, a, busy).comm_s; }
+};
+
+TEST(CallCost, MessagesWaitLongerTheMoreRanksShareTheCores) {
+  TpMessagesOnTwoCores t;
+  t.p.oversubscribed_wait_s.value = 0;
   // Its own 2 ranks fit the 2 cores; 2 more busy ranks beside it make each message wait twice as long, as do
   // its own 4 ranks (per rank the same collectives, on half the rows).
-  EXPECT_NEAR(comm(pair, 4), 2 * comm(pair, 0), 1e-12);
-  EXPECT_NEAR(comm(pair, 3), 1.5 * comm(pair, 0), 1e-12);
-  EXPECT_NEAR(comm(both_pairs, 0), 2 * comm(pair, 0), 1e-12);
-  EXPECT_NEAR(comm(both_pairs, 4), comm(both_pairs, 0), 1e-12);
+  EXPECT_NEAR(t.comm(t.pair, 4), 2 * t.comm(t.pair, 0), 1e-12);
+  EXPECT_NEAR(t.comm(t.pair, 3), 1.5 * t.comm(t.pair, 0), 1e-12);
+  EXPECT_NEAR(t.comm(t.both_pairs, 0), 2 * t.comm(t.pair, 0), 1e-12);
+  EXPECT_NEAR(t.comm(t.both_pairs, 4), t.comm(t.both_pairs, 0), 1e-12);
   // Accelerators never wait for a core.
   const Cluster gpus = make_cluster(1, 4);
   const HardwareProfile h = default_profile(gpus.device);
-  EXPECT_EQ(estimate_call(g, gpus, h, inf, pair, 4).time_s, estimate_call(g, gpus, h, inf, pair, 0).time_s);
+  EXPECT_EQ(estimate_call(t.g, gpus, h, t.inf, t.pair, 4).time_s,
+            estimate_call(t.g, gpus, h, t.inf, t.pair, 0).time_s);
 }
 
 // Where more of a call's ranks exchange the same messages at once than the node has cores, each message
@@ -212,31 +215,26 @@ TEST(CallCost, MessagesWaitLongerTheMoreRanksShareTheCores) {
 // side by side on 2 cores, not those of one group beside other busy ranks, unless the node's idle workers
 // take part of the cores too.
 TEST(CallCost, LockstepRanksBeyondTheCoresWaitPerMessage) {
-  const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3, 2);
-  const Cluster c = make_cluster(1, 4, "cpu-gloo");
-  HardwareProfile p = default_profile(c.device);
-  p.intra_node_bandwidth.value = 1e30;
-  p.idle_worker_load.value = 0;
-  const int inf = g.mfc_index("ref_inf");
+  TpMessagesOnTwoCores t;
+  t.p.idle_worker_load.value = 0;
   auto comm = [&](const MfcAssignment& a, double busy, double wait) {
-    p.oversubscribed_wait_s.value = wait;
-    return estimate_call(g, c, p, inf, a, busy).comm_s;
+    t.p.oversubscribed_wait_s.value = wait;
+    return t.comm(a, busy);
   };
-  const double latency = p.intra_node_latency_s.value;
-  const auto pair = assign("ref_inf", 0, 1, 2, 1), both_pairs = assign("ref_inf", 0, 2, 2, 1);
+  const double latency = t.p.intra_node_latency_s.value;
   // One tp group: no wait, busy ranks beside it or not.
-  EXPECT_EQ(comm(pair, 4, 3 * latency), comm(pair, 4, 0));
-  EXPECT_EQ(comm(pair, 0, 3 * latency), comm(pair, 0, 0));
+  EXPECT_EQ(comm(t.pair, 4, 3 * latency), comm(t.pair, 4, 0));
+  EXPECT_EQ(comm(t.pair, 0, 3 * latency), comm(t.pair, 0, 0));
   // Two tp groups in lockstep on 2 cores: (4 / 2 - 1) x 3 latencies more per message, on top of each
   // message's 2 latencies (the node's 4 busy ranks): 5 latencies where there were 2.
-  EXPECT_NEAR(comm(both_pairs, 0, 3 * latency), 2.5 * comm(both_pairs, 0, 0), 1e-12);
+  EXPECT_NEAR(comm(t.both_pairs, 0, 3 * latency), 2.5 * comm(t.both_pairs, 0, 0), 1e-12);
   // Beside 2 idle workers taking half a core each, one tp group's 2 ranks load the 2 cores as 3 would:
   // (3 / 2 - 1) x 3 latencies more per message, on top of its 1 latency.
-  p.idle_worker_load.value = 0.5;
-  EXPECT_NEAR(comm(pair, 0, 3 * latency), 2.5 * comm(pair, 0, 0), 1e-12);
+  t.p.idle_worker_load.value = 0.5;
+  EXPECT_NEAR(comm(t.pair, 0, 3 * latency), 2.5 * comm(t.pair, 0, 0), 1e-12);
   // On 4 cores nobody waits.
-  p.compute_slots_per_node.value = 4;
-  EXPECT_EQ(comm(both_pairs, 0, 3 * latency), comm(both_pairs, 0, 0));
+  t.p.compute_slots_per_node.value = 4;
+  EXPECT_EQ(comm(t.both_pairs, 0, 3 * latency), comm(t.both_pairs, 0, 0));
 }
 
 TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {
