@@ -33,8 +33,8 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
       {"inter_node_bandwidth", "bytes/s per device"},
       {"collective_overhead_s", "seconds per collective or message, issued by the host"},
       {"oversubscribed_wait_s",
-       "seconds per message, times the call's ranks exchanging it at once / compute_slots_per_node - 1, "
-       "when above 0"},
+       "seconds per message, times (the call's ranks exchanging it at once + the idle workers' load) / "
+       "compute_slots_per_node - 1, when above 0"},
       {"host_device_bandwidth", "bytes/s per device"}};
   std::vector<ExplainLine> out;
   for (const auto& [name, c] : p.coefficients()) {
