@@ -77,12 +77,17 @@ double estimate(const DataflowGraph& g, const Cluster& c, const HardwareProfile&
   return estimate_call(g, c, p, m.mfc, m.assignment, m.busy_ranks).time_s;
 }
 
+// The upper median (the fit's figures; errors of calls or of plans).
+double median_of(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 double median_error(const DataflowGraph& g, const Cluster& c, const HardwareProfile& p,
                     const std::vector<CallMeasurement>& calls) {
   std::vector<double> e;
   for (const CallMeasurement& m : calls) e.push_back(std::abs(estimate(g, c, p, m) - m.seconds) / m.seconds);
-  std::nth_element(e.begin(), e.begin() + long(e.size() / 2), e.end());
-  return e[e.size() / 2];
+  return median_of(std::move(e));
 }
 
 // The factors s_g = exp(u_g) that minimise sum_r (sum_g a_rg s_g - b_r)^2 + prior * sum_g u_g^2, each within
@@ -257,8 +262,7 @@ Calibration calibrate_to_iterations(const DataflowGraph& graph, const Cluster& c
     std::vector<double> errors;
     for (size_t i = 0; i < plans.size(); ++i)
       errors.push_back(std::abs(simulator.run(plans[i]).iteration_time_s - measured[i]) / measured[i]);
-    std::nth_element(errors.begin(), errors.begin() + long(errors.size() / 2), errors.end());
-    const double error = errors[errors.size() / 2];
+    const double error = median_of(std::move(errors));
     if (loads.size() > 1) c.idle_worker_load = load;
     if (load == loads.front() || error < best_error ||
         (error == best_error && c.median_error_after < best.median_error_after))

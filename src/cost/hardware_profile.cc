@@ -201,9 +201,10 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
                 "missing; this build reads profile version " + std::to_string(HardwareProfile::kVersion));
   const int64_t version = r.get_int("version");
   // Version 4 differs only by lacking gemm_depth_efficiency, version 5 also by lacking
-  // intra_node_alltoall_bandwidth, version 6 by lacking oversubscribed_wait_s: a measured or calibrated
-  // profile stays usable, priced as it was then (a GEMM's rate independent of its depth; an all-to-all at the
-  // all-reduce's bandwidth; no wait beyond the latency's scaling by the oversubscription).
+  // intra_node_alltoall_bandwidth, version 6 by lacking oversubscribed_wait_s and idle_worker_load: a measured
+  // or calibrated profile stays usable, priced as it was then (a GEMM's rate independent of its depth; an
+  // all-to-all at the all-reduce's bandwidth; no wait beyond the latency's scaling, every worker of a node
+  // loading it whole).
   const bool before_depth = version == 4;
   const bool before_alltoall = version == 4 || version == 5;
   const bool before_oversubscribed = version >= 4 && version <= 6;

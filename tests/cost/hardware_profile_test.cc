@@ -77,17 +77,36 @@ TEST(HardwareProfile, ReadsAVersionFiveProfileWithoutTheAllToAllBandwidth) {
   EXPECT_LT(shipped.intra_node_alltoall_bandwidth.value, shipped.intra_node_bandwidth.value);
 }
 
-// A version-6 profile (before the oversubscribed wait had its own coefficient) still loads and prices every
-// call as it did: no wait beyond the latency's scaling.
-TEST(HardwareProfile, ReadsAVersionSixProfileWithoutTheOversubscribedWait) {
+// A version-6 profile (before the two coefficients of oversubscribed workers) still loads and prices every
+// call as it did: no wait beyond the latency's scaling, every idle worker loading the node whole.
+TEST(HardwareProfile, ReadsAVersionSixProfileWithoutTheOversubscriptionCoefficients) {
   Json j = to_json(default_profile(builtin_device("cpu-gloo", "device")));
   j["version"] = 6;
   j.erase("oversubscribed_wait_s");
+  j.erase("idle_worker_load");
   const HardwareProfile p = hardware_profile_from_json(j, "profile");
   EXPECT_EQ(p.oversubscribed_wait_s.value, 0);
   EXPECT_NE(p.oversubscribed_wait_s.source.find("version-6"), std::string::npos);
+  EXPECT_EQ(p.idle_worker_load.value, 1);
+  EXPECT_NE(p.idle_worker_load.source.find("version-6"), std::string::npos);
+  // A version-7 profile must state them (the first one missing is named).
   j["version"] = 7;
-  EXPECT_NE(error_of(j).find("profile.oversubscribed_wait_s"), std::string::npos) << error_of(j);
+  EXPECT_NE(error_of(j).find("profile.idle_worker_load: missing coefficient"), std::string::npos)
+      << error_of(j);
+}
+
+// The two coefficients of oversubscribed workers may be 0 (no wait; idle workers that sleep), not below, and
+// the idle load is a fraction of a core.
+TEST(HardwareProfile, RejectsANegativeWaitAndAnIdleLoadAboveOne) {
+  Json j = to_json(default_profile(builtin_device("cpu-gloo", "device")));
+  j["oversubscribed_wait_s"]["value"] = 0;
+  j["idle_worker_load"]["value"] = 0;
+  EXPECT_EQ(error_of(j), "no error");
+  j["oversubscribed_wait_s"]["value"] = -1e-4;
+  EXPECT_NE(error_of(j).find("profile.oversubscribed_wait_s.value"), std::string::npos) << error_of(j);
+  j["oversubscribed_wait_s"]["value"] = 1e-4;
+  j["idle_worker_load"]["value"] = 1.5;
+  EXPECT_NE(error_of(j).find("profile.idle_worker_load.value"), std::string::npos) << error_of(j);
 }
 
 TEST(HardwareProfile, RejectsOtherVersionsAndMissingFields) {
