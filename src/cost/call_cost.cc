@@ -296,17 +296,19 @@ double optimizer_step_bytes(const Strategy& s) {
   return 8.0 + 24.0 / (s.zero1 ? double(s.dp) : 1.0);
 }
 
-CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strategy& s, bool spans_nodes,
-                           int devices_per_node, const HardwareProfile& p, const ShardSizes& shards,
-                           double busy_ranks) {
-  REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp && shards.ep == s.ep);
+namespace {
+
+// The call's estimate where its own ranks keep `own` compute slots busy on average and other calls' ranks
+// `others` of the node.
+CallEstimate estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strategy& s, bool spans_nodes,
+                              int devices_per_node, const HardwareProfile& p, const ShardSizes& shards,
+                              double own, double others) {
   Link intra = intra_node_link(p), inter = inter_node_link(p), alltoall = intra_node_alltoall_link(p);
   // Workers that share compute slots take turns: a message waits for its peer to be scheduled, the more
   // often the more ranks of the node are busy. (In realign validate on 2 cores and 4 workers, scaling
   // latency alone by this cut the residual of a fit to 360 measured call times by 22%.)
   const double slots = p.compute_slots_per_node.value;
-  const double own = double(std::min(s.dp * s.tp * s.pp, devices_per_node));
-  const double contention = std::max(1.0, std::max(own, busy_ranks) / slots);
+  const double contention = std::max(1.0, (own + others) / slots);
   intra.latency_s *= contention;
   inter.latency_s *= contention;
   alltoall.latency_s *= contention;
@@ -319,7 +321,7 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   // part, the workers running no call (idle_worker_load): they wait for their next call, and waiting is not
   // free. (In realign validate on 2 cores and 4 workers, counting every idle worker whole overestimated the
   // disaggregated preset's train calls, 2 ranks beside 2 idle ones, by 10-47% on seeds 1, 2 and 6.)
-  const double busy = std::max(own, std::min(busy_ranks, double(devices_per_node)));
+  const double busy = std::min(own + others, double(devices_per_node));
   const double idle_load = p.idle_worker_load.value * (double(devices_per_node) - busy);
   // Where more of the call's ranks exchange the same messages at the same moments than the node has slots
   // left beside the idle workers' load, each message also waits for a peer that another rank holds off its
@@ -379,6 +381,23 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   e.stages = stage_memory(model, mfc, s, shards);
   for (const MemoryBreakdown& m : e.stages)
     if (m.total() > e.memory.total()) e.memory = m;
+  return e;
+}
+
+}  // namespace
+
+CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strategy& s, bool spans_nodes,
+                           int devices_per_node, const HardwareProfile& p, const ShardSizes& shards,
+                           double busy_ranks) {
+  REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp && shards.ep == s.ep);
+  const double ranks = double(std::min(s.dp * s.tp * s.pp, devices_per_node));
+  const double others = std::max(0.0, busy_ranks - ranks);
+  CallEstimate e = estimate_at_load(model, mfc, s, spans_nodes, devices_per_node, p, shards, ranks, others);
+  // A pipeline's stages idle in its bubble: where ranks share compute slots, the call's own load is its
+  // ranks' busy share.
+  if (s.pp > 1 && p.compute_slots_per_node.value < double(devices_per_node))
+    e = estimate_at_load(model, mfc, s, spans_nodes, devices_per_node, p, shards,
+                         ranks * (1.0 - e.bubble_fraction), others);
   return e;
 }
 

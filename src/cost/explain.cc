@@ -81,8 +81,8 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
   out.push_back(
       {"latency_contention", 1, "x busy ranks of the node / compute_slots_per_node, when above 1",
        "time model: workers sharing compute slots (CPU cores) wait for their peers to be scheduled; "
-       "the busy ranks are the call's own and, from a first simulation pass, those of calls beside "
-       "it"});
+       "the busy ranks are the call's own (a pipeline's times its busy share, outside its bubble) and, "
+       "from a first simulation pass, those of calls beside it"});
   return out;
 }
 

@@ -237,6 +237,22 @@ TEST(CallCost, LockstepRanksBeyondTheCoresWaitPerMessage) {
   EXPECT_EQ(comm(t.both_pairs, 0, 3 * latency), comm(t.both_pairs, 0, 0));
 }
 
+// A pipeline's stages idle in its bubble, and an idle stage leaves its core to the others: with one
+// micro-batch, one of a replica's 2 stages computes at a time, so 4 ranks on 2 cores run as 2 would.
+TEST(CallCost, APipelineLoadsTheCoresOutsideItsBubbleOnly) {
+  TpMessagesOnTwoCores t;
+  t.p.idle_worker_load.value = 0;
+  t.p.oversubscribed_wait_s.value = 0;
+  HardwareProfile four_cores = t.p;
+  four_cores.compute_slots_per_node.value = 4;
+  auto estimate = [&](const HardwareProfile& p, int micro_batches) {
+    return estimate_call(t.g, t.c, p, t.inf, assign("ref_inf", 0, 2, 1, 2, micro_batches), 4);
+  };
+  EXPECT_NEAR(estimate(t.p, 1).time_s, estimate(four_cores, 1).time_s, 1e-12);
+  // 16 micro-batches keep the stages busy 16 of 17 slots: a load of 4 x 16 / 17 ranks on 2 cores.
+  EXPECT_NEAR(estimate(t.p, 16).compute_s, 64.0 / 34.0 * estimate(four_cores, 16).compute_s, 1e-12);
+}
+
 TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {
   const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 512, 512);
   const Cluster c = make_cluster(2, 8);
