@@ -39,6 +39,7 @@ struct Args {
 
 struct Measured {
   double iteration_s = 0;
+  std::vector<double> rounds_s;         // the median step of each round
   std::map<std::string, double> calls;  // call -> seconds, median over the measured steps
 };
 
@@ -65,6 +66,7 @@ void run_plan(const Args& args, const std::string& plan_file, const std::string&
 Measured read_measurement(const Args& args, const std::string& plan) {
   std::vector<double> steps;
   std::map<std::string, std::vector<double>> calls;
+  Measured m;
   for (int round = 1;; ++round) {
     const std::string run_dir = run_dir_of(args, plan, round);
     if (!fs::exists(run_dir + "/metrics.jsonl")) {
@@ -73,17 +75,20 @@ Measured read_measurement(const Args& args, const std::string& plan) {
                   run_dir + " holds no run; run validate with the same --out, --plans and --seed first");
     }
     std::istringstream lines(read_file(run_dir + "/metrics.jsonl"));
+    std::vector<double> round_steps;
     for (std::string line; std::getline(lines, line);) {
       const Json j = Json::parse(line);
       if (j.value("stage", "") != "rl" || j["step"].get<int64_t>() < 2) continue;
-      steps.push_back(j["time/step_s"].get<double>());
+      round_steps.push_back(j["time/step_s"].get<double>());
       for (const auto& [key, v] : j.items())
         if (key.rfind("time/", 0) == 0 && key != "time/step_s")
           calls[key.substr(5, key.size() - 7)].push_back(v.get<double>());
     }
+    if (round_steps.empty()) continue;
+    m.rounds_s.push_back(median(round_steps));
+    steps.insert(steps.end(), round_steps.begin(), round_steps.end());
   }
   if (steps.empty()) throw Error("validate.steps", "needs at least 2 RL steps (the first is a warm-up)");
-  Measured m;
   m.iteration_s = median(steps);
   for (const auto& [call, v] : calls) m.calls[call] = median(v);
   return m;
@@ -193,6 +198,7 @@ void add_validate_command(CLI::App& app) {
     }
     Json report = Json::array();
     std::vector<double> estimated, measured, errors, call_errors;
+    std::vector<std::vector<double>> by_round;  // [round][plan], the rounds every plan has
     std::vector<CallMeasurement> call_times;
     const std::vector<std::string> groups = calibration_groups();
     for (size_t i = 0; i < plans.size(); ++i) {
@@ -202,6 +208,8 @@ void add_validate_command(CLI::App& app) {
       const Measured m = read_measurement(*args, p.name);
       estimated.push_back(sim.iteration_time_s);
       measured.push_back(m.iteration_s);
+      by_round.resize(i == 0 ? m.rounds_s.size() : std::min(by_round.size(), m.rounds_s.size()));
+      for (size_t r = 0; r < by_round.size(); ++r) by_round[r].push_back(m.rounds_s[r]);
       errors.push_back(relative_error(sim.iteration_time_s, m.iteration_s));
       Json calls = Json::array();
       for (size_t k = 0; k < sim.calls.size(); ++k) {
@@ -235,6 +243,7 @@ void add_validate_command(CLI::App& app) {
     }
     const double mae = median(errors), tau = kendall_tau(estimated, measured);
     const double call_mae = median(call_errors);
+    const RoundAgreement rounds = round_agreement(by_round, estimated);
     Json calibration;
     if (!args->calibrate.empty())
       calibration = calibrate_profile(*args, config, profile, plans, call_times, measured);
@@ -243,6 +252,13 @@ void add_validate_command(CLI::App& app) {
                {"call_median_abs_error", call_mae},
                {"kendall_tau", tau},
                {"plans", report}};
+      if (rounds.pairs > 0)
+        out["rounds"] = {{"kendall_tau_median", rounds.median},
+                         {"kendall_tau_min", rounds.min},
+                         {"kendall_tau_max", rounds.max},
+                         {"pairs_of_rounds", rounds.pairs},
+                         {"plan_pairs_every_round_orders_alike", rounds.resolved_pairs},
+                         {"of_which_the_estimate_orders_alike", rounds.estimate_agrees}};
       if (!calibration.is_null()) out["calibration"] = calibration;
       std::printf("%s\n", out.dump().c_str());
       return 0;
@@ -268,6 +284,12 @@ void add_validate_command(CLI::App& app) {
     std::printf(
         "per call: median absolute error %.1f%% over %zu calls (each call's median time in its plan)\n",
         100 * call_mae, call_errors.size());
+    if (rounds.pairs > 0)
+      std::printf(
+          "the measurement's own repeatability: Kendall tau between two rounds' rankings %.2f (median; "
+          "%.2f to %.2f over %d pairs of rounds); of the %d pairs of plans every round orders alike, the "
+          "estimate orders %d alike\n",
+          rounds.median, rounds.min, rounds.max, rounds.pairs, rounds.resolved_pairs, rounds.estimate_agrees);
     if (!calibration.is_null()) {
       std::printf("\ncalibration (written to %s): time factor per coefficient group\n",
                   args->calibrate.c_str());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/check.h"
 #include "core/rng.h"
 #include "search/planner.h"
 #include "search/presets.h"
@@ -98,6 +99,32 @@ double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
     }
   const double denom = std::sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b));
   return denom > 0 ? (concordant - discordant) / denom : 0;
+}
+
+RoundAgreement round_agreement(const std::vector<std::vector<double>>& times,
+                               const std::vector<double>& estimated) {
+  std::vector<double> taus;
+  for (size_t r = 0; r < times.size(); ++r) {
+    REALIGN_CHECK(times[r].size() == estimated.size()) << "round " << r;
+    for (size_t q = r + 1; q < times.size(); ++q) taus.push_back(kendall_tau(times[r], times[q]));
+  }
+  RoundAgreement out;
+  if (taus.empty()) return out;
+  for (size_t i = 0; i < estimated.size(); ++i)
+    for (size_t j = i + 1; j < estimated.size(); ++j) {
+      auto order = [&](const std::vector<double>& t) { return t[i] < t[j] ? -1 : t[i] > t[j] ? 1 : 0; };
+      const int first = order(times[0]);
+      const bool alike = first != 0 && std::all_of(times.begin(), times.end(),
+                                                   [&](const auto& t) { return order(t) == first; });
+      if (!alike) continue;
+      ++out.resolved_pairs;
+      if (order(estimated) == first) ++out.estimate_agrees;
+    }
+  out.pairs = int(taus.size());
+  out.min = *std::min_element(taus.begin(), taus.end());
+  out.max = *std::max_element(taus.begin(), taus.end());
+  out.median = median(std::move(taus));
+  return out;
 }
 
 }  // namespace realign::apps

@@ -19,6 +19,20 @@ TEST(EstimateAccuracy, KendallTauAndMedian) {
   EXPECT_DOUBLE_EQ(relative_error(1.5, 1.0), 0.5);
 }
 
+// Three rounds of four plans: the first two agree, the third swaps the two closest plans. The estimate
+// swaps those two as well, and the first two plans, which every round orders alike.
+TEST(EstimateAccuracy, RoundsAgreeAsTheirRankingsDo) {
+  const RoundAgreement a = round_agreement({{1.0, 2.0, 3.0, 3.1}, {1.1, 2.1, 2.9, 3.0}, {1.0, 2.0, 3.2, 3.1}},
+                                           {2.0, 1.0, 3.1, 3.0});
+  EXPECT_EQ(a.pairs, 3);
+  EXPECT_DOUBLE_EQ(a.max, 1.0);        // rounds 1 and 2
+  EXPECT_DOUBLE_EQ(a.min, 4.0 / 6.0);  // one of 6 pairs of plans swapped: (5 - 1) / 6
+  EXPECT_DOUBLE_EQ(a.median, 4.0 / 6.0);
+  EXPECT_EQ(a.resolved_pairs, 5);                                 // all but plans 3 and 4
+  EXPECT_EQ(a.estimate_agrees, 4);                                // all but plans 1 and 2
+  EXPECT_EQ(round_agreement({{1.0, 2.0}}, {1.0, 2.0}).pairs, 0);  // one round: nothing to compare
+}
+
 TEST(EstimateAccuracy, PlansAreDistinctValidAndRunnable) {
   const RunConfig config = run_config_from_json(parse_yaml(R"(
 algorithm: ppo
