@@ -235,6 +235,11 @@ TEST(CallCost, LockstepRanksBeyondTheCoresWaitPerMessage) {
   // On 4 cores nobody waits.
   t.p.compute_slots_per_node.value = 4;
   EXPECT_EQ(comm(t.both_pairs, 0, 3 * latency), comm(t.both_pairs, 0, 0));
+  // A pipeline hand-off is one pair's exchange: two replicas of 2 stages on 2 cores do not wait.
+  t.p.compute_slots_per_node.value = 2;
+  t.p.idle_worker_load.value = 0;
+  const MfcAssignment two_pipelines = assign("ref_inf", 0, 2, 1, 2, 4);
+  EXPECT_EQ(comm(two_pipelines, 0, 3 * latency), comm(two_pipelines, 0, 0));
 }
 
 // A pipeline's stages idle in its bubble, and an idle stage leaves its core to the others: with one
