@@ -17,7 +17,7 @@ bool mesh_spans_nodes(const DeviceMesh& mesh, const Cluster& cluster) {
 namespace {
 
 using detail::add_stage;
-using detail::Context;
+using detail::CallContext;
 using detail::pipelined_forward;
 using detail::pp_handoff_s;
 using detail::pp_issue_s;
@@ -25,7 +25,7 @@ using detail::stage_backward_comm_s;
 using detail::stage_forward;
 using detail::StageCost;
 
-void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
+void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e) {
   const double mb_tokens = double(seqs_per_micro_batch(mfc, c.s)) * double(mfc.seq_len());
   const double context = double(mfc.seq_len()) / 2.0;  // causal attention
   // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and the
@@ -91,7 +91,7 @@ void train_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
 // busiest stage and that cycle: with fewer micro-batches than stages the cycle paces the step and stages idle
 // (the decode bubble). At the end the last stage broadcasts the log-probs (fp32, every row and token) over
 // the pp group: a header's length, the header, then the bytes, each along a binomial tree.
-void generate_time(const Context& c, const Mfc& mfc, CallEstimate& e) {
+void generate_time(const CallContext& c, const Mfc& mfc, CallEstimate& e) {
   const ModelSpec& m = c.model.spec;
   const double mb_seqs = double(seqs_per_micro_batch(mfc, c.s));
   const double n_micro = double(c.s.micro_batches), stages = double(c.s.pp);
@@ -192,17 +192,17 @@ CallEstimate estimate_at_load(const ModelRole& model, const Mfc& mfc, const Stra
     return link;
   };
   const int replicas_stage = s.dp * s.tp;
-  Context c{model,
-            s,
-            p,
-            shards,
-            in_lockstep(intra, replicas_stage),
-            in_lockstep(pp_crosses ? inter : intra, 2),
-            in_lockstep(wide ? inter : intra, s.dp * s.tp * s.pp),
-            mfc.kind(),
-            in_lockstep(alltoall, replicas_stage),
-            inter,
-            devices_per_node};
+  CallContext c{model,
+                s,
+                p,
+                shards,
+                in_lockstep(intra, replicas_stage),
+                in_lockstep(pp_crosses ? inter : intra, 2),
+                in_lockstep(wide ? inter : intra, s.dp * s.tp * s.pp),
+                mfc.kind(),
+                in_lockstep(alltoall, replicas_stage),
+                inter,
+                devices_per_node};
   CallEstimate e;
   const double seq_len = double(mfc.seq_len());
   switch (mfc.kind()) {

@@ -10,7 +10,7 @@ namespace {
 // layer: cost/layer_gemms.h), each at the rate of its shape: tensor parallelism shortens the row-parallel
 // matmuls' inner loops, and a routed expert multiplies only the rows sent to it. The FLOPs add up to
 // ModelSpec::forward_flops's matmuls.
-double layer_matmul_s(const Context& c, double tokens, bool moe) {
+double layer_matmul_s(const CallContext& c, double tokens, bool moe) {
   const ModelSpec& m = c.model.spec;
   std::vector<GemmShape> gemms = attention_gemms(m, tokens, c.s.tp);
   const std::vector<GemmShape> mlp =
@@ -24,7 +24,7 @@ double layer_matmul_s(const Context& c, double tokens, bool moe) {
 }
 
 // An MoE layer's two all-to-alls (dispatch and combine) in one pass over `tokens` tokens of the tp group.
-double moe_alltoalls_s(const Context& c, double tokens) {
+double moe_alltoalls_s(const CallContext& c, double tokens) {
   return 2.0 * alltoall_s(alltoall_bytes_per_rank(c.model.spec, tokens, c.s.tp), c.s.ep,
                           expert_load_factor(c.s.ep), c.devices_per_node, c.intra, c.inter);
 }
@@ -43,7 +43,7 @@ double head_flops(const ModelRole& r, double tokens) {
 // and target logit: three all-reduces of one float per token) or, to sample, gathers the logits and
 // broadcasts the sampled tokens. A value head is replicated. These matter for small models, where they are a
 // large share of all of a pass's collectives.
-double tp_edges_s(const Context& c, int stage, double tokens, double head_tokens) {
+double tp_edges_s(const CallContext& c, int stage, double tokens, double head_tokens) {
   if (c.s.tp <= 1) return 0;
   double t = 0;
   if (stage == 0)
@@ -60,7 +60,7 @@ double tp_edges_s(const Context& c, int stage, double tokens, double head_tokens
 
 }  // namespace
 
-StageCost stage_forward(const Context& c, int stage, double tokens, double context, double head_tokens,
+StageCost stage_forward(const CallContext& c, int stage, double tokens, double context, double head_tokens,
                         bool decoding) {
   const ModelSpec& m = c.model.spec;
   const Range range = stage_layers(m.n_layers, stage, c.s.pp);
@@ -83,7 +83,7 @@ StageCost stage_forward(const Context& c, int stage, double tokens, double conte
   return out;
 }
 
-double stage_backward_comm_s(const Context& c, int stage, double tokens) {
+double stage_backward_comm_s(const CallContext& c, int stage, double tokens) {
   const double activation = tokens * double(c.model.spec.hidden) * kActivationBytes;
   const Range range = stage_layers(c.model.spec.n_layers, stage, c.s.pp);
   double syncs = 2.0 * double(range.size());
@@ -94,11 +94,11 @@ double stage_backward_comm_s(const Context& c, int stage, double tokens) {
          (moe > 0 ? moe * moe_alltoalls_s(c, tokens) : 0);
 }
 
-double pp_handoff_s(const Context& c, double tokens) {
+double pp_handoff_s(const CallContext& c, double tokens) {
   return c.s.pp > 1 ? p2p_s(tokens * double(c.model.spec.hidden) * kActivationBytes, c.pp_link) : 0.0;
 }
 
-double pp_issue_s(const Context& c) { return c.s.pp > 1 ? c.pp_link.overhead_s : 0.0; }
+double pp_issue_s(const CallContext& c) { return c.s.pp > 1 ? c.pp_link.overhead_s : 0.0; }
 
 void add_stage(CallEstimate& e, const StageCost& sc, double times) {
   e.compute_s += sc.compute * times;
@@ -109,7 +109,7 @@ void add_stage(CallEstimate& e, const StageCost& sc, double times) {
 namespace {
 
 // The slowest stage's forward of one micro-batch.
-StageCost slowest_stage(const Context& c, double tokens, double context, double head_tokens) {
+StageCost slowest_stage(const CallContext& c, double tokens, double context, double head_tokens) {
   StageCost worst;
   for (int stage = 0; stage < c.s.pp; ++stage) {
     const StageCost sc = stage_forward(c, stage, tokens, context, head_tokens);
@@ -120,7 +120,7 @@ StageCost slowest_stage(const Context& c, double tokens, double context, double 
 
 }  // namespace
 
-void pipelined_forward(const Context& c, CallEstimate& e, double mb_tokens, double context,
+void pipelined_forward(const CallContext& c, CallEstimate& e, double mb_tokens, double context,
                        double head_tokens) {
   const double slots = double(c.s.micro_batches + c.s.pp - 1);
   add_stage(e, slowest_stage(c, mb_tokens, context, head_tokens), slots);

@@ -16,7 +16,9 @@ struct StageCost {
   double total() const { return compute + comm + overhead; }
 };
 
-struct Context {
+// What one call is priced with: its model and strategy, the profile, and the links its tp, pp and dp groups
+// (and an ep group's all-to-all) use at the node's load during the call (call_cost.cc sets them).
+struct CallContext {
   const ModelRole& model;
   const Strategy& s;
   const HardwareProfile& p;
@@ -39,28 +41,28 @@ struct Context {
 
 // Forward of `tokens` tokens (context `context`) through stage `stage`, `head_tokens` of them through the
 // head. A batched pass (not a decoding step) runs at the engine's share of its kernels' rates.
-StageCost stage_forward(const Context& c, int stage, double tokens, double context, double head_tokens,
+StageCost stage_forward(const CallContext& c, int stage, double tokens, double context, double head_tokens,
                         bool decoding = false);
 
 // The tensor-parallel collectives of a stage's backward pass: Megatron's f (all-reduce of the input gradient)
 // before attention and MLP of each layer, and before a language-model head.
-double stage_backward_comm_s(const Context& c, int stage, double tokens);
+double stage_backward_comm_s(const CallContext& c, int stage, double tokens);
 
 // One activation of `tokens` tokens crossing a stage boundary (0 without pipeline parallelism).
-double pp_handoff_s(const Context& c, double tokens);
+double pp_handoff_s(const CallContext& c, double tokens);
 
 // What a stage of a forward-only pipeline pays for one of its sends: the runtime sends asynchronously and
 // posts its receives ahead (runtime/pipeline_forward.cc, pipeline_generate.cc), so a stage issues a send and
 // goes on with its next micro-batch; the transfer itself delays only a micro-batch that waits for it, where
 // the pipeline fills (pp - 1 boundaries), not every slot. Assumes a transfer is shorter than a slot.
-double pp_issue_s(const Context& c);
+double pp_issue_s(const CallContext& c);
 
 // Adds `times` x the stage's parts to the call's.
 void add_stage(CallEstimate& e, const StageCost& sc, double times);
 
 // A pipelined forward pass over micro-batches: (micro_batches + pp - 1) slots of the slowest stage, and the
 // first micro-batch's activation crossing the pp - 1 stage boundaries.
-void pipelined_forward(const Context& c, CallEstimate& e, double mb_tokens, double context,
+void pipelined_forward(const CallContext& c, CallEstimate& e, double mb_tokens, double context,
                        double head_tokens);
 
 }  // namespace realign::detail
