@@ -25,7 +25,9 @@ using detail::stage_backward_comm_s;
 using detail::stage_forward;
 using detail::StageCost;
 
-void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e) {
+// The passes of a train call over its micro-batches go to `e`, its optimizer steps (the gradient sync and
+// the update, on every rank at once) to `steps_e`.
+void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e, CallEstimate& steps_e) {
   const double mb_tokens = double(seqs_per_micro_batch(mfc, c.s)) * double(mfc.seq_len());
   const double context = double(mfc.seq_len()) / 2.0;  // causal attention
   // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and the
@@ -77,9 +79,9 @@ void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e) {
   }
   add_stage(e, slot, steps * slots);
   e.comm_s += steps * forward_fill;
-  e.comm_s += steps * dp_comm;
-  e.compute_s += steps * optimizer;
-  e.overhead_s += steps * c.p.step_overhead_s.value;
+  steps_e.comm_s += steps * dp_comm;
+  steps_e.compute_s += steps * optimizer;
+  steps_e.overhead_s += steps * c.p.step_overhead_s.value;
 }
 
 // Pipelined generation as runtime/pipeline.h runs it: the micro-batches' prefills fill the pipeline
@@ -153,11 +155,17 @@ double optimizer_step_bytes(const Strategy& s) {
 
 namespace {
 
-// The call's estimate where its own ranks keep `own` compute slots busy on average and other calls' ranks
+// A call's time in two phases: its passes over the micro-batches, where a pipeline's stages idle in its
+// bubble, and a train call's optimizer steps, which every rank runs at once.
+struct CallPhases {
+  CallEstimate passes, steps;
+};
+
+// The call's phases where its own ranks keep `own` compute slots busy on average and other calls' ranks
 // `others` of the node.
-CallEstimate estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strategy& s, bool spans_nodes,
-                              int devices_per_node, const HardwareProfile& p, const ShardSizes& shards,
-                              double own, double others) {
+CallPhases estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strategy& s, bool spans_nodes,
+                            int devices_per_node, const HardwareProfile& p, const ShardSizes& shards,
+                            double own, double others) {
   Link intra = intra_node_link(p), inter = inter_node_link(p), alltoall = intra_node_alltoall_link(p);
   // Workers that share compute slots take turns: a message waits for its peer to be scheduled, the more
   // often the more ranks of the node are busy. (In realign validate on 2 cores and 4 workers, scaling
@@ -203,7 +211,8 @@ CallEstimate estimate_at_load(const ModelRole& model, const Mfc& mfc, const Stra
                 in_lockstep(alltoall, replicas_stage),
                 inter,
                 devices_per_node};
-  CallEstimate e;
+  CallPhases phases;
+  CallEstimate& e = phases.passes;
   const double seq_len = double(mfc.seq_len());
   switch (mfc.kind()) {
     case MfcKind::kGenerate:
@@ -220,7 +229,7 @@ CallEstimate estimate_at_load(const ModelRole& model, const Mfc& mfc, const Stra
       break;
     }
     case MfcKind::kTrain:
-      train_time(c, mfc, e);
+      train_time(c, mfc, e, phases.steps);
       e.flops = (s.recompute ? 4.0 : 3.0) * double(mfc.epochs) *
                 model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
       e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
@@ -230,14 +239,15 @@ CallEstimate estimate_at_load(const ModelRole& model, const Mfc& mfc, const Stra
   // A node's worker processes share its compute slots (CPU cores): everything, progress of the collectives
   // included, slows down by the node's load.
   const double share = std::max(1.0, (busy + idle_load) / slots);
-  e.compute_s *= share;
-  e.comm_s *= share;
-  e.overhead_s *= share;
-  e.time_s = e.compute_s + e.comm_s + e.overhead_s;
+  for (CallEstimate* part : {&phases.passes, &phases.steps}) {
+    part->compute_s *= share;
+    part->comm_s *= share;
+    part->overhead_s *= share;
+  }
   e.stages = stage_memory(model, mfc, s, shards);
   for (const MemoryBreakdown& m : e.stages)
     if (m.total() > e.memory.total()) e.memory = m;
-  return e;
+  return phases;
 }
 
 }  // namespace
@@ -248,12 +258,20 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp && shards.ep == s.ep);
   const double ranks = double(std::min(s.dp * s.tp * s.pp, devices_per_node));
   const double others = std::max(0.0, busy_ranks - ranks);
-  CallEstimate e = estimate_at_load(model, mfc, s, spans_nodes, devices_per_node, p, shards, ranks, others);
-  // A pipeline's stages idle in its bubble: where ranks share compute slots, the call's own load is its
-  // ranks' busy share.
+  const CallPhases full =
+      estimate_at_load(model, mfc, s, spans_nodes, devices_per_node, p, shards, ranks, others);
+  CallEstimate e = full.passes;
+  // A pipeline's stages idle in its bubble: where ranks share compute slots, the call's own load over its
+  // passes is its ranks' busy share. (Counting the busy share over the optimizer steps too, which every rank
+  // runs at once, estimated dp 2 x pp 2 updates of one micro-batch at 0.65x their measurements.)
   if (s.pp > 1 && p.compute_slots_per_node.value < double(devices_per_node))
     e = estimate_at_load(model, mfc, s, spans_nodes, devices_per_node, p, shards,
-                         ranks * (1.0 - e.bubble_fraction), others);
+                         ranks * (1.0 - e.bubble_fraction), others)
+            .passes;
+  e.compute_s += full.steps.compute_s;
+  e.comm_s += full.steps.comm_s;
+  e.overhead_s += full.steps.overhead_s;
+  e.time_s = e.compute_s + e.comm_s + e.overhead_s;
   return e;
 }
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "cost/calibration.h"
 #include "cost/fixtures.h"
 
 namespace realign {
@@ -256,6 +259,19 @@ TEST(CallCost, APipelineLoadsTheCoresOutsideItsBubbleOnly) {
   EXPECT_NEAR(estimate(t.p, 1).time_s, estimate(four_cores, 1).time_s, 1e-12);
   // 16 micro-batches keep the stages busy 16 of 17 slots: a load of 4 x 16 / 17 ranks on 2 cores.
   EXPECT_NEAR(estimate(t.p, 16).compute_s, 64.0 / 34.0 * estimate(four_cores, 16).compute_s, 1e-12);
+}
+
+// The bubble frees the cores over the passes only: every rank runs the optimizer steps at once, so their
+// part (here the per-step overhead alone) is priced at the node's full load of 4 ranks on 2 cores.
+TEST(CallCost, EveryRankRunsTheOptimizerStepsAtOnce) {
+  TpMessagesOnTwoCores t;
+  t.p.idle_worker_load.value = 0;
+  const int train = t.g.mfc_index("actor_train");
+  const std::vector<std::string> groups = calibration_groups();
+  const size_t step = size_t(std::find(groups.begin(), groups.end(), "step") - groups.begin());
+  const CallMeasurement call{train, assign("actor_train", 0, 2, 1, 2, 1), 1.0, 1.0, 4};
+  const double part = call_time_parts(t.g, t.c, t.p, {call})[0][step];
+  EXPECT_NEAR(part, 2.0 * double(t.g.mfcs[train].train_steps()) * t.p.step_overhead_s.value, 1e-15);
 }
 
 TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {
