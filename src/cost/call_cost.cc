@@ -244,9 +244,6 @@ CallPhases estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strate
     part->comm_s *= share;
     part->overhead_s *= share;
   }
-  e.stages = stage_memory(model, mfc, s, shards);
-  for (const MemoryBreakdown& m : e.stages)
-    if (m.total() > e.memory.total()) e.memory = m;
   return phases;
 }
 
@@ -272,6 +269,10 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
   e.comm_s += full.steps.comm_s;
   e.overhead_s += full.steps.overhead_s;
   e.time_s = e.compute_s + e.comm_s + e.overhead_s;
+  // What the devices hold does not depend on the load: once, after the times.
+  e.stages = stage_memory(model, mfc, s, shards);
+  for (const MemoryBreakdown& m : e.stages)
+    if (m.total() > e.memory.total()) e.memory = m;
   return e;
 }
 
