@@ -29,7 +29,7 @@ void add_plan_command(CLI::App& app) {
       "a directory for what the engine launches (launch.sh or config.yaml) and plan.json");
   sub->add_option(
       "--engine", args->engine,
-      "Plan for an engine's rules and write its config: verl | openrlhf | areal (docs/engines.md)");
+      "Plan for an engine's rules and write its config: verl | openrlhf | areal | nemo-rl (docs/engines.md)");
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
   sub->footer(
       "The config's plan section: mode (search | co-located | heuristic | interleaving | disaggregated | "

@@ -34,7 +34,7 @@ std::string no_fit_message(const EngineReport& r, const SimulationResult& sim) {
     out +=
         ". It would fit with the models' weights sharded over data parallelism (DeepSpeed ZeRO-3, "
         "--zero_stage 3), which realign does not price yet, or on an engine with tensor/pipeline "
-        "parallel training (--engine verl or areal)";
+        "parallel training (--engine verl, areal or nemo-rl)";
   else
     out +=
         ". It would need more model parallelism than the engine's rules allow on this cluster, or more "

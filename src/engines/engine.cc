@@ -7,13 +7,14 @@
 
 namespace realign::engines {
 
-std::vector<std::string> engine_names() { return {"verl", "openrlhf", "areal"}; }
+std::vector<std::string> engine_names() { return {"verl", "openrlhf", "areal", "nemo-rl"}; }
 
 std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& path) {
   if (name == "verl") return make_verl();
   if (name == "openrlhf") return make_openrlhf();
   if (name == "areal") return make_areal();
-  throw Error(path, "unknown engine '" + name + "'; choose verl, openrlhf or areal");
+  if (name == "nemo-rl") return make_nemo_rl();
+  throw Error(path, "unknown engine '" + name + "'; choose verl, openrlhf, areal or nemo-rl");
 }
 
 namespace {

@@ -1,7 +1,7 @@
-// An external RLHF engine (veRL, OpenRLHF, AReaL) as realign plans for it: the placements and strategies it
-// can run (each rule with the document it comes from), how it prices what it runs differently from realign's
-// runtime, and its config writer. The search obeys the rules as a filter on its proposals, so the engine's
-// plan and realign's own come from the same search and the same cost model.
+// An external RLHF engine (veRL, OpenRLHF, AReaL, NeMo-RL) as realign plans for it: the placements and
+// strategies it can run (each rule with the document it comes from), how it prices what it runs differently
+// from realign's runtime, and its config writer. The search obeys the rules as a filter on its proposals, so
+// the engine's plan and realign's own come from the same search and the same cost model.
 #pragma once
 
 #include <memory>
@@ -102,7 +102,7 @@ class Engine {
   virtual std::vector<std::string> describe(const DataflowGraph& graph, const ExecutionPlan& plan) const = 0;
 };
 
-std::vector<std::string> engine_names();  // verl, openrlhf, areal
+std::vector<std::string> engine_names();  // verl, openrlhf, areal, nemo-rl
 // Error naming `path` for an unknown engine.
 std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& path = "--engine");
 

@@ -25,6 +25,8 @@ TEST(EngineCli, ExamplesGiveEngineConfigsNeverFasterThanRealignsOwnPlan) {
       {"ppo_llama2_7b_16xh100.yaml", "areal", "reward.kind=verifier"},
       {"ppo_llama2_70b_128xh100.yaml", "verl", ""},
       {"ppo_llama2_70b_128xh100.yaml", "openrlhf", ""},
+      {"grpo_qwen3_30b_a3b_32xh100.yaml", "nemo-rl", ""},
+      {"grpo_qwen3_30b_a3b_32xh100.yaml", "nemo-rl", "train.staleness=1"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.config + " --engine " + c.engine);
@@ -78,6 +80,13 @@ TEST(EngineCli, BadInputIsAClearError) {
   EXPECT_NE(r.out.find("unknown engine 'megatron-rl'"), std::string::npos) << r.out;
   // AReaL has no reward-model role.
   r = run_realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " --engine areal");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("reward.kind"), std::string::npos) << r.out;
+  // NeMo-RL's GRPO has no critic, and its reward-model environment is not written.
+  r = run_realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " --engine nemo-rl");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("algorithm"), std::string::npos) << r.out;
+  r = run_realign("plan " + example("grpo_qwen2.5_7b_8xh100.yaml") + " --engine nemo-rl");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("reward.kind"), std::string::npos) << r.out;
   // veRL's asynchronous recipes document no critic.

@@ -161,7 +161,14 @@ TEST(EngineExpertParallel, SearchedPlansOnTheMoeExampleUseEpWhereTheEngineHasIt)
     in.placement = r.search.placement;
     const auto files = engine->launch_files(in, plan);
     ASSERT_EQ(files.size(), 1u);
-    if (name == "verl") {
+    if (name == "nemo-rl") {
+      auto v = script_values(files[0].text);
+      EXPECT_EQ(v["policy.megatron_cfg.expert_model_parallel_size"], std::to_string(train.ep));
+      EXPECT_EQ(v["policy.megatron_cfg.expert_tensor_parallel_size"], "1");
+      EXPECT_EQ(v["policy.megatron_cfg.sequence_parallel"], train.tp > 1 ? "true" : "false");
+      EXPECT_EQ(v["policy.generation.vllm_cfg.expert_parallel_size"], std::to_string(gen.ep));
+      EXPECT_TRUE(gen.ep == 1 || gen.ep == gen.tp) << gen.ep;
+    } else if (name == "verl") {
       auto v = script_values(files[0].text);
       EXPECT_EQ(v["actor_rollout_ref.actor.megatron.expert_model_parallel_size"], std::to_string(train.ep));
       EXPECT_EQ(v["actor_rollout_ref.actor.megatron.expert_tensor_parallel_size"], "1");

@@ -35,7 +35,7 @@ TEST(EngineRules, UnknownEngineIsAnErrorNamingTheChoices) {
     make_engine("deepspeed-chat");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("verl, openrlhf or areal"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("verl, openrlhf, areal or nemo-rl"), std::string::npos) << e.what();
   }
 }
 
@@ -144,6 +144,72 @@ TEST(EngineRules, ArealDecouplesGenerationAndRefusesARewardModel) {
   EXPECT_EQ(tied[0].size(), 5u);  // actor train/inf, ref, critic inf/train: one Megatron allocation
   const auto p = a->placements(g, h100(2)).front();
   EXPECT_NE(a->strategy_problem(g, p, call(g, "actor_train"), 8, Strategy{4, 2, 1, 1, true}), "");
+}
+
+// GRPO with a verifier: the graph NeMo-RL runs.
+AlgorithmConfig grpo_7b(int64_t staleness = 0) {
+  AlgorithmConfig a = ppo_7b(staleness);
+  a.algorithm = Algorithm::kGrpo;
+  a.batch.samples_per_prompt = 8;
+  a.reward_model = false;
+  return a;
+}
+
+TEST(EngineRules, NemoRlColocatesGenerationOrSplitsWholeNodesAndRunsLogProbsInThePolicyLayout) {
+  const auto n = make_engine("nemo-rl");
+  const DataflowGraph g = build_graph(grpo_7b());
+  n->check_graph(g, h100(2));
+  const auto placements = n->placements(g, h100(2));
+  ASSERT_FALSE(placements.empty());
+  EXPECT_EQ(placements[0].meshes[call(g, "actor_gen")], (DeviceMesh{0, 16}));  // colocated, the default
+  for (size_t k = 1; k < placements.size(); ++k) {
+    const DeviceMesh gen = placements[k].meshes[call(g, "actor_gen")];
+    const DeviceMesh train = placements[k].meshes[call(g, "actor_train")];
+    EXPECT_FALSE(gen.overlaps(train));
+    EXPECT_EQ(gen.size % 8, 0);  // across nodes, generation takes whole nodes (grpo.py)
+    EXPECT_EQ(gen.size + train.size, 16);
+  }
+  // On one node, any split of its GPUs.
+  bool part_of_node = false;
+  for (const auto& p : n->placements(g, h100(1))) part_of_node |= p.meshes[call(g, "actor_gen")].size < 8;
+  EXPECT_TRUE(part_of_node);
+  // Asynchronous GRPO: generation apart only.
+  const DataflowGraph stale = build_graph(grpo_7b(1));
+  for (const auto& p : n->placements(stale, h100(2)))
+    EXPECT_FALSE(p.meshes[call(stale, "actor_gen")].overlaps(p.meshes[call(stale, "actor_train")]));
+  const auto tied = n->tied(g);
+  ASSERT_EQ(tied.size(), 1u);
+  EXPECT_EQ(tied[0], (std::vector<std::string>{"actor_train", "actor_inf", "ref_inf"}));
+  const auto& p = placements[0];
+  EXPECT_EQ(n->strategy_problem(g, p, call(g, "actor_gen"), 16, Strategy{8, 2, 1, 1}), "");
+  EXPECT_EQ(n->strategy_problem(g, p, call(g, "actor_gen"), 16, Strategy{8, 2, 1, 4}), "");
+  EXPECT_NE(n->strategy_problem(g, p, call(g, "actor_gen"), 16, Strategy{4, 2, 2, 2}), "");  // vLLM pp
+  EXPECT_EQ(n->strategy_problem(g, p, call(g, "actor_train"), 16, Strategy{2, 2, 4, 4, true}), "");
+  EXPECT_NE(n->strategy_problem(g, p, call(g, "actor_train"), 12, Strategy{1, 4, 3, 4}), "");  // 32 layers
+}
+
+TEST(EngineRules, NemoRlRefusesWhatItsGrpoDoesNotRunNamingTheField) {
+  const auto n = make_engine("nemo-rl");
+  auto refused = [&](const AlgorithmConfig& a, const std::string& field) {
+    try {
+      n->check_graph(build_graph(a), h100(2));
+      ADD_FAILURE() << "no error for " << field;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  AlgorithmConfig ppo = ppo_7b();
+  ppo.reward_model = false;
+  refused(ppo, "algorithm");
+  AlgorithmConfig rm = grpo_7b();
+  rm.reward_model = true;
+  refused(rm, "reward.kind");
+  AlgorithmConfig epochs = grpo_7b();
+  epochs.batch.epochs = 2;
+  refused(epochs, "batch.epochs");
+  AlgorithmConfig ref = grpo_7b();
+  ref.models[Role::kRef] = resolve_model_spec("llama2-13b", "models.ref");
+  refused(ref, "models.ref");
 }
 
 TEST(EngineRules, CoverClusterUsesEveryDeviceOnceInEveryOrder) {

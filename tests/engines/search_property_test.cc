@@ -66,6 +66,31 @@ void expect_config_adds_up(const std::string& engine, const DataflowGraph& g, co
     EXPECT_EQ(entry_int(cfg, "--train_batch_size") %
                   (at(g, plan, "actor_train").strategy.dp * entry_int(cfg, "--micro_train_batch_size")),
               0);
+  } else if (engine == "nemo-rl") {
+    const int gen = at(g, plan, "actor_gen").mesh.size;
+    EXPECT_EQ(entry_int(cfg, "cluster.num_nodes") * entry_int(cfg, "cluster.gpus_per_node"), n);
+    bool colocated = true;
+    for (const auto& e : cfg)
+      if (e.key == "policy.generation.colocated.enabled") colocated = e.value.get<bool>();
+    if (!colocated) {
+      // grpo.py: generation apart takes part of the only node, or whole nodes.
+      const int nodes = entry_int(cfg, "policy.generation.colocated.resources.num_nodes");
+      const int per_node = entry_int(cfg, "policy.generation.colocated.resources.gpus_per_node");
+      EXPECT_EQ(nodes * per_node, gen);
+      EXPECT_TRUE(c.n_nodes == 1 ? nodes == 1 : per_node == c.devices_per_node);
+      EXPECT_EQ(at(g, plan, "actor_train").mesh.size, n - gen);
+    } else {
+      EXPECT_EQ(gen, n);
+    }
+    EXPECT_EQ(gen % entry_int(cfg, "policy.generation.vllm_cfg.tensor_parallel_size"), 0);
+    // Megatron: the training GPUs are pp x dp x tp; the global batch splits over dp into micro-batches.
+    const Strategy& s = at(g, plan, "actor_train").strategy;
+    EXPECT_EQ(entry_int(cfg, "policy.megatron_cfg.tensor_model_parallel_size") *
+                  entry_int(cfg, "policy.megatron_cfg.pipeline_model_parallel_size") * s.dp,
+              at(g, plan, "actor_train").mesh.size);
+    EXPECT_EQ(entry_int(cfg, "policy.train_global_batch_size") %
+                  (s.dp * entry_int(cfg, "policy.train_micro_batch_size")),
+              0);
   } else {
     // allocation_mode "sglang:dApBtC+megatron:dXpYtZ"
     std::string alloc;
@@ -149,6 +174,19 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
         }
         for (const auto& x : plan.assignments) EXPECT_EQ(x.strategy.ep, 1) << x.mfc;  // no EP in OpenRLHF
         EXPECT_EQ(at(g, plan, "ref_inf").mesh, actor.mesh);
+      } else if (name == "nemo-rl") {
+        // One Megatron layout for the policy's calls; generation colocated on every GPU or apart.
+        for (const auto& x : plan.assignments) {
+          if (x.mfc == "actor_gen") continue;
+          EXPECT_EQ(x.mesh, actor.mesh);
+          EXPECT_EQ(x.strategy.tp, actor.strategy.tp);
+          EXPECT_EQ(x.strategy.pp, actor.strategy.pp);
+        }
+        EXPECT_TRUE(gen.mesh == actor.mesh || !gen.mesh.overlaps(actor.mesh));
+        if (g.staleness > 0) {
+          EXPECT_FALSE(gen.mesh.overlaps(actor.mesh));
+        }
+        EXPECT_TRUE(gen.strategy.ep == 1 || gen.strategy.ep == gen.strategy.tp);
       } else {
         EXPECT_FALSE(gen.mesh.overlaps(actor.mesh));
         EXPECT_EQ(gen.strategy.ep, 1);  // the allocation has no e for SGLang

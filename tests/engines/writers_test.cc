@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "engines/engine.h"
@@ -118,6 +119,60 @@ TEST(EngineWriters, ArealAllocationModeAndYaml) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files[0].name, "config.yaml");
   expect_golden("areal_7b_16xh100_config.yaml", files[0].text);
+}
+
+// NeMo-RL's own recipe for Qwen3-30B-A3B on 4 x 8 H100 (NVIDIA-NeMo/RL
+// examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n8g.yaml: vLLM tp 2 colocated, Megatron tp 1,
+// pp 1, expert_model_parallel_size 8, train_micro_batch_size 1) written back as realign's NeMo-RL launch
+// script: the keys it sets come out with the recipe's values.
+TEST(EngineWriters, NemoRlWritesItsOwnQwen3MoeRecipeBack) {
+  AlgorithmConfig a = testing::algorithm_from_yaml(R"(
+algorithm: grpo
+models: {actor: qwen3-30b-a3b}
+batch: {prompts: 64, samples_per_prompt: 32, prompt_len: 256, gen_len: 2898, mini_batches: 4}
+)");
+  a.reward_model = false;
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(4);
+  Strategy train{32, 1, 1, 16, true};  // 512 sequences per step over 32 ranks, one per micro-batch
+  train.ep = 8;
+  Strategy logprobs{32, 1, 1, 16};  // logprob_batch_size 4
+  logprobs.ep = 8;
+  ExecutionPlan plan = uniform(g, {0, 32}, Strategy{16, 2, 1, 1}, {0, 32}, train);
+  plan.assignments[size_t(g.mfc_index("actor_inf"))].strategy = logprobs;
+  plan.assignments[size_t(g.mfc_index("ref_inf"))].strategy = logprobs;
+  const auto nemo = engines::make_engine("nemo-rl");
+  ASSERT_EQ(engines::can_run(*nemo, g, c, plan), "");
+  const auto files = nemo->launch_files(input(g, c, a, Json::object()), plan);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(files[0].executable);
+  expect_golden("nemo_rl_qwen3_30b_a3b_32xh100_launch.sh", files[0].text);
+}
+
+// Async GRPO: generation on its own whole node, with the switches async-grpo.md requires.
+TEST(EngineWriters, NemoRlAsyncGrpoPutsGenerationApartWithItsRequiredSwitches) {
+  AlgorithmConfig a = testing::ppo_7b(1);
+  a.algorithm = Algorithm::kGrpo;
+  a.batch.samples_per_prompt = 8;
+  a.reward_model = false;
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(2);
+  const ExecutionPlan plan = uniform(g, {0, 8}, Strategy{4, 2, 1, 1}, {8, 8}, Strategy{4, 2, 1, 8, true});
+  const auto nemo = engines::make_engine("nemo-rl");
+  ASSERT_EQ(engines::can_run(*nemo, g, c, plan), "");
+  std::map<std::string, Json> v;
+  for (const auto& e : nemo->write_config(input(g, c, a, Json::object()), plan)) v[e.key] = e.value;
+  EXPECT_EQ(v["policy.generation.colocated.enabled"], false);
+  EXPECT_EQ(v["policy.generation.colocated.resources.num_nodes"], 1);
+  EXPECT_EQ(v["policy.generation.colocated.resources.gpus_per_node"], 8);
+  EXPECT_EQ(v["policy.generation.vllm_cfg.async_engine"], true);
+  EXPECT_EQ(v["loss_fn.use_importance_sampling_correction"], true);
+  EXPECT_EQ(v["grpo.async_grpo.enabled"], true);
+  EXPECT_EQ(v["grpo.async_grpo.max_trajectory_age_steps"], 1);
+  EXPECT_EQ(v["policy.megatron_cfg.tensor_model_parallel_size"], 2);
+  EXPECT_EQ(v["policy.train_global_batch_size"], 512 * 8 / 4);
+  EXPECT_EQ(v["policy.train_micro_batch_size"], 1024 / 4 / 8);
+  EXPECT_EQ(v.count("policy.megatron_cfg.expert_model_parallel_size"), 0u);  // a dense model
 }
 
 TEST(EngineWriters, PlaceholdersAreRequiredByTheScriptAndQuotedForTheShell) {
