@@ -1,8 +1,11 @@
-// `realign simulate CONFIG --plan PLAN.json`: estimate a given plan the way `plan` does, draw its timeline.
+// `realign simulate CONFIG --plan PLAN.json [--engine NAME]`: estimate a given plan the way `plan` does, draw
+// its timeline, and with --engine price it as that engine runs it (a user's current layout, before launch).
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "apps/commands.h"
+#include "apps/engine_report.h"
 #include "apps/plan_report.h"
 #include "cost/explain.h"
 #include "cost/hardware_profile.h"
@@ -18,6 +21,7 @@ void add_simulate_command(CLI::App& app) {
     std::vector<std::string> overrides;
     std::string plan;
     std::string svg;
+    std::string engine;
     bool json = false;
     bool explain = false;
   };
@@ -26,12 +30,17 @@ void add_simulate_command(CLI::App& app) {
   sub->add_option("overrides", args->overrides, "key=value overrides");
   sub->add_option("--plan", args->plan, "Plan file (JSON, as `realign plan --out` writes it)")->required();
   sub->add_option("--svg", args->svg, "Write the estimated timeline as an SVG Gantt chart");
+  sub->add_option("--engine", args->engine,
+                  "Also price the plan as this engine runs it: verl | openrlhf | areal | nemo-rl "
+                  "(docs/engines.md); an error names the engine's rule the plan breaks");
   sub->add_flag("--json", args->json, "Print one JSON object (with the timeline) instead of the table");
   sub->add_flag("--explain", args->explain,
                 "List every cost-model coefficient used, with its value and source");
   on_run(sub, [args] {
     const RunConfig config = load_run_config(args->config, args->overrides);
     const PlanReport report = make_plan_report(config, args->plan);
+    std::optional<EnginePricedPlan> priced;
+    if (!args->engine.empty()) priced = price_for_engine(config, report.planner.plan, args->engine);
     if (!args->svg.empty()) {
       std::ofstream out(args->svg);
       out << timeline_svg(report.simulation.timeline, to_string(config.graph.algorithm) + ": " + args->plan);
@@ -40,16 +49,18 @@ void add_simulate_command(CLI::App& app) {
     if (args->json) {
       Json j = plan_report_json(report);
       j["timeline"] = to_json(report.simulation.timeline);
+      if (priced) j["as_engine_runs_it"] = engine_pricing_json(*priced);
       std::printf("%s\n", j.dump().c_str());
     } else {
       std::printf("%s", format_plan_table(report).c_str());
+      if (priced) std::printf("\n%s", format_engine_pricing(*priced).c_str());
       if (!args->svg.empty()) std::printf("\ntimeline written to %s\n", args->svg.c_str());
     }
     if (args->explain) {
       std::printf("\ncost model coefficients (%s):\n%s", profile_name(config).c_str(),
                   format_explain(explain(run_profile(config))).c_str());
     }
-    return report.simulation.fits ? 0 : 2;
+    return report.simulation.fits && (!priced || priced->estimate.fits) ? 0 : 2;
   });
 }
 

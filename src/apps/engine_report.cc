@@ -42,6 +42,26 @@ std::string no_fit_message(const EngineReport& r, const SimulationResult& sim) {
   return out;
 }
 
+// How the engine's estimate departs from realign's simulator: its generation, weight broadcast and ZeRO-3.
+std::string pricing_breakdown(const engines::EngineEstimate& e) {
+  std::string out = line(
+      "  realign's simulator %s; generation on a serving engine with CUDA graphs %+.2f s; weight broadcast "
+      "%s in place of reallocation %+.2f s",
+      format_seconds(e.simulation.iteration_time_s).c_str(), e.generation_delta_s,
+      format_seconds(e.sync_s).c_str(), e.sync_delta_s);
+  if (e.zero3_delta_s > 0)
+    out += line("  ZeRO-3 weight all-gathers before each micro-batch's passes +%.2f s", e.zero3_delta_s);
+  return out;
+}
+
+Json pricing_json(const engines::EngineEstimate& e) {
+  return {{"simulated_s", e.simulation.iteration_time_s},
+          {"generation_delta_s", e.generation_delta_s},
+          {"weight_sync_s", e.sync_s},
+          {"weight_sync_delta_s", e.sync_delta_s},
+          {"zero3_gather_s", e.zero3_delta_s}};
+}
+
 }  // namespace
 
 EngineReport make_engine_report(const RunConfig& config, const std::string& engine_name) {
@@ -93,6 +113,36 @@ EngineReport make_engine_report(const RunConfig& config, const std::string& engi
   return r;
 }
 
+EnginePricedPlan price_for_engine(const RunConfig& config, const ExecutionPlan& plan,
+                                  const std::string& engine_name) {
+  EnginePricedPlan r;
+  r.engine = engines::make_engine(engine_name);
+  r.engine->check_graph(config.graph, config.cluster);
+  if (const std::string why = engines::can_run(*r.engine, config.graph, config.cluster, plan, &r.placement);
+      !why.empty())
+    throw Error("--plan", r.engine->display_name() + " cannot run this plan: " + why);
+  Simulator simulator(config.graph, config.cluster, run_profile(config));
+  engines::EngineEvaluator evaluator(simulator, r.engine->pricing(config.graph), true);
+  evaluator.set_placement_options(r.placement.options);
+  r.estimate = evaluator.estimate(plan);
+  return r;
+}
+
+std::string format_engine_pricing(const EnginePricedPlan& r) {
+  std::string out = line("as %s runs it (%s): %s per iteration%s", r.engine->display_name().c_str(),
+                         r.placement.name.c_str(), format_seconds(r.estimate.iteration_time_s).c_str(),
+                         r.estimate.fits ? "" : " (does not fit in memory)");
+  return out + pricing_breakdown(r.estimate);
+}
+
+Json engine_pricing_json(const EnginePricedPlan& r) {
+  return {{"engine", r.engine->name()},
+          {"placement", r.placement.name},
+          {"iteration_time_s", r.estimate.iteration_time_s},
+          {"fits", r.estimate.fits},
+          {"pricing", pricing_json(r.estimate)}};
+}
+
 std::string format_engine_report(const EngineReport& r) {
   const RunConfig& c = *r.config;
   const DataflowGraph& g = c.graph;
@@ -136,14 +186,7 @@ std::string format_engine_report(const EngineReport& r) {
   }
   out += "\n";
   out += line("estimated time per iteration: %s", format_seconds(r.estimate.iteration_time_s).c_str());
-  out += line(
-      "  realign's simulator %s; generation on a serving engine with CUDA graphs %+.2f s; weight "
-      "broadcast %s in place of reallocation %+.2f s",
-      format_seconds(r.estimate.simulation.iteration_time_s).c_str(), r.estimate.generation_delta_s,
-      format_seconds(r.estimate.sync_s).c_str(), r.estimate.sync_delta_s);
-  if (r.estimate.zero3_delta_s > 0)
-    out += line("  ZeRO-3 weight all-gathers before each micro-batch's passes +%.2f s",
-                r.estimate.zero3_delta_s);
+  out += pricing_breakdown(r.estimate);
   if (g.staleness > 0)
     out += line(
         "  staleness %lld: the steady state of overlapping iterations, the weight broadcast on the critical "
@@ -188,11 +231,7 @@ Json engine_report_json(const EngineReport& r) {
       "training and inference passes",         "per-call and per-step overheads",
       "resharding on the same devices",        "optimizer step",
       "memory apart from the engines' shares", "staleness: realign's steady-state simulation"};
-  j["pricing"] = {{"simulated_s", r.estimate.simulation.iteration_time_s},
-                  {"generation_delta_s", r.estimate.generation_delta_s},
-                  {"weight_sync_s", r.estimate.sync_s},
-                  {"weight_sync_delta_s", r.estimate.sync_delta_s},
-                  {"zero3_gather_s", r.estimate.zero3_delta_s}};
+  j["pricing"] = pricing_json(r.estimate);
   j["plan"] = to_json(*r.search.plan);
   return j;
 }

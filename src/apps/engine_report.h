@@ -25,6 +25,21 @@ struct EngineReport {
   std::vector<engines::ConfigEntry> engine_config;  // when fits
 };
 
+// A given plan priced as an engine runs it (`realign simulate ... --engine NAME`): the engine's placement it
+// matches and its estimate under the engine's pricing.
+struct EnginePricedPlan {
+  std::unique_ptr<engines::Engine> engine;
+  engines::Placement placement;
+  engines::EngineEstimate estimate;
+};
+
+// Throws Error naming --plan when the engine cannot run `plan` (the rule it breaks), and as
+// make_engine_report does for an unknown engine or a graph it cannot run.
+EnginePricedPlan price_for_engine(const RunConfig& config, const ExecutionPlan& plan,
+                                  const std::string& engine_name);
+std::string format_engine_pricing(const EnginePricedPlan& priced);
+Json engine_pricing_json(const EnginePricedPlan& priced);
+
 // Throws Error for an unknown engine or a graph the engine cannot run.
 EngineReport make_engine_report(const RunConfig& config, const std::string& engine_name);
 

@@ -74,6 +74,29 @@ TEST(EngineCli, MoeExampleShowsAndWritesTheExpertParallelDegree) {
   EXPECT_EQ(j["engine_config"]["actor_rollout_ref.actor.megatron.expert_model_parallel_size"], train_ep);
 }
 
+// A user's current layout priced before launch: NeMo-RL's published Qwen3-30B-A3B layout as NeMo-RL runs it
+// (vLLM with CUDA graphs, so faster than realign's own eager generation), and refused, naming the rule, for
+// an engine that cannot run it.
+TEST(EngineCli, SimulatePricesAGivenPlanAsTheEngineRunsIt) {
+  const std::string args = "simulate " + example("grpo_qwen3_30b_a3b_32xh100.yaml") + " --plan " +
+                           example("grpo_qwen3_30b_a3b_32xh100.nemo_rl_plan.json");
+  auto r = run_realign(args + " --engine nemo-rl --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  const Json& as_engine = j["as_engine_runs_it"];
+  EXPECT_EQ(as_engine["engine"], "nemo-rl");
+  EXPECT_EQ(as_engine["placement"], "colocated generation");
+  EXPECT_LT(as_engine["pricing"]["generation_delta_s"].get<double>(), 0);
+  EXPECT_NEAR(as_engine["iteration_time_s"].get<double>(),
+              as_engine["pricing"]["simulated_s"].get<double>() +
+                  as_engine["pricing"]["generation_delta_s"].get<double>() +
+                  as_engine["pricing"]["weight_sync_delta_s"].get<double>(),
+              1e-6);
+  r = run_realign(args + " --engine areal");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--plan: AReaL cannot run this plan"), std::string::npos) << r.out;
+}
+
 TEST(EngineCli, BadInputIsAClearError) {
   auto r = run_realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " --engine megatron-rl");
   EXPECT_EQ(r.code, 1);
