@@ -89,7 +89,7 @@ class Areal : public Engine {
     const Mfc& m = g.mfcs[call];
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
     if (m.kind() == MfcKind::kGenerate)
-      return s.pp == 1 && s.micro_batches == 1 && s.ep == 1
+      return s.pp == 1 && s.ep == 1
                  ? ""
                  : "SGLang generation: data and tensor parallelism only (the allocation has no e for it)";
     if (g.model(m.model).spec.n_layers % s.pp != 0) return "Megatron stages hold equal layer counts";

@@ -20,6 +20,8 @@ std::vector<std::vector<MfcAssignment>> placement_candidates(const Engine& engin
   CandidateOptions c = options.candidates;
   // Meshes are fixed, so keep more strategies per call than realign's own search does.
   c.strategies_per_mesh_size = std::max(c.strategies_per_mesh_size, 8);
+  // Every engine generates on a serving engine that bounds its batch by its KV cache.
+  c.generation_waves = true;
   c.mesh_filter = [&](size_t call, const DeviceMesh& m) {
     return m == placement.meshes[call] ? std::string() : std::string("not this placement's mesh");
   };

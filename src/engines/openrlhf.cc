@@ -125,8 +125,7 @@ class OpenRlhf : public Engine {
       return "OpenRLHF has no expert parallelism (DeepSpeed ZeRO training, vLLM engines of tp only)";
     if (m.kind() == MfcKind::kInference && m.n_seqs / micro_batch_per_gpu(m, s) < int64_t(s.dp))
       return "fewer sample batches than the role's processes (train_ppo_ray.py asserts it)";
-    if (m.kind() == MfcKind::kGenerate)
-      return s.pp == 1 && s.micro_batches == 1 ? "" : "vLLM engines have tensor parallelism only";
+    if (m.kind() == MfcKind::kGenerate) return s.pp == 1 ? "" : "vLLM engines have tensor parallelism only";
     if (s.tp != 1 || s.pp != 1) return "DeepSpeed ZeRO data parallelism only (tp 1, pp 1)";
     if (m.kind() == MfcKind::kTrain) {
       if (s.zero1 != (s.dp > 1)) return "ZeRO-2 always shards the optimizer state over dp";

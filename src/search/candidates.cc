@@ -6,7 +6,7 @@
 namespace realign {
 
 std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster,
-                                           int mesh_size, int max_micro_batches) {
+                                           int mesh_size, int max_micro_batches, bool generation_waves) {
   std::vector<Strategy> out;
   for (int tp = 1; tp <= mesh_size; tp *= 2) {
     if (mesh_size % tp) break;
@@ -14,8 +14,8 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
       if ((mesh_size / tp) % pp) continue;
       const int dp = mesh_size / tp / pp;
       for (int mb = 1; mb <= max_micro_batches; mb *= 2) {
-        // Generation gains nothing from micro-batches without pipelining; keep the space small.
-        if (mfc.kind() == MfcKind::kGenerate && pp == 1 && mb > 1) break;
+        // Generation gains nothing from micro-batches without pipelining but memory; keep the space small.
+        if (mfc.kind() == MfcKind::kGenerate && pp == 1 && mb > 1 && !generation_waves) break;
         // A mixture-of-experts model's experts spread over ep ranks of each stage's dp x tp grid: every
         // power of two the rules allow (plan/expert_parallel.h); a dense model has ep 1 only.
         for (int ep = 1; ep <= (spec.is_moe() ? dp * tp : 1); ep *= 2) {
@@ -99,11 +99,12 @@ std::optional<ModelProblem> runtime_model_problem(const DataflowGraph& graph) {
 bool runtime_runs(const Cluster& cluster) { return is_cpu_device(cluster.device); }
 
 std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call,
-                                      int mesh_size, bool runtime_limits, int max_micro_batches) {
+                                      int mesh_size, bool runtime_limits, int max_micro_batches,
+                                      bool generation_waves) {
   const Mfc& mfc = graph.mfcs[call];
   std::vector<Strategy> out;
-  for (const Strategy& s :
-       enumerate_strategies(mfc, graph.model(mfc.model).spec, cluster, mesh_size, max_micro_batches))
+  for (const Strategy& s : enumerate_strategies(mfc, graph.model(mfc.model).spec, cluster, mesh_size,
+                                                max_micro_batches, generation_waves))
     if (!runtime_limits ||
         runtime_limit_problem(graph, MfcAssignment{mfc.name, DeviceMesh{0, mesh_size}, s}).empty())
       out.push_back(s);
@@ -124,7 +125,8 @@ std::vector<std::vector<MfcAssignment>> build_candidates(const DataflowGraph& gr
       if (!options.mesh_filter || options.mesh_filter(i, m).empty()) allowed_of_size.emplace(m.size, m);
     for (const auto& [size, mesh] : allowed_of_size) {
       std::vector<Ranked> ranked;
-      for (const Strategy& s : call_strategies(graph, cluster, i, size, options.runtime_limits)) {
+      for (const Strategy& s :
+           call_strategies(graph, cluster, i, size, options.runtime_limits, 16, options.generation_waves)) {
         if (options.strategy_filter && !options.strategy_filter(i, size, s).empty()) continue;
         MfcAssignment a{mfc.name, mesh, s};
         ranked.push_back({evaluator.evaluate_call(int(i), a), a});

@@ -13,9 +13,11 @@ namespace realign {
 // Every valid strategy for a call on a mesh of `mesh_size` devices (dp*tp*pp = size, tp within a node and
 // dividing the heads, pp <= layers, micro-batches a power of two up to the sequences per dp rank, capped; a
 // mixture-of-experts model's ep a power of two dividing its experts and dp*tp); for a train call each also
-// with ZeRO-1 (dp > 1) and with activation recomputation.
+// with ZeRO-1 (dp > 1) and with activation recomputation. Generation takes micro-batches only when pipelined,
+// unless `generation_waves`.
 std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster,
-                                           int mesh_size, int max_micro_batches = 16);
+                                           int mesh_size, int max_micro_batches = 16,
+                                           bool generation_waves = false);
 
 struct CandidateOptions {
   // Per call and mesh size, keep at most this many strategies from the time/memory Pareto front (strategies
@@ -25,6 +27,11 @@ struct CandidateOptions {
   bool all_node_runs = false;  // see enumerate_meshes
   // Only what realign's runtime executes today (runtime_limit_problem): used when planning a training run.
   bool runtime_limits = false;
+  // Generation may also take its batch in waves without pipelining (micro-batches at pp 1): how a serving
+  // engine (vLLM, SGLang) runs a batch whose KV cache exceeds its memory share, at most as many sequences at
+  // once as the cache holds. realign's own generation gains nothing by it when the batch fits, so its search
+  // leaves these out; the engines' searches need them where the whole batch's cache does not fit.
+  bool generation_waves = false;
   // An external engine's placement rules as a filter on proposals (engines/): the meshes a call may use and
   // the strategies it may take there (empty: allowed, else why not). Unset: no restriction.
   std::function<std::string(size_t call, const DeviceMesh& mesh)> mesh_filter;
@@ -56,7 +63,8 @@ bool runtime_runs(const Cluster& cluster);
 // Call `call`'s strategies on a mesh of `mesh_size` devices (enumerate_strategies); with `runtime_limits`,
 // only those the runtime executes.
 std::vector<Strategy> call_strategies(const DataflowGraph& graph, const Cluster& cluster, size_t call,
-                                      int mesh_size, bool runtime_limits, int max_micro_batches = 16);
+                                      int mesh_size, bool runtime_limits, int max_micro_batches = 16,
+                                      bool generation_waves = false);
 
 // candidates[i] lists call i's assignments, fastest standalone first. A call with no candidate that fits on
 // its own keeps its least-overflowing ones, so the search can still report the best it can do. The

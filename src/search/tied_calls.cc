@@ -21,7 +21,8 @@ std::vector<MfcAssignment> alike(const DataflowGraph& graph, const Cluster& clus
   if (options.mesh_filter && !options.mesh_filter(call, mesh).empty()) return {};
   std::optional<MfcAssignment> fast, lean;
   PlanScore fast_score, lean_score;
-  for (const Strategy& s : call_strategies(graph, cluster, call, mesh.size, options.runtime_limits)) {
+  for (const Strategy& s : call_strategies(graph, cluster, call, mesh.size, options.runtime_limits, 16,
+                                           options.generation_waves)) {
     if (!same_layout(s, like)) continue;
     if (options.strategy_filter && !options.strategy_filter(call, mesh.size, s).empty()) continue;
     MfcAssignment a{graph.mfcs[call].name, mesh, s};

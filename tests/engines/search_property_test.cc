@@ -106,6 +106,31 @@ void expect_config_adds_up(const std::string& engine, const DataflowGraph& g, co
   }
 }
 
+// GRPO with a 7B policy on one node of 8 H100, 2,048 samples of ~3k tokens: the whole batch's KV cache does
+// not fit beside the policy's state, so each engine generates in waves, as vLLM bounds its running sequences
+// by its cache; the memory share written is one wave's.
+TEST(EngineSearchProperty, GenerationTakesWavesWhereTheWholeBatchsCacheDoesNotFit) {
+  AlgorithmConfig a = testing::algorithm_from_yaml(R"(
+algorithm: grpo
+models: {actor: qwen2.5-7b}
+batch: {prompts: 64, samples_per_prompt: 32, prompt_len: 256, gen_len: 2898, mini_batches: 4}
+)");
+  a.reward_model = false;
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(1);
+  for (const std::string name : {"verl", "nemo-rl"}) {
+    SCOPED_TRACE(name);
+    const auto engine = engines::make_engine(name);
+    const testing::EnginePlan r = testing::search(*engine, g, c, 2000);
+    ASSERT_TRUE(r.search.plan);
+    EXPECT_TRUE(r.estimate.fits);
+    EXPECT_EQ(engines::can_run(*engine, g, c, *r.search.plan), "");
+    const Strategy& gen = at(g, *r.search.plan, "actor_gen").strategy;
+    EXPECT_EQ(gen.pp, 1);
+    EXPECT_GT(gen.micro_batches, 1);
+  }
+}
+
 TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAndModels) {
   Rng rng(27);
   const std::vector<std::string> models = {"llama-small", "qwen2.5-0.5b", "qwen2.5-1.5b", "llama2-7b",
