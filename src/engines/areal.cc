@@ -92,9 +92,8 @@ class Areal : public Engine {
       return s.pp == 1 && s.ep == 1
                  ? ""
                  : "SGLang generation: data and tensor parallelism only (the allocation has no e for it)";
-    if (g.model(m.model).spec.n_layers % s.pp != 0) return "Megatron stages hold equal layer counts";
     if (s.zero1) return "no distributed-optimizer key found in AReaL's config";
-    return megatron_ep_problem(g.model(m.model).spec, s);
+    return megatron_layout_problem(g.model(m.model).spec, s);
   }
 
   bool can_offload() const override { return false; }

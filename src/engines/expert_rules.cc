@@ -27,6 +27,11 @@ std::string vllm_ep_problem(const ModelSpec& spec, const Strategy& s, int gpus_p
 
 int vllm_data_parallel(const Strategy& s) { return s.ep > 1 ? s.ep / s.tp : 1; }
 
+std::string megatron_layout_problem(const ModelSpec& spec, const Strategy& s) {
+  if (spec.n_layers % s.pp != 0) return "Megatron stages hold equal layer counts: pp must divide the layers";
+  return megatron_ep_problem(spec, s);
+}
+
 int megatron_expert_tp(const Strategy& s) { return s.ep > 1 ? 1 : s.tp; }
 
 }  // namespace realign::engines

@@ -1,6 +1,7 @@
 // Which expert-parallel degree (plan/expert_parallel.h: realign's ep folds over a stage's dp x tp ranks,
-// expert tensor parallelism 1) each engine's backends can run, stated once for the adapters' strategy rules
-// and their config writers. Sources are the engines' files named in docs/engines.md.
+// expert tensor parallelism 1) each engine's backends can run, and Megatron's training layout, stated once
+// for the adapters' strategy rules and their config writers. Sources are the engines' files named in
+// docs/engines.md.
 #pragma once
 
 #include <string>
@@ -30,6 +31,11 @@ std::string vllm_ep_problem(const ModelSpec& spec, const Strategy& s, int gpus_p
 
 // The vLLM data-parallel ranks of one expert-parallel server (ep / tp; 1 without expert parallelism).
 int vllm_data_parallel(const Strategy& s);
+
+// Megatron-Core's training layout as the engines configure it: pipeline stages of equal layer counts (pp
+// divides the layers; uneven first/last stages need settings realign does not write) and the experts as
+// megatron_ep_problem folds them. Empty when `s` is one, else why not.
+std::string megatron_layout_problem(const ModelSpec& spec, const Strategy& s);
 
 // Megatron's expert_tensor_parallel_size for `s`: 1 with expert parallelism (realign's folding), else tp
 // (Megatron's default: the experts cut like a dense MLP).

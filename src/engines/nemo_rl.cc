@@ -132,9 +132,7 @@ class NemoRl : public Engine {
         return "vLLM expert parallelism is proposed within one engine: ep 1 or ep = tp";
       return expert_parallel_problem(spec, s.dp, s.tp, s.ep);
     }
-    if (spec.n_layers % s.pp != 0)
-      return "Megatron stages hold equal layer counts: pp must divide the layers";
-    return megatron_ep_problem(spec, s);
+    return megatron_layout_problem(spec, s);
   }
 
   // The reference's weights live in host memory between its calls (the workers swap them in).

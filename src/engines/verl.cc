@@ -126,9 +126,7 @@ class Verl : public Engine {
       if (s.pp != 1) return "veRL's vLLM rollout is proposed with tensor and data parallelism only (pp 1)";
       return vllm_ep_problem(spec, s, p.options.value("gpus_per_node", 1));
     }
-    if (spec.n_layers % s.pp != 0)
-      return "Megatron stages hold equal layer counts: pp must divide the layers";
-    return megatron_ep_problem(spec, s);
+    return megatron_layout_problem(spec, s);
   }
 
   bool can_offload() const override { return true; }

@@ -30,6 +30,18 @@ batch: {prompts: 512, prompt_len: 256, gen_len: 768, mini_batches: 4}
   return c;
 }
 
+// GRPO with Qwen3-30B-A3B and a verifier: the shipped mixture-of-experts example's algorithm and batch
+// (examples/grpo_qwen3_30b_a3b_32xh100.yaml).
+inline AlgorithmConfig qwen3_moe_grpo() {
+  AlgorithmConfig a = algorithm_from_yaml(R"(
+algorithm: grpo
+models: {actor: qwen3-30b-a3b}
+batch: {prompts: 64, samples_per_prompt: 32, prompt_len: 256, gen_len: 2898, mini_batches: 4}
+)");
+  a.reward_model = false;
+  return a;
+}
+
 inline Cluster h100(int nodes, int per_node = 8) {
   return Cluster{nodes, per_node, builtin_device("h100-sxm", "cluster.device")};
 }

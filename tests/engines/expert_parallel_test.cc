@@ -18,17 +18,7 @@ using engines::make_engine;
 using engines::Placement;
 using testing::h100;
 
-// The example's algorithm and batch (examples/grpo_qwen3_30b_a3b_32xh100.yaml).
-AlgorithmConfig moe_config() {
-  AlgorithmConfig a = testing::algorithm_from_yaml(R"(
-algorithm: grpo
-models: {actor: qwen3-30b-a3b}
-batch: {prompts: 64, samples_per_prompt: 32, prompt_len: 256, gen_len: 2898, mini_batches: 4}
-)");
-  a.reward_model = false;
-  return a;
-}
-DataflowGraph moe_example() { return build_graph(moe_config()); }
+DataflowGraph moe_example() { return build_graph(testing::qwen3_moe_grpo()); }
 
 size_t call(const DataflowGraph& g, const std::string& name) { return size_t(g.mfc_index(name)); }
 
@@ -125,7 +115,7 @@ TEST(EngineExpertParallel, SearchedPlansOnTheMoeExampleUseEpWhereTheEngineHasIt)
   for (const auto& name : engines::engine_names()) {
     SCOPED_TRACE(name);
     const auto engine = make_engine(name);
-    const AlgorithmConfig a = moe_config();
+    const AlgorithmConfig a = testing::qwen3_moe_grpo();
     const testing::EnginePlan r = testing::search(*engine, g, c, 2000);
     ASSERT_TRUE(r.search.plan);
     const ExecutionPlan& plan = *r.search.plan;

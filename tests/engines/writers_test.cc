@@ -126,12 +126,7 @@ TEST(EngineWriters, ArealAllocationModeAndYaml) {
 // pp 1, expert_model_parallel_size 8, train_micro_batch_size 1) written back as realign's NeMo-RL launch
 // script: the keys it sets come out with the recipe's values.
 TEST(EngineWriters, NemoRlWritesItsOwnQwen3MoeRecipeBack) {
-  AlgorithmConfig a = testing::algorithm_from_yaml(R"(
-algorithm: grpo
-models: {actor: qwen3-30b-a3b}
-batch: {prompts: 64, samples_per_prompt: 32, prompt_len: 256, gen_len: 2898, mini_batches: 4}
-)");
-  a.reward_model = false;
+  const AlgorithmConfig a = testing::qwen3_moe_grpo();
   const DataflowGraph g = build_graph(a);
   const Cluster c = h100(4);
   Strategy train{32, 1, 1, 16, true};  // 512 sequences per step over 32 ranks, one per micro-batch
