@@ -50,6 +50,10 @@ struct Pricing {
   // on the same devices).
   bool broadcast_weight_sync = false;
   std::string weight_sync_source;
+  // Models the engine keeps in host memory between their calls whatever the plan says (NeMo-RL's reference
+  // policy): priced as offloaded (plan.offload), their weights copied in for each call.
+  std::vector<Role> host_resident;
+  std::string host_resident_source;
 };
 
 // What the writers need beyond the plan: the model paths and data the realign config names.

@@ -135,7 +135,7 @@ class NemoRl : public Engine {
     return megatron_layout_problem(spec, s);
   }
 
-  // The reference's weights live in host memory between its calls (the workers swap them in).
+  // The reference's weights live in host memory between its calls (pricing's host_resident).
   bool can_offload() const override { return true; }
 
   std::vector<std::vector<std::string>> tied(const DataflowGraph& g) const override {
@@ -152,6 +152,9 @@ class NemoRl : public Engine {
     p.weight_sync_source = std::string(kVllmBackend) +
                            ": generation apart receives the weights by NCCL broadcast (collective); "
                            "colocated by CUDA IPC in place";
+    p.host_resident = {Role::kRef};
+    p.host_resident_source =
+        std::string(kMegatronWorker) + ": the reference's state dict is kept on the CPU and swapped in";
     return p;
   }
 

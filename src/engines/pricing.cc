@@ -99,7 +99,17 @@ EngineEvaluator::EngineEvaluator(Simulator& simulator, Pricing pricing, bool eng
       gen_profile_(generation_profile(simulator.profile(), pricing_)),
       limit_(simulator.profile().memory_bytes.value * simulator.profile().usable_memory_fraction.value) {}
 
-EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& plan) {
+ExecutionPlan with_host_resident(const ExecutionPlan& plan, const DataflowGraph& graph,
+                                 const Pricing& pricing) {
+  ExecutionPlan out = plan;
+  for (Role role : pricing.host_resident)
+    if (graph.home_call(role) >= 0 && std::count(out.offload.begin(), out.offload.end(), role) == 0)
+      out.offload.push_back(role);
+  return out;
+}
+
+EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& given) {
+  const ExecutionPlan plan = with_host_resident(given, sim_.graph(), pricing_);
   EngineEstimate e;
   e.simulation = sim_.run(plan);
   const DataflowGraph& g = sim_.graph();

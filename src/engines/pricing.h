@@ -19,6 +19,10 @@ namespace realign::engines {
 double broadcast_sync_s(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& profile,
                         Role model, const DeviceMesh& from, const DeviceMesh& to);
 
+// `plan` as the engine holds its models: pricing.host_resident added to plan.offload (those the graph has).
+ExecutionPlan with_host_resident(const ExecutionPlan& plan, const DataflowGraph& graph,
+                                 const Pricing& pricing);
+
 // The profile a serving engine's generation runs under: with CUDA graphs the decoding step replays one graph,
 // so the per-layer launch overhead of an eager engine is not paid.
 HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing& pricing);

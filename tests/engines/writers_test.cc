@@ -10,6 +10,7 @@
 
 #include "engines/engine.h"
 #include "engines/engine_fixtures.h"
+#include "engines/pricing.h"
 #include "engines/write_helpers.h"
 
 namespace realign {
@@ -142,6 +143,16 @@ TEST(EngineWriters, NemoRlWritesItsOwnQwen3MoeRecipeBack) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_TRUE(files[0].executable);
   expect_golden("nemo_rl_qwen3_30b_a3b_32xh100_launch.sh", files[0].text);
+  // NeMo-RL keeps the reference in host memory: priced offloaded whether the plan says so or not.
+  Simulator sim(g, c, builtin_profile(c.device));
+  engines::EngineEvaluator ev(sim, nemo->pricing(g), true);
+  ExecutionPlan offloaded = plan;
+  offloaded.offload = {Role::kRef};
+  const engines::EngineEstimate as_given = ev.estimate(plan);
+  EXPECT_EQ(as_given.iteration_time_s, ev.estimate(offloaded).iteration_time_s);
+  EXPECT_GT(as_given.simulation.offload_bytes, 0);
+  EXPECT_EQ(engines::EngineEvaluator(sim, engines::Pricing{}, true).estimate(plan).simulation.offload_bytes,
+            0);
 }
 
 // Async GRPO: generation on its own whole node, with the switches async-grpo.md requires.
