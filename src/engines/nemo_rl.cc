@@ -1,7 +1,8 @@
-// NeMo-RL (NVIDIA-NeMo/RL) GRPO with Megatron training and vLLM generation: generation colocated with the
-// policy (its default) or on GPUs of its own (policy.generation.colocated.enabled: false), and async GRPO
-// (grpo.async_grpo, generation apart) when train.staleness > 0. The policy workers compute the previous and
-// the reference log-probs in the training layout: one Megatron layout for every call but generation.
+// NeMo-RL (NVIDIA-NeMo/RL) GRPO with vLLM generation and either training backend: DTensor (FSDP2 with
+// tensor parallelism, its default) or Megatron. Generation colocated with the policy (its default) or on GPUs
+// of its own (policy.generation.colocated.enabled: false), and async GRPO (grpo.async_grpo, generation apart)
+// when train.staleness > 0. The policy workers compute the previous and the reference log-probs in the
+// training layout: one layout for every call but generation.
 #include <algorithm>
 #include <cmath>
 
@@ -25,6 +26,13 @@ constexpr const char* kPolicy = "NVIDIA-NeMo/RL nemo_rl/models/policy/lm_policy.
 constexpr const char* kVllm = "NVIDIA-NeMo/RL nemo_rl/models/generation/vllm/vllm_generation.py";
 constexpr const char* kMegatronWorker = "NVIDIA-NeMo/RL nemo_rl/models/policy/megatron_policy_worker.py";
 constexpr const char* kVllmBackend = "NVIDIA-NeMo/RL nemo_rl/models/generation/vllm/vllm_backend.py";
+constexpr const char* kDtensorWorker = "NVIDIA-NeMo/RL nemo_rl/models/policy/dtensor_policy_worker.py";
+
+// The training backends, as a placement's "backend" option.
+constexpr const char* kMegatron = "megatron";
+constexpr const char* kDtensor = "dtensor";
+
+bool dtensor(const Placement& p) { return p.options.value("backend", std::string(kMegatron)) == kDtensor; }
 
 // The calls NeMo-RL's policy workers run, in the policy's Megatron layout.
 const std::vector<std::string> kPolicyCalls = {"actor_train", "actor_inf", "ref_inf"};
@@ -63,8 +71,15 @@ class NemoRl : public Engine {
         {"Training is Megatron (policy.megatron_cfg): tensor_model_parallel_size, "
          "pipeline_model_parallel_size, expert_model_parallel_size, "
          "optimizer.use_distributed_optimizer (realign's ZeRO-1), activation_checkpointing; the training "
-         "GPUs are pp x dp x tp; DTensor (FSDP2) is not proposed (realign does not price FSDP's sharding)",
+         "GPUs are pp x dp x tp",
          kPolicy},
+        {"Or DTensor (policy.dtensor_cfg, the config's default): FSDP2 shards weights, gradients and "
+         "optimizer "
+         "state over the dp ranks of each tensor_parallel_size shard (priced as ZeRO-3: its all-gathers "
+         "before "
+         "each micro-batch's passes), no pipeline (dp x tp GPUs), activation_checkpointing; realign proposes "
+         "it for dense models (no expert parallelism), without sequence or context parallelism",
+         kDtensorWorker},
         {"realign keeps Megatron's pipeline stages equal (pp divides the layers; "
          "num_layers_in_first/last_pipeline_stage are not written)",
          kConfig},
@@ -108,20 +123,27 @@ class NemoRl : public Engine {
 
   std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
     const auto policy = present(g, kPolicyCalls);
-    const Json options = {{"gpus_per_node", c.devices_per_node}};
+    std::vector<Json> backends = {{{"backend", kMegatron}}};
+    // DTensor's FSDP2 is priced as ZeRO-3 over dp; its expert parallelism was not read.
+    if (!g.model(Role::kActor).spec.is_moe()) backends.push_back({{"backend", kDtensor}, {"zero_stage", 3}});
     std::vector<Placement> out;
-    if (!async(g)) {
-      const DeviceMesh all{0, c.n_devices()};
-      out.push_back(group_placement(g, {{"actor_gen"}, policy}, {all, all}, "colocated generation", options));
+    for (Json options : backends) {
+      options["gpus_per_node"] = c.devices_per_node;
+      const std::string on = std::string(", ") + options["backend"].get<std::string>();
+      if (!async(g)) {
+        const DeviceMesh all{0, c.n_devices()};
+        out.push_back(
+            group_placement(g, {{"actor_gen"}, policy}, {all, all}, "colocated generation" + on, options));
+      }
+      for (const auto& m : cover_cluster(c, 2))
+        if (split_allowed(m, c))
+          out.push_back(group_placement(g, {{"actor_gen"}, policy}, m,
+                                        (async(g) ? "async GRPO" : "generation apart") + on, options));
     }
-    for (const auto& m : cover_cluster(c, 2))
-      if (split_allowed(m, c))
-        out.push_back(group_placement(g, {{"actor_gen"}, policy}, m,
-                                      async(g) ? "async GRPO" : "generation apart", options));
     return out;
   }
 
-  std::string strategy_problem(const DataflowGraph& g, const Placement&, size_t call, int,
+  std::string strategy_problem(const DataflowGraph& g, const Placement& placement, size_t call, int,
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
     const ModelSpec& spec = g.model(m.model).spec;
@@ -132,7 +154,13 @@ class NemoRl : public Engine {
         return "vLLM expert parallelism is proposed within one engine: ep 1 or ep = tp";
       return expert_parallel_problem(spec, s.dp, s.tp, s.ep);
     }
-    return megatron_layout_problem(spec, s);
+    if (!dtensor(placement)) return megatron_layout_problem(spec, s);
+    if (s.pp != 1) return "DTensor training has no pipeline parallelism";
+    if (s.ep != 1) return "DTensor's expert parallelism is not proposed";
+    // FSDP2 shards the optimizer state over dp (ZeRO-3's sharding beyond realign's ZeRO-1).
+    if (m.kind() == MfcKind::kTrain && s.zero1 != (s.dp > 1))
+      return "FSDP2 shards the optimizer state over dp";
+    return "";
   }
 
   // The reference's weights live in host memory between its calls (pricing's host_resident).
@@ -170,6 +198,7 @@ class NemoRl : public Engine {
     const MfcAssignment& actor = at("actor_train");
     const bool colocated = gen.mesh.overlaps(actor.mesh);
     const bool moe = g.model(Role::kActor).spec.is_moe();
+    const bool fsdp = dtensor(written_placement(*this, in, plan));
     std::vector<ConfigEntry> e;
     auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
     put("cluster.num_nodes", c.n_nodes);
@@ -185,16 +214,24 @@ class NemoRl : public Engine {
     // check); below, the log-prob calls keep their own.
     put("policy.logprob_batch_size",
         actor.strategy.tp >= 4 ? train_mb : micro_batch_per_gpu(logprobs, at("actor_inf").strategy));
-    put("policy.megatron_cfg.enabled", true);
-    put("policy.megatron_cfg.tensor_model_parallel_size", actor.strategy.tp);
-    put("policy.megatron_cfg.pipeline_model_parallel_size", actor.strategy.pp);
-    if (moe) {
-      put("policy.megatron_cfg.expert_model_parallel_size", actor.strategy.ep);
-      put("policy.megatron_cfg.expert_tensor_parallel_size", megatron_expert_tp(actor.strategy));
-      put("policy.megatron_cfg.sequence_parallel", actor.strategy.tp > 1 && actor.strategy.ep > 1);
+    if (fsdp) {
+      put("policy.dtensor_cfg.enabled", true);
+      put("policy.megatron_cfg.enabled", false);
+      put("policy.dtensor_cfg.tensor_parallel_size", actor.strategy.tp);
+      put("policy.dtensor_cfg.context_parallel_size", 1);
+      put("policy.dtensor_cfg.activation_checkpointing", actor.strategy.recompute);
+    } else {
+      put("policy.megatron_cfg.enabled", true);
+      put("policy.megatron_cfg.tensor_model_parallel_size", actor.strategy.tp);
+      put("policy.megatron_cfg.pipeline_model_parallel_size", actor.strategy.pp);
+      if (moe) {
+        put("policy.megatron_cfg.expert_model_parallel_size", actor.strategy.ep);
+        put("policy.megatron_cfg.expert_tensor_parallel_size", megatron_expert_tp(actor.strategy));
+        put("policy.megatron_cfg.sequence_parallel", actor.strategy.tp > 1 && actor.strategy.ep > 1);
+      }
+      put("policy.megatron_cfg.activation_checkpointing", actor.strategy.recompute);
+      put("policy.megatron_cfg.optimizer.use_distributed_optimizer", actor.strategy.zero1);
     }
-    put("policy.megatron_cfg.activation_checkpointing", actor.strategy.recompute);
-    put("policy.megatron_cfg.optimizer.use_distributed_optimizer", actor.strategy.zero1);
     put("policy.generation.max_new_tokens", train.gen_len);
     put("policy.generation.vllm_cfg.tensor_parallel_size", gen.strategy.tp);
     put("policy.generation.vllm_cfg.pipeline_parallel_size", 1);
@@ -222,7 +259,10 @@ class NemoRl : public Engine {
 
   std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const override {
     const auto entries = write_config(in, plan);
-    std::vector<std::string> args = {"--config examples/configs/grpo_math_1B_megatron.yaml"};
+    // DTensor trains under the base config; the Megatron one also sets Megatron's optimizer and scheduler.
+    const bool fsdp = dtensor(written_placement(*this, in, plan));
+    std::vector<std::string> args = {std::string("--config examples/configs/") +
+                                     (fsdp ? "grpo_math_1B.yaml" : "grpo_math_1B_megatron.yaml")};
     for (const auto& e : entries) args.push_back(e.key + "=" + shell_value(e.value));
     return {{"launch.sh",
              launch_script(std::string("NeMo-RL ") + (async(*in.graph) ? "async GRPO" : "GRPO") +
@@ -244,7 +284,7 @@ class NemoRl : public Engine {
                 "): " + std::to_string(gen.mesh.size) + " GPUs, " + std::to_string(gen.strategy.dp) +
                 " engines x tensor parallel " + std::to_string(gen.strategy.tp) +
                 (moe ? ", expert parallel " + std::to_string(gen.strategy.ep) : ""),
-            "policy (Megatron; log-probs and reference in its layout): " + std::to_string(actor.mesh.size) +
+            "policy (log-probs and reference in its layout): " + std::to_string(actor.mesh.size) +
                 " GPUs, tp " + std::to_string(actor.strategy.tp) + " x pp " +
                 std::to_string(actor.strategy.pp) + " x dp " + std::to_string(actor.strategy.dp) +
                 (moe ? ", expert parallel " + std::to_string(actor.strategy.ep) : "")};

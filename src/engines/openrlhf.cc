@@ -38,11 +38,11 @@ class OpenRlhf : public Engine {
          "actor GPUs == vllm_num_engines x vllm_tensor_parallel_size; with --async_train it colocates the "
          "DeepSpeed models only",
          kCli},
-        {"Training and inference are DeepSpeed ZeRO data parallel (--zero_stage, 2 by default): realign "
-         "proposes no tensor or pipeline parallelism for them (--ds_tensor_parallel_size stays 1) and prices "
-         "ZeRO-2 as its ZeRO-1 (the same bytes moved; gradients counted unsharded, so memory is "
-         "overestimated); "
-         "ZeRO-3 is not priced, so not proposed",
+        {"Training and inference are DeepSpeed ZeRO data parallel (--zero_stage 2 or 3): realign proposes no "
+         "tensor or pipeline parallelism for them (--ds_tensor_parallel_size stays 1); ZeRO-2 also shards "
+         "the "
+         "gradients over dp, ZeRO-3 the weights too, with its all-gathers before each micro-batch's passes "
+         "(engines/pricing.h)",
          kCli},
         {"vLLM engines have tensor parallelism only: no pipeline-parallel generation", kCli},
         {"--gradient_checkpointing is one switch for actor and critic", kCli},
@@ -158,19 +158,7 @@ class OpenRlhf : public Engine {
   std::vector<ConfigEntry> write_config(const WriteInput& in, const ExecutionPlan& plan) const override {
     const DataflowGraph& g = *in.graph;
     const Cluster& c = *in.cluster;
-    Placement p;
-    const std::string why = can_run(*this, g, c, plan, &p);
-    if (!why.empty()) throw Error("plan", "OpenRLHF cannot run this plan: " + why);
-    if (in.placement) {
-      // The searched placement's switches (several placements share meshes and strategies: ZeRO-2 and -3).
-      for (size_t i = 0; i < g.mfcs.size(); ++i) {
-        const MfcAssignment& a = plan.assignments[i];
-        REALIGN_CHECK(a.mesh == in.placement->meshes[i] &&
-                      strategy_problem(g, *in.placement, i, a.mesh.size, a.strategy).empty())
-            << "the plan is not of the placement given";
-      }
-      p = *in.placement;
-    }
+    const Placement p = written_placement(*this, in, plan);
     auto at = [&](const std::string& call) -> const MfcAssignment* {
       const int i = g.mfc_index(call);
       return i < 0 ? nullptr : &plan.assignments[size_t(i)];

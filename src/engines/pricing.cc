@@ -40,8 +40,12 @@ double param_count(const ModelRole& m) {
   return n;
 }
 
-// Whether ZeRO over data parallelism shards this layout (DeepSpeed's dp-only layouts).
-bool zero_sharded(const Strategy& s) { return s.dp > 1 && s.tp == 1 && s.pp == 1; }
+// Whether ZeRO (or FSDP) over data parallelism shards this layout: DeepSpeed's dp-only layouts, FSDP2 over
+// the dp ranks of each tensor-parallel shard (NeMo-RL's DTensor); no pipeline.
+bool zero_sharded(const Strategy& s) { return s.dp > 1 && s.pp == 1; }
+
+// Parameters one device holds of a model under `s` before ZeRO: a tensor-parallel shard.
+double shard_params(const ModelRole& m, const Strategy& s) { return param_count(m) / double(s.tp); }
 
 // Bytes per parameter that ZeRO stage `stage` shards beyond realign's ZeRO-1: stage 2 the (bf16) gradients of
 // a trained model, stage 3 the weights too.
@@ -64,7 +68,7 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
     const MfcAssignment& a = plan.assignments[size_t(home)];
     if (!zero_sharded(a.strategy)) continue;
     const bool offloaded = std::count(plan.offload.begin(), plan.offload.end(), m.role) > 0;
-    const double saving = param_count(m) * zero_bytes_per_param(stage, m.trained, offloaded) *
+    const double saving = shard_params(m, a.strategy) * zero_bytes_per_param(stage, m.trained, offloaded) *
                           (1.0 - 1.0 / double(a.strategy.dp));
     for (int d = a.mesh.first; d < a.mesh.end(); ++d) {
       e.device_peak_mem_bytes[size_t(d)] -= saving;
@@ -81,7 +85,9 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
     if (mfc.kind() == MfcKind::kGenerate || !zero_sharded(a.strategy)) continue;
     const Link link = mesh_spans_nodes(a.mesh, cluster) ? inter_node_link(p) : intra_node_link(p);
     const double gather =
-        ring_allreduce_s(param_count(g.model(mfc.model)) * kWeightBytesPerParam, a.strategy.dp, link) / 2.0;
+        ring_allreduce_s(shard_params(g.model(mfc.model), a.strategy) * kWeightBytesPerParam, a.strategy.dp,
+                         link) /
+        2.0;
     const double mb = double(a.strategy.micro_batches);
     if (mfc.kind() == MfcKind::kTrain)
       e.zero3_delta_s += double(mfc.train_steps()) * ((a.strategy.recompute ? 3.0 : 2.0) * mb - 1.0) * gather;
@@ -109,7 +115,8 @@ ExecutionPlan with_host_resident(const ExecutionPlan& plan, const DataflowGraph&
 }
 
 EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& given) {
-  const ExecutionPlan plan = with_host_resident(given, sim_.graph(), pricing_);
+  // The engine holds its models its way; realign's own plans as they say.
+  const ExecutionPlan plan = engine_sync_ ? with_host_resident(given, sim_.graph(), pricing_) : given;
   EngineEstimate e;
   e.simulation = sim_.run(plan);
   const DataflowGraph& g = sim_.graph();
@@ -155,7 +162,8 @@ PlanScore EngineEvaluator::evaluate_call(int call, const MfcAssignment& assignme
   const Mfc& mfc = sim_.graph().mfcs[size_t(call)];
   if (zero_sharded(assignment.strategy) && mfc.kind() != MfcKind::kGenerate) {
     const ModelRole& m = sim_.graph().model(mfc.model);
-    memory -= param_count(m) * zero_bytes_per_param(options_.value("zero_stage", 0), m.trained, false) *
+    memory -= shard_params(m, assignment.strategy) *
+              zero_bytes_per_param(options_.value("zero_stage", 0), m.trained, false) *
               (1.0 - 1.0 / double(assignment.strategy.dp));
   }
   return PlanScore{time, std::max(0.0, memory - limit_), memory};

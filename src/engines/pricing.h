@@ -29,8 +29,9 @@ HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing
 
 struct EngineEstimate {
   SimulationResult simulation;  // realign's simulator (its own reallocation and generation pricing)
-  // DeepSpeed ZeRO stage 2/3 over data parallelism (a placement's "zero_stage"): stage 2 also shards the
-  // gradients, stage 3 the weights, over the dp ranks of a model's home layout. Per device, the peak memory
+  // ZeRO stage 2/3 over data parallelism (a placement's "zero_stage": DeepSpeed's, or FSDP's full sharding
+  // as stage 3): stage 2 also shards the gradients, stage 3 the weights, over the dp ranks of a model's home
+  // layout (of each tensor-parallel shard; not with pipeline parallelism). Per device, the peak memory
   // after those savings (they hold all iteration, so they lower every moment alike), and whether it fits.
   std::vector<double> device_peak_mem_bytes;
   std::vector<double> device_saving_bytes;  // what ZeRO-2/3 saves on each device, all iteration
@@ -44,8 +45,8 @@ struct EngineEstimate {
 
 class EngineEvaluator : public PlanEvaluator {
  public:
-  // `engine_sync`: price the engine's weight broadcast (an engine's plan); false for realign's own plans,
-  // which move weights by reallocation.
+  // `engine_sync`: price the engine's weight broadcast and its host-resident models (an engine's plan); false
+  // for realign's own plans, which move weights by reallocation and keep models where the plan says.
   EngineEvaluator(Simulator& simulator, Pricing pricing, bool engine_sync);
   // The engine-wide switches of the placement being priced (Placement::options; "zero_stage").
   void set_placement_options(const Json& options) { options_ = options; }

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "core/check.h"
+#include "core/error.h"
 #include "graph/model_spec.h"
 
 namespace realign::engines {
@@ -18,6 +20,21 @@ std::string upper(std::string s) {
 }
 
 }  // namespace
+
+Placement written_placement(const Engine& engine, const WriteInput& in, const ExecutionPlan& plan) {
+  const DataflowGraph& g = *in.graph;
+  Placement p;
+  const std::string why = can_run(engine, g, *in.cluster, plan, &p);
+  if (!why.empty()) throw Error("plan", engine.display_name() + " cannot run this plan: " + why);
+  if (!in.placement) return p;
+  for (size_t i = 0; i < g.mfcs.size(); ++i) {
+    const MfcAssignment& a = plan.assignments[i];
+    REALIGN_CHECK(a.mesh == in.placement->meshes[i] &&
+                  engine.strategy_problem(g, *in.placement, i, a.mesh.size, a.strategy).empty())
+        << "the plan is not of the placement given";
+  }
+  return *in.placement;
+}
 
 std::string model_path(const Json& raw, Role r) {
   const std::string role = to_string(r);

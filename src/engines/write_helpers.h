@@ -9,6 +9,11 @@
 
 namespace realign::engines {
 
+// The placement a writer writes `plan` for: the searched one (in.placement) when given, checked against the
+// plan, else the first of the engine's placements that runs it (several may share meshes and strategies, as
+// ZeRO-2 and -3 do). Throws Error("plan") naming the rule when the engine cannot run the plan.
+Placement written_placement(const Engine& engine, const WriteInput& in, const ExecutionPlan& plan);
+
 // The path of `role`'s model when the realign config names a file or directory (models.<role>), else the
 // placeholder "${<ROLE>_MODEL_PATH}" that launch.sh asks for.
 std::string model_path(const Json& raw_config, Role role);

@@ -85,7 +85,7 @@ TEST(EngineCli, SimulatePricesAGivenPlanAsTheEngineRunsIt) {
   const Json j = Json::parse(r.out);
   const Json& as_engine = j["as_engine_runs_it"];
   EXPECT_EQ(as_engine["engine"], "nemo-rl");
-  EXPECT_EQ(as_engine["placement"], "colocated generation");
+  EXPECT_EQ(as_engine["placement"], "colocated generation, megatron");
   EXPECT_LT(as_engine["pricing"]["generation_delta_s"].get<double>(), 0);
   EXPECT_NEAR(as_engine["iteration_time_s"].get<double>(),
               as_engine["pricing"]["simulated_s"].get<double>() +

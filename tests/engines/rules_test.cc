@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.h"
 #include "engines/engine.h"
@@ -162,13 +163,17 @@ TEST(EngineRules, NemoRlColocatesGenerationOrSplitsWholeNodesAndRunsLogProbsInTh
   const auto placements = n->placements(g, h100(2));
   ASSERT_FALSE(placements.empty());
   EXPECT_EQ(placements[0].meshes[call(g, "actor_gen")], (DeviceMesh{0, 16}));  // colocated, the default
-  for (size_t k = 1; k < placements.size(); ++k) {
-    const DeviceMesh gen = placements[k].meshes[call(g, "actor_gen")];
-    const DeviceMesh train = placements[k].meshes[call(g, "actor_train")];
+  std::set<std::string> backends;
+  for (const auto& q : placements) {
+    backends.insert(q.options["backend"].get<std::string>());
+    const DeviceMesh gen = q.meshes[call(g, "actor_gen")];
+    const DeviceMesh train = q.meshes[call(g, "actor_train")];
+    if (gen == train) continue;  // colocated
     EXPECT_FALSE(gen.overlaps(train));
     EXPECT_EQ(gen.size % 8, 0);  // across nodes, generation takes whole nodes (grpo.py)
     EXPECT_EQ(gen.size + train.size, 16);
   }
+  EXPECT_EQ(backends, (std::set<std::string>{"megatron", "dtensor"}));
   // On one node, any split of its GPUs.
   bool part_of_node = false;
   for (const auto& p : n->placements(g, h100(1))) part_of_node |= p.meshes[call(g, "actor_gen")].size < 8;
@@ -186,6 +191,17 @@ TEST(EngineRules, NemoRlColocatesGenerationOrSplitsWholeNodesAndRunsLogProbsInTh
   EXPECT_NE(n->strategy_problem(g, p, call(g, "actor_gen"), 16, Strategy{4, 2, 2, 2}), "");  // vLLM pp
   EXPECT_EQ(n->strategy_problem(g, p, call(g, "actor_train"), 16, Strategy{2, 2, 4, 4, true}), "");
   EXPECT_NE(n->strategy_problem(g, p, call(g, "actor_train"), 12, Strategy{1, 4, 3, 4}), "");  // 32 layers
+  // DTensor: FSDP2 over dp (the optimizer state always sharded), tensor parallelism, no pipeline.
+  const auto fsdp = std::find_if(placements.begin(), placements.end(),
+                                 [](const auto& q) { return q.options["backend"] == "dtensor"; });
+  ASSERT_NE(fsdp, placements.end());
+  EXPECT_EQ(fsdp->options["zero_stage"], 3);
+  EXPECT_EQ(n->strategy_problem(g, *fsdp, call(g, "actor_train"), 16, Strategy{8, 2, 1, 4, true}), "");
+  EXPECT_NE(n->strategy_problem(g, *fsdp, call(g, "actor_train"), 16, Strategy{8, 2, 1, 4, false}), "");
+  EXPECT_NE(n->strategy_problem(g, *fsdp, call(g, "actor_train"), 16, Strategy{2, 2, 4, 4, true}), "");
+  // A mixture of experts trains on Megatron only.
+  for (const auto& q : n->placements(build_graph(testing::qwen3_moe_grpo()), h100(4)))
+    EXPECT_EQ(q.options["backend"], "megatron");
 }
 
 TEST(EngineRules, NemoRlRefusesWhatItsGrpoDoesNotRunNamingTheField) {

@@ -181,6 +181,37 @@ TEST(EngineWriters, NemoRlAsyncGrpoPutsGenerationApartWithItsRequiredSwitches) {
   EXPECT_EQ(v.count("policy.megatron_cfg.expert_model_parallel_size"), 0u);  // a dense model
 }
 
+// NeMo-RL's default backend: DTensor (FSDP2 over dp, tensor parallelism), launched with the base config.
+TEST(EngineWriters, NemoRlDtensorPlacementWritesTheDtensorConfig) {
+  AlgorithmConfig a = testing::ppo_7b();
+  a.algorithm = Algorithm::kGrpo;
+  a.batch.samples_per_prompt = 8;
+  a.reward_model = false;
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(1);
+  const ExecutionPlan plan =
+      uniform(g, {0, 8}, Strategy{4, 2, 1, 4}, {0, 8}, Strategy{4, 2, 1, 8, true, true});
+  const auto nemo = engines::make_engine("nemo-rl");
+  engines::WriteInput in = input(g, c, a, Json::object());
+  for (const auto& p : nemo->placements(g, c))
+    if (p.options["backend"] == "dtensor" && p.meshes[0] == (DeviceMesh{0, 8})) in.placement = p;
+  ASSERT_TRUE(in.placement);
+  std::map<std::string, Json> v;
+  for (const auto& e : nemo->write_config(in, plan)) v[e.key] = e.value;
+  EXPECT_EQ(v["policy.dtensor_cfg.enabled"], true);
+  EXPECT_EQ(v["policy.megatron_cfg.enabled"], false);
+  EXPECT_EQ(v["policy.dtensor_cfg.tensor_parallel_size"], 2);
+  EXPECT_EQ(v["policy.dtensor_cfg.activation_checkpointing"], true);
+  EXPECT_EQ(v.count("policy.megatron_cfg.tensor_model_parallel_size"), 0u);
+  const auto files = nemo->launch_files(in, plan);
+  EXPECT_NE(files[0].text.find("--config examples/configs/grpo_math_1B.yaml"), std::string::npos);
+  // Without the searched placement the writer takes the first that runs the plan: Megatron's.
+  in.placement.reset();
+  v.clear();
+  for (const auto& e : nemo->write_config(in, plan)) v[e.key] = e.value;
+  EXPECT_EQ(v["policy.megatron_cfg.enabled"], true);
+}
+
 TEST(EngineWriters, PlaceholdersAreRequiredByTheScriptAndQuotedForTheShell) {
   const std::vector<engines::ConfigEntry> entries = {
       {"a.path", "${ACTOR_MODEL_PATH}"}, {"b", 3}, {"c", "x\"y"}};
