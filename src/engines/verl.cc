@@ -1,5 +1,5 @@
-// veRL (volcengine/verl) with Megatron training and a vLLM rollout: the hybrid engine (every role on one
-// resource pool) for synchronous PPO/GRPO, and the fully_async recipe (rollout GPUs apart from training
+// veRL (volcengine/verl) with Megatron or FSDP training and a vLLM rollout: the hybrid engine (every role on
+// one resource pool) for synchronous PPO/GRPO, and the fully_async recipe (rollout GPUs apart from training
 // GPUs, `async_training.staleness_threshold`) when train.staleness > 0.
 #include <algorithm>
 #include <cmath>
@@ -14,17 +14,21 @@ namespace realign::engines {
 
 namespace {
 
-// The config tree every key below is read from.
+// The config trees every key below is read from (Megatron's, FSDP's).
 constexpr const char* kTree = "volcengine/verl verl/trainer/config/_generated_ppo_megatron_trainer.yaml";
+constexpr const char* kFsdpTree = "volcengine/verl verl/trainer/config/_generated_ppo_trainer.yaml";
 constexpr const char* kWorkers = "volcengine/verl verl/workers/megatron_workers.py";
 constexpr const char* kFullyAsync = "volcengine/verl docs/advance/fully_async.md";
 constexpr const char* kOneStepOff = "volcengine/verl docs/advance/one_step_off.md";
 
-// The calls veRL's Megatron workers run in the actor's parallel state (all but the rollout).
-const std::vector<std::string> kMegatronCalls = {"actor_train", "actor_inf",    "ref_inf",
+// The calls veRL's training workers run in the actor's layout (all but the rollout).
+const std::vector<std::string> kTrainingCalls = {"actor_train", "actor_inf",    "ref_inf",
                                                  "critic_inf",  "critic_train", "reward_inf"};
 
 bool async(const DataflowGraph& g) { return g.staleness > 0; }
+
+// The training backend of a placement ("backend": megatron | fsdp).
+bool fsdp(const Placement& p) { return p.options.value("backend", std::string("megatron")) == "fsdp"; }
 
 class Verl : public Engine {
  public:
@@ -47,9 +51,13 @@ class Verl : public Engine {
          kWorkers},
         {"Training is Megatron: tensor_model_parallel_size, pipeline_model_parallel_size, "
          "use_distributed_optimizer (realign's ZeRO-1) and full recomputation through "
-         "override_transformer_config per role; FSDP is not proposed (realign does not price FSDP's "
-         "sharding)",
+         "override_transformer_config per role",
          kTree},
+        {"Or FSDP (strategy: fsdp, the default trainer): every role's weights, gradients and optimizer state "
+         "sharded over the pool's GPUs (fsdp_size -1), priced as ZeRO-3; data parallelism only (realign "
+         "proposes no Ulysses sequence parallelism), enable_gradient_checkpointing per model, param_offload "
+         "for reference and reward model; dense models only (FSDP's expert parallelism was not read)",
+         kFsdpTree},
         {"Pipeline stages hold equal numbers of layers (Megatron-Core builds num_layers / pp layers per "
          "stage; "
          "uneven splits need settings realign does not write)",
@@ -103,17 +111,24 @@ class Verl : public Engine {
   }
 
   std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
-    const auto megatron = present(g, kMegatronCalls);
+    const auto training = present(g, kTrainingCalls);
     // The node size travels with the placement: a rollout server with expert parallelism spans part of one
     // node or whole nodes (vllm_ep_problem).
-    const Json options = {{"gpus_per_node", c.devices_per_node}};
-    if (!async(g)) {
-      const DeviceMesh all{0, c.n_devices()};
-      return {group_placement(g, {{"actor_gen"}, megatron}, {all, all}, "hybrid engine", options)};
-    }
+    std::vector<Json> backends = {{{"backend", "megatron"}}};
+    if (!g.model(Role::kActor).spec.is_moe()) backends.push_back({{"backend", "fsdp"}, {"zero_stage", 3}});
     std::vector<Placement> out;
-    for (const auto& m : cover_cluster(c, 2))
-      out.push_back(group_placement(g, {{"actor_gen"}, megatron}, m, "fully_async", options));
+    for (Json options : backends) {
+      options["gpus_per_node"] = c.devices_per_node;
+      const std::string on = ", " + options["backend"].get<std::string>();
+      if (!async(g)) {
+        const DeviceMesh all{0, c.n_devices()};
+        out.push_back(
+            group_placement(g, {{"actor_gen"}, training}, {all, all}, "hybrid engine" + on, options));
+        continue;
+      }
+      for (const auto& m : cover_cluster(c, 2))
+        out.push_back(group_placement(g, {{"actor_gen"}, training}, m, "fully_async" + on, options));
+    }
     return out;
   }
 
@@ -126,13 +141,17 @@ class Verl : public Engine {
       if (s.pp != 1) return "veRL's vLLM rollout is proposed with tensor and data parallelism only (pp 1)";
       return vllm_ep_problem(spec, s, p.options.value("gpus_per_node", 1));
     }
-    return megatron_layout_problem(spec, s);
+    if (!fsdp(p)) return megatron_layout_problem(spec, s);
+    if (s.tp != 1 || s.pp != 1 || s.ep != 1) return "FSDP training is data parallel only";
+    if (m.kind() == MfcKind::kTrain && s.zero1 != (s.dp > 1))
+      return "FSDP shards the optimizer state over dp";
+    return "";
   }
 
   bool can_offload() const override { return true; }
 
   std::vector<std::vector<std::string>> tied(const DataflowGraph& g) const override {
-    return {present(g, kMegatronCalls)};
+    return {present(g, kTrainingCalls)};
   }
 
   Pricing pricing(const DataflowGraph& g) const override {
@@ -160,8 +179,17 @@ class Verl : public Engine {
     const MfcAssignment& gen = *at("actor_gen");
     const MfcAssignment& actor = *at("actor_train");
     const int64_t prompts = in.batch.prompts;
+    const bool on_fsdp = fsdp(written_placement(*this, in, plan));
+    const std::string strategy = on_fsdp ? "fsdp" : "megatron";
     std::vector<ConfigEntry> e;
     auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
+    // A role's layout: Megatron's parallel sizes (and a trained role's optimizer and recomputation); FSDP
+    // shards over the whole pool by default, its recomputation one switch per model (`checkpointing`).
+    auto layout = [&](const std::string& prefix, const Strategy& s, bool trained, bool moe_model,
+                      const std::string& checkpointing) {
+      if (!on_fsdp) return megatron(e, prefix, s, trained, moe_model);
+      if (trained) put(checkpointing, s.recompute);
+    };
     put("algorithm.adv_estimator", g.algorithm == Algorithm::kPpo ? "gae" : "grpo");
     put("data.train_files", train_data(in.raw_config));
     put("data.val_files", train_data(in.raw_config));
@@ -170,12 +198,13 @@ class Verl : public Engine {
     put("data.max_response_length", train.gen_len);
     put("actor_rollout_ref.model.path", model_path(in.raw_config, Role::kActor));
     put("actor_rollout_ref.hybrid_engine", !async(g));
-    put("actor_rollout_ref.actor.strategy", "megatron");
+    put("actor_rollout_ref.actor.strategy", strategy);
     put("actor_rollout_ref.actor.ppo_mini_batch_size", prompts / train.mini_batches);
     put("actor_rollout_ref.actor.ppo_epochs", train.epochs);
     put("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(train, actor.strategy));
     const bool moe = g.model(Role::kActor).spec.is_moe();
-    megatron(e, "actor_rollout_ref.actor", actor.strategy, true, moe);
+    layout("actor_rollout_ref.actor", actor.strategy, true, moe,
+           "actor_rollout_ref.model.enable_gradient_checkpointing");
     put("actor_rollout_ref.rollout.name", "vllm");
     put("actor_rollout_ref.rollout.n", in.batch.samples_per_prompt);
     put("actor_rollout_ref.rollout.tensor_model_parallel_size", gen.strategy.tp);
@@ -193,24 +222,30 @@ class Verl : public Engine {
     }
     put("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
         micro_batch_per_gpu(mfc("actor_inf"), at("actor_inf")->strategy));
-    put("actor_rollout_ref.ref.strategy", "megatron");
+    put("actor_rollout_ref.ref.strategy", strategy);
     put("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
         micro_batch_per_gpu(mfc("ref_inf"), at("ref_inf")->strategy));
-    megatron(e, "actor_rollout_ref.ref", at("ref_inf")->strategy, false, moe);
-    if (offloaded(plan, Role::kRef)) put("actor_rollout_ref.ref.megatron.param_offload", true);
+    layout("actor_rollout_ref.ref", at("ref_inf")->strategy, false, moe, "");
+    if (offloaded(plan, Role::kRef))
+      put(on_fsdp ? "actor_rollout_ref.ref.fsdp_config.param_offload"
+                  : "actor_rollout_ref.ref.megatron.param_offload",
+          true);
     if (const MfcAssignment* critic = at("critic_train")) {
-      put("critic.strategy", "megatron");
+      put("critic.strategy", strategy);
       put("critic.model.path", model_path(in.raw_config, Role::kCritic));
       put("critic.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("critic_train"), critic->strategy));
-      megatron(e, "critic", critic->strategy, true, g.model(Role::kCritic).spec.is_moe());
+      layout("critic", critic->strategy, true, g.model(Role::kCritic).spec.is_moe(),
+             "critic.model.enable_gradient_checkpointing");
     }
     if (const MfcAssignment* reward = at("reward_inf")) {
       put("reward_model.enable", true);
-      put("reward_model.strategy", "megatron");
+      put("reward_model.strategy", strategy);
       put("reward_model.model.path", model_path(in.raw_config, Role::kReward));
       put("reward_model.micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("reward_inf"), reward->strategy));
-      megatron(e, "reward_model", reward->strategy, false, g.model(Role::kReward).spec.is_moe());
-      if (offloaded(plan, Role::kReward)) put("reward_model.megatron.param_offload", true);
+      layout("reward_model", reward->strategy, false, g.model(Role::kReward).spec.is_moe(), "");
+      if (offloaded(plan, Role::kReward))
+        put(on_fsdp ? "reward_model.model.fsdp_config.param_offload" : "reward_model.megatron.param_offload",
+            true);
     }
     const NodeShape trainer = node_shape(actor.mesh, c);
     put("trainer.nnodes", trainer.nodes);
@@ -236,12 +271,15 @@ class Verl : public Engine {
     const auto entries = write_config(in, plan);
     std::vector<std::string> args;
     std::string command;
+    const bool on_fsdp = fsdp(written_placement(*this, in, plan));
     if (async(*in.graph)) {
       command = "python3 -m recipe.fully_async_policy.fully_async_main";
-      args = {"--config-path=config", "--config-name=fully_async_ppo_megatron_trainer.yaml"};
+      args = {"--config-path=config",
+              std::string("--config-name=") +
+                  (on_fsdp ? "fully_async_ppo_trainer.yaml" : "fully_async_ppo_megatron_trainer.yaml")};
     } else {
       command = "python3 -m verl.trainer.main_ppo";
-      args = {"--config-name=ppo_megatron_trainer"};
+      args = {std::string("--config-name=") + (on_fsdp ? "ppo_trainer" : "ppo_megatron_trainer")};
     }
     for (const auto& e : entries) args.push_back(e.key + "=" + shell_value(e.value));
     return {{"launch.sh",
@@ -271,7 +309,7 @@ class Verl : public Engine {
     if (g.mfc_index("critic_train") >= 0) roles += ", critic";
     roles += ", ref";
     if (g.mfc_index("reward_inf") >= 0) roles += ", reward model";
-    out.push_back(roles + " (Megatron): " + std::to_string(actor.mesh.size) + " GPUs, tp " +
+    out.push_back(roles + ": " + std::to_string(actor.mesh.size) + " GPUs, tp " +
                   std::to_string(actor.strategy.tp) + " x pp " + std::to_string(actor.strategy.pp) +
                   " x dp " + std::to_string(actor.strategy.dp) +
                   (moe ? ", expert parallel " + std::to_string(actor.strategy.ep) : ""));

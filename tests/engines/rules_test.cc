@@ -45,8 +45,12 @@ TEST(EngineRules, VerlHybridEngineIsOnePoolWithMegatronRolesInTheActorsLayout) {
   const DataflowGraph g = build_graph(ppo_7b());
   const Cluster c = h100(2);
   const auto placements = verl->placements(g, c);
-  ASSERT_EQ(placements.size(), 1u);
-  for (const DeviceMesh& m : placements[0].meshes) EXPECT_EQ(m, (DeviceMesh{0, 16}));
+  ASSERT_EQ(placements.size(), 2u);  // on Megatron, then on FSDP
+  for (const auto& q : placements)
+    for (const DeviceMesh& m : q.meshes) EXPECT_EQ(m, (DeviceMesh{0, 16}));
+  EXPECT_EQ(placements[0].options["backend"], "megatron");
+  EXPECT_EQ(placements[1].options["backend"], "fsdp");
+  EXPECT_EQ(placements[1].options["zero_stage"], 3);
   const auto tied = verl->tied(g);
   ASSERT_EQ(tied.size(), 1u);
   EXPECT_EQ(tied[0].front(), "actor_train");
@@ -60,6 +64,12 @@ TEST(EngineRules, VerlHybridEngineIsOnePoolWithMegatronRolesInTheActorsLayout) {
   EXPECT_EQ(verl->strategy_problem(g, p, call(g, "actor_train"), 16, Strategy{1, 4, 4, 4}), "");
   EXPECT_NE(verl->strategy_problem(g, p, call(g, "actor_train"), 12, Strategy{1, 4, 3, 4}), "");
   EXPECT_TRUE(verl->can_offload());
+  // FSDP: data parallel over the pool, the optimizer state sharded.
+  const auto& f = placements[1];
+  EXPECT_EQ(verl->strategy_problem(g, f, call(g, "actor_train"), 16, Strategy{16, 1, 1, 4, true, true}), "");
+  EXPECT_NE(verl->strategy_problem(g, f, call(g, "actor_train"), 16, Strategy{16, 1, 1, 4, false}), "");
+  EXPECT_NE(verl->strategy_problem(g, f, call(g, "critic_train"), 16, Strategy{4, 4, 1, 4, true}), "");
+  EXPECT_EQ(verl->strategy_problem(g, f, call(g, "ref_inf"), 16, Strategy{16, 1, 1, 2}), "");
 }
 
 TEST(EngineRules, VerlFullyAsyncSplitsRolloutFromTrainingAndRefusesACritic) {

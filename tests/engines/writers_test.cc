@@ -75,6 +75,32 @@ TEST(EngineWriters, VerlHybridEngineLaunchScript) {
   expect_golden("verl_7b_16xh100_launch.sh", files[0].text);
 }
 
+// veRL's default trainer: FSDP over the whole pool, gradient checkpointing per model, the reference's
+// parameters offloaded by FSDP's own key.
+TEST(EngineWriters, VerlFsdpPlacementWritesTheFsdpTrainer) {
+  const AlgorithmConfig a = ppo_7b();
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(2);
+  ExecutionPlan plan = uniform(g, {0, 16}, Strategy{8, 2, 1, 1}, {0, 16}, Strategy{16, 1, 1, 4, true, true});
+  plan.assignments[size_t(g.mfc_index("critic_train"))].strategy.recompute = false;
+  plan.offload = {Role::kRef};
+  const auto verl = engines::make_engine("verl");
+  engines::WriteInput in = input(g, c, a, Json::object());
+  for (const auto& p : verl->placements(g, c))
+    if (p.options["backend"] == "fsdp") in.placement = p;
+  ASSERT_TRUE(in.placement);
+  std::map<std::string, Json> v;
+  for (const auto& e : verl->write_config(in, plan)) v[e.key] = e.value;
+  for (const char* role : {"actor_rollout_ref.actor", "actor_rollout_ref.ref", "critic", "reward_model"})
+    EXPECT_EQ(v[std::string(role) + ".strategy"], "fsdp") << role;
+  EXPECT_EQ(v["actor_rollout_ref.model.enable_gradient_checkpointing"], true);
+  EXPECT_EQ(v["critic.model.enable_gradient_checkpointing"], false);
+  EXPECT_EQ(v["actor_rollout_ref.ref.fsdp_config.param_offload"], true);
+  for (const auto& [key, value] : v) EXPECT_EQ(key.find(".megatron."), std::string::npos) << key;
+  const auto files = verl->launch_files(in, plan);
+  EXPECT_NE(files[0].text.find("--config-name=ppo_trainer"), std::string::npos);
+}
+
 TEST(EngineWriters, OpenRlhfSeparateVllmLaunchScript) {
   const AlgorithmConfig a = ppo_7b();
   const DataflowGraph g = build_graph(a);
