@@ -28,12 +28,6 @@ constexpr const char* kMegatronWorker = "NVIDIA-NeMo/RL nemo_rl/models/policy/me
 constexpr const char* kVllmBackend = "NVIDIA-NeMo/RL nemo_rl/models/generation/vllm/vllm_backend.py";
 constexpr const char* kDtensorWorker = "NVIDIA-NeMo/RL nemo_rl/models/policy/dtensor_policy_worker.py";
 
-// The training backends, as a placement's "backend" option.
-constexpr const char* kMegatron = "megatron";
-constexpr const char* kDtensor = "dtensor";
-
-bool dtensor(const Placement& p) { return p.options.value("backend", std::string(kMegatron)) == kDtensor; }
-
 // The calls NeMo-RL's policy workers run, in the policy's Megatron layout.
 const std::vector<std::string> kPolicyCalls = {"actor_train", "actor_inf", "ref_inf"};
 
@@ -123,12 +117,8 @@ class NemoRl : public Engine {
 
   std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
     const auto policy = present(g, kPolicyCalls);
-    std::vector<Json> backends = {{{"backend", kMegatron}}};
-    // DTensor's FSDP2 is priced as ZeRO-3 over dp; its expert parallelism was not read.
-    if (!g.model(Role::kActor).spec.is_moe()) backends.push_back({{"backend", kDtensor}, {"zero_stage", 3}});
     std::vector<Placement> out;
-    for (Json options : backends) {
-      options["gpus_per_node"] = c.devices_per_node;
+    for (const Json& options : training_backends(g, c, "dtensor")) {
       const std::string on = std::string(", ") + options["backend"].get<std::string>();
       if (!async(g)) {
         const DeviceMesh all{0, c.n_devices()};
@@ -154,7 +144,7 @@ class NemoRl : public Engine {
         return "vLLM expert parallelism is proposed within one engine: ep 1 or ep = tp";
       return expert_parallel_problem(spec, s.dp, s.tp, s.ep);
     }
-    if (!dtensor(placement)) return megatron_layout_problem(spec, s);
+    if (!sharded_backend(placement)) return megatron_layout_problem(spec, s);
     if (s.pp != 1) return "DTensor training has no pipeline parallelism";
     if (s.ep != 1) return "DTensor's expert parallelism is not proposed";
     // FSDP2 shards the optimizer state over dp (ZeRO-3's sharding beyond realign's ZeRO-1).
@@ -198,7 +188,7 @@ class NemoRl : public Engine {
     const MfcAssignment& actor = at("actor_train");
     const bool colocated = gen.mesh.overlaps(actor.mesh);
     const bool moe = g.model(Role::kActor).spec.is_moe();
-    const bool fsdp = dtensor(written_placement(*this, in, plan));
+    const bool fsdp = sharded_backend(written_placement(*this, in, plan));
     std::vector<ConfigEntry> e;
     auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
     put("cluster.num_nodes", c.n_nodes);
@@ -260,7 +250,7 @@ class NemoRl : public Engine {
   std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const override {
     const auto entries = write_config(in, plan);
     // DTensor trains under the base config; the Megatron one also sets Megatron's optimizer and scheduler.
-    const bool fsdp = dtensor(written_placement(*this, in, plan));
+    const bool fsdp = sharded_backend(written_placement(*this, in, plan));
     std::vector<std::string> args = {std::string("--config examples/configs/") +
                                      (fsdp ? "grpo_math_1B.yaml" : "grpo_math_1B_megatron.yaml")};
     for (const auto& e : entries) args.push_back(e.key + "=" + shell_value(e.value));

@@ -39,6 +39,16 @@ std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k
   return out;
 }
 
+std::vector<Json> training_backends(const DataflowGraph& graph, const Cluster& cluster,
+                                    const std::string& sharded) {
+  std::vector<Json> out = {{{"backend", "megatron"}}};
+  if (!graph.model(Role::kActor).spec.is_moe()) out.push_back({{"backend", sharded}, {"zero_stage", 3}});
+  for (Json& o : out) o["gpus_per_node"] = cluster.devices_per_node;
+  return out;
+}
+
+bool sharded_backend(const Placement& placement) { return placement.options.value("zero_stage", 0) == 3; }
+
 std::vector<std::string> present(const DataflowGraph& graph, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const auto& n : names)

@@ -18,6 +18,15 @@ Placement group_placement(const DataflowGraph& graph, const std::vector<std::vec
                           const std::vector<DeviceMesh>& meshes, std::string name,
                           Json options = Json::object());
 
+// The engine-wide options of the training backends an adapter offers, each with the node size
+// ("gpus_per_node"): Megatron's ("backend": "megatron"), and for a dense model a weight-sharding one named
+// `sharded` (FSDP: "zero_stage": 3, priced as ZeRO-3 over each tensor-parallel shard's dp ranks; its expert
+// parallelism was not read, so not for a mixture of experts).
+std::vector<Json> training_backends(const DataflowGraph& graph, const Cluster& cluster,
+                                    const std::string& sharded);
+// Whether a placement's backend is the weight-sharding one.
+bool sharded_backend(const Placement& placement);
+
 // The calls of `names` that the graph has.
 std::vector<std::string> present(const DataflowGraph& graph, const std::vector<std::string>& names);
 

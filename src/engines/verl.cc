@@ -27,9 +27,6 @@ const std::vector<std::string> kTrainingCalls = {"actor_train", "actor_inf",    
 
 bool async(const DataflowGraph& g) { return g.staleness > 0; }
 
-// The training backend of a placement ("backend": megatron | fsdp).
-bool fsdp(const Placement& p) { return p.options.value("backend", std::string("megatron")) == "fsdp"; }
-
 class Verl : public Engine {
  public:
   std::string name() const override { return "verl"; }
@@ -114,11 +111,8 @@ class Verl : public Engine {
     const auto training = present(g, kTrainingCalls);
     // The node size travels with the placement: a rollout server with expert parallelism spans part of one
     // node or whole nodes (vllm_ep_problem).
-    std::vector<Json> backends = {{{"backend", "megatron"}}};
-    if (!g.model(Role::kActor).spec.is_moe()) backends.push_back({{"backend", "fsdp"}, {"zero_stage", 3}});
     std::vector<Placement> out;
-    for (Json options : backends) {
-      options["gpus_per_node"] = c.devices_per_node;
+    for (const Json& options : training_backends(g, c, "fsdp")) {
       const std::string on = ", " + options["backend"].get<std::string>();
       if (!async(g)) {
         const DeviceMesh all{0, c.n_devices()};
@@ -141,7 +135,7 @@ class Verl : public Engine {
       if (s.pp != 1) return "veRL's vLLM rollout is proposed with tensor and data parallelism only (pp 1)";
       return vllm_ep_problem(spec, s, p.options.value("gpus_per_node", 1));
     }
-    if (!fsdp(p)) return megatron_layout_problem(spec, s);
+    if (!sharded_backend(p)) return megatron_layout_problem(spec, s);
     if (s.tp != 1 || s.pp != 1 || s.ep != 1) return "FSDP training is data parallel only";
     if (m.kind() == MfcKind::kTrain && s.zero1 != (s.dp > 1))
       return "FSDP shards the optimizer state over dp";
@@ -179,7 +173,7 @@ class Verl : public Engine {
     const MfcAssignment& gen = *at("actor_gen");
     const MfcAssignment& actor = *at("actor_train");
     const int64_t prompts = in.batch.prompts;
-    const bool on_fsdp = fsdp(written_placement(*this, in, plan));
+    const bool on_fsdp = sharded_backend(written_placement(*this, in, plan));
     const std::string strategy = on_fsdp ? "fsdp" : "megatron";
     std::vector<ConfigEntry> e;
     auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
@@ -271,7 +265,7 @@ class Verl : public Engine {
     const auto entries = write_config(in, plan);
     std::vector<std::string> args;
     std::string command;
-    const bool on_fsdp = fsdp(written_placement(*this, in, plan));
+    const bool on_fsdp = sharded_backend(written_placement(*this, in, plan));
     if (async(*in.graph)) {
       command = "python3 -m recipe.fully_async_policy.fully_async_main";
       args = {"--config-path=config",
