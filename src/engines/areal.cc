@@ -1,7 +1,8 @@
 // AReaL (inclusionAI/AReaL): generation on its own GPUs (SGLang, data x tensor parallel) apart from the
-// training engine (Megatron, data x pipeline x tensor), the two written as one allocation_mode
-// ("sglang:d4p1t2+megatron:d2p2t2"); critic and reference colocated with the actor; at most
-// rollout.max_head_offpolicyness versions between the weights that generate and those that train.
+// training engine (Megatron, data x pipeline x tensor; or FSDP, data x tensor), the two written as one
+// allocation_mode ("sglang:d4p1t2+megatron:d2p2t2", "sglang:d4p1t1+fsdp:d4p1t1"); critic and reference
+// colocated with the actor; at most rollout.max_head_offpolicyness versions between the weights that generate
+// and those that train.
 #include <algorithm>
 
 #include "core/error.h"
@@ -59,6 +60,10 @@ class Areal : public Engine {
         {"Megatron's distributed optimizer is not a key realign found in AReaL's config: training is priced "
          "without ZeRO-1",
          kExample},
+        {"Or FSDP ('fsdp:dXpYtZ'; it refuses e): weights, gradients and optimizer state sharded over the "
+         "allocation's dp ranks, priced as ZeRO-3; realign proposes it without pipeline parallelism and for "
+         "dense models only",
+         kAlloc},
     };
   }
 
@@ -79,12 +84,14 @@ class Areal : public Engine {
 
   std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
     std::vector<Placement> out;
-    for (const auto& m : cover_cluster(c, 2))
-      out.push_back(group_placement(g, {{"actor_gen"}, present(g, kTrainCalls)}, m, "decoupled"));
+    for (const Json& options : training_backends(g, c, "fsdp"))
+      for (const auto& m : cover_cluster(c, 2))
+        out.push_back(group_placement(g, {{"actor_gen"}, present(g, kTrainCalls)}, m,
+                                      "decoupled, " + options["backend"].get<std::string>(), options));
     return out;
   }
 
-  std::string strategy_problem(const DataflowGraph& g, const Placement&, size_t call, int,
+  std::string strategy_problem(const DataflowGraph& g, const Placement& placement, size_t call, int,
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
@@ -92,6 +99,12 @@ class Areal : public Engine {
       return s.pp == 1 && s.ep == 1
                  ? ""
                  : "SGLang generation: data and tensor parallelism only (the allocation has no e for it)";
+    if (sharded_backend(placement)) {
+      if (s.pp != 1 || s.ep != 1) return "FSDP training is proposed with data and tensor parallelism only";
+      if (m.kind() == MfcKind::kTrain && s.zero1 != (s.dp > 1))
+        return "FSDP shards the optimizer state over dp";
+      return "";
+    }
     if (s.zero1) return "no distributed-optimizer key found in AReaL's config";
     return megatron_layout_problem(g.model(m.model).spec, s);
   }
@@ -130,7 +143,8 @@ class Areal : public Engine {
     put("tokenizer_path", model_path(in.raw_config, Role::kActor));
     put("cluster.n_nodes", c.n_nodes);
     put("cluster.n_gpus_per_node", c.devices_per_node);
-    put("allocation_mode", "sglang:" + dims(gen.strategy) + "+megatron:" + dims(actor.strategy));
+    const std::string backend = sharded_backend(written_placement(*this, in, plan)) ? "fsdp" : "megatron";
+    put("allocation_mode", "sglang:" + dims(gen.strategy) + "+" + backend + ":" + dims(actor.strategy));
     put("rollout.max_head_offpolicyness", g.staleness);
     put("rollout.consumer_batch_size", in.batch.prompts);
     put("gconfig.n_samples", in.batch.samples_per_prompt);
@@ -177,8 +191,8 @@ class Areal : public Engine {
     const MfcAssignment& actor = plan.assignments[size_t(g.mfc_index("actor_train"))];
     return {"generation (SGLang): " + std::to_string(gen.mesh.size) + " GPUs " + to_string(gen.mesh) + ", " +
                 dims(gen.strategy),
-            "training (Megatron; actor with critic and ref colocated): " + std::to_string(actor.mesh.size) +
-                " GPUs " + to_string(actor.mesh) + ", " + dims(actor.strategy)};
+            "training (actor with critic and ref colocated): " + std::to_string(actor.mesh.size) + " GPUs " +
+                to_string(actor.mesh) + ", " + dims(actor.strategy)};
   }
 };
 

@@ -146,6 +146,17 @@ TEST(EngineWriters, ArealAllocationModeAndYaml) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files[0].name, "config.yaml");
   expect_golden("areal_7b_16xh100_config.yaml", files[0].text);
+  // FSDP training: data and tensor parallel, the optimizer state sharded with the weights.
+  const ExecutionPlan fsdp =
+      uniform(g, {0, 8}, Strategy{4, 2, 1, 1}, {8, 8}, Strategy{4, 2, 1, 4, true, true});
+  engines::WriteInput with = in;
+  for (const auto& p : areal->placements(g, c))
+    if (p.options["backend"] == "fsdp" && p.meshes[0] == (DeviceMesh{0, 8})) with.placement = p;
+  ASSERT_TRUE(with.placement);
+  std::string written;
+  for (const auto& e : areal->write_config(with, fsdp))
+    if (e.key == "allocation_mode") written = e.value.get<std::string>();
+  EXPECT_EQ(written, "sglang:d4p1t2+fsdp:d4p1t2");
 }
 
 // NeMo-RL's own recipe for Qwen3-30B-A3B on 4 x 8 H100 (NVIDIA-NeMo/RL
