@@ -28,7 +28,7 @@ constexpr const char* kMegatronWorker = "NVIDIA-NeMo/RL nemo_rl/models/policy/me
 constexpr const char* kVllmBackend = "NVIDIA-NeMo/RL nemo_rl/models/generation/vllm/vllm_backend.py";
 constexpr const char* kDtensorWorker = "NVIDIA-NeMo/RL nemo_rl/models/policy/dtensor_policy_worker.py";
 
-// The calls NeMo-RL's policy workers run, in the policy's Megatron layout.
+// The calls NeMo-RL's policy workers run, in the policy's training layout.
 const std::vector<std::string> kPolicyCalls = {"actor_train", "actor_inf", "ref_inf"};
 
 bool async(const DataflowGraph& g) { return g.staleness > 0; }
@@ -68,11 +68,10 @@ class NemoRl : public Engine {
          "GPUs are pp x dp x tp",
          kPolicy},
         {"Or DTensor (policy.dtensor_cfg, the config's default): FSDP2 shards weights, gradients and "
-         "optimizer "
-         "state over the dp ranks of each tensor_parallel_size shard (priced as ZeRO-3: its all-gathers "
-         "before "
-         "each micro-batch's passes), no pipeline (dp x tp GPUs), activation_checkpointing; realign proposes "
-         "it for dense models (no expert parallelism), without sequence or context parallelism",
+         "optimizer state over the dp ranks of each tensor_parallel_size shard (priced as ZeRO-3: its "
+         "all-gathers before each micro-batch's passes), no pipeline (dp x tp GPUs), "
+         "activation_checkpointing; realign proposes it for dense models (no expert parallelism), without "
+         "sequence or context parallelism",
          kDtensorWorker},
         {"realign keeps Megatron's pipeline stages equal (pp divides the layers; "
          "num_layers_in_first/last_pipeline_stage are not written)",

@@ -38,11 +38,10 @@ class OpenRlhf : public Engine {
          "actor GPUs == vllm_num_engines x vllm_tensor_parallel_size; with --async_train it colocates the "
          "DeepSpeed models only",
          kCli},
-        {"Training and inference are DeepSpeed ZeRO data parallel (--zero_stage 2 or 3): realign proposes no "
-         "tensor or pipeline parallelism for them (--ds_tensor_parallel_size stays 1); ZeRO-2 also shards "
-         "the "
-         "gradients over dp, ZeRO-3 the weights too, with its all-gathers before each micro-batch's passes "
-         "(engines/pricing.h)",
+        {"Training and inference are DeepSpeed ZeRO data parallel (--zero_stage 2 or 3): realign proposes "
+         "no tensor or pipeline parallelism for them (--ds_tensor_parallel_size stays 1); ZeRO-2 also "
+         "shards the gradients over dp, ZeRO-3 the weights too, with its all-gathers before each "
+         "micro-batch's passes (engines/pricing.h)",
          kCli},
         {"vLLM engines have tensor parallelism only: no pipeline-parallel generation", kCli},
         {"--gradient_checkpointing is one switch for actor and critic", kCli},
