@@ -99,12 +99,7 @@ class Areal : public Engine {
       return s.pp == 1 && s.ep == 1
                  ? ""
                  : "SGLang generation: data and tensor parallelism only (the allocation has no e for it)";
-    if (sharded_backend(placement)) {
-      if (s.pp != 1 || s.ep != 1) return "FSDP training is proposed with data and tensor parallelism only";
-      if (m.kind() == MfcKind::kTrain && s.zero1 != (s.dp > 1))
-        return "FSDP shards the optimizer state over dp";
-      return "";
-    }
+    if (sharded_backend(placement)) return sharded_layout_problem(m, s, true);
     if (s.zero1) return "no distributed-optimizer key found in AReaL's config";
     return megatron_layout_problem(g.model(m.model).spec, s);
   }

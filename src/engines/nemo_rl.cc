@@ -144,12 +144,7 @@ class NemoRl : public Engine {
       return expert_parallel_problem(spec, s.dp, s.tp, s.ep);
     }
     if (!sharded_backend(placement)) return megatron_layout_problem(spec, s);
-    if (s.pp != 1) return "DTensor training has no pipeline parallelism";
-    if (s.ep != 1) return "DTensor's expert parallelism is not proposed";
-    // FSDP2 shards the optimizer state over dp (ZeRO-3's sharding beyond realign's ZeRO-1).
-    if (m.kind() == MfcKind::kTrain && s.zero1 != (s.dp > 1))
-      return "FSDP2 shards the optimizer state over dp";
-    return "";
+    return sharded_layout_problem(m, s, true);  // DTensor: FSDP2 with tensor parallelism
   }
 
   // The reference's weights live in host memory between its calls (pricing's host_resident).

@@ -49,6 +49,15 @@ std::vector<Json> training_backends(const DataflowGraph& graph, const Cluster& c
 
 bool sharded_backend(const Placement& placement) { return placement.options.value("zero_stage", 0) == 3; }
 
+std::string sharded_layout_problem(const Mfc& mfc, const Strategy& s, bool tensor_parallel) {
+  if (s.pp != 1 || s.ep != 1 || (!tensor_parallel && s.tp != 1))
+    return tensor_parallel ? "FSDP training is proposed with data and tensor parallelism only"
+                           : "FSDP training is data parallel only";
+  if (mfc.kind() == MfcKind::kTrain && s.zero1 != (s.dp > 1))
+    return "FSDP shards the optimizer state over dp";
+  return "";
+}
+
 std::vector<std::string> present(const DataflowGraph& graph, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const auto& n : names)

@@ -26,6 +26,10 @@ std::vector<Json> training_backends(const DataflowGraph& graph, const Cluster& c
                                     const std::string& sharded);
 // Whether a placement's backend is the weight-sharding one.
 bool sharded_backend(const Placement& placement);
+// Empty when the weight-sharding backend runs `s` for `mfc`, else why not: no pipeline or expert
+// parallelism, tensor parallelism only where the backend has it (FSDP2 with DTensor), and a train call's
+// optimizer state sharded over dp with the weights (ZeRO-3's sharding beyond realign's ZeRO-1).
+std::string sharded_layout_problem(const Mfc& mfc, const Strategy& s, bool tensor_parallel);
 
 // The calls of `names` that the graph has.
 std::vector<std::string> present(const DataflowGraph& graph, const std::vector<std::string>& names);

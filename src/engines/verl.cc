@@ -136,10 +136,7 @@ class Verl : public Engine {
       return vllm_ep_problem(spec, s, p.options.value("gpus_per_node", 1));
     }
     if (!sharded_backend(p)) return megatron_layout_problem(spec, s);
-    if (s.tp != 1 || s.pp != 1 || s.ep != 1) return "FSDP training is data parallel only";
-    if (m.kind() == MfcKind::kTrain && s.zero1 != (s.dp > 1))
-      return "FSDP shards the optimizer state over dp";
-    return "";
+    return sharded_layout_problem(m, s, false);  // Ulysses sequence parallelism is not proposed
   }
 
   bool can_offload() const override { return true; }
