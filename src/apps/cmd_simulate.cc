@@ -60,7 +60,9 @@ void add_simulate_command(CLI::App& app) {
       std::printf("\ncost model coefficients (%s):\n%s", profile_name(config).c_str(),
                   format_explain(explain(run_profile(config))).c_str());
     }
-    return report.simulation.fits && (!priced || priced->estimate.fits) ? 0 : 2;
+    // With --engine, whether the engine's best placement fits (its sharding may fit what realign's does not).
+    const bool fits = priced ? priced->placements.front().estimate.fits : report.simulation.fits;
+    return fits ? 0 : 2;
   });
 }
 

@@ -118,29 +118,45 @@ EnginePricedPlan price_for_engine(const RunConfig& config, const ExecutionPlan& 
   EnginePricedPlan r;
   r.engine = engines::make_engine(engine_name);
   r.engine->check_graph(config.graph, config.cluster);
-  if (const std::string why = engines::can_run(*r.engine, config.graph, config.cluster, plan, &r.placement);
-      !why.empty())
+  if (const std::string why = engines::can_run(*r.engine, config.graph, config.cluster, plan); !why.empty())
     throw Error("--plan", r.engine->display_name() + " cannot run this plan: " + why);
   Simulator simulator(config.graph, config.cluster, run_profile(config));
   engines::EngineEvaluator evaluator(simulator, r.engine->pricing(config.graph), true);
-  evaluator.set_placement_options(r.placement.options);
-  r.estimate = evaluator.estimate(plan);
+  for (engines::Placement& p : engines::placements_running(*r.engine, config.graph, config.cluster, plan)) {
+    evaluator.set_placement_options(p.options);
+    r.placements.push_back({std::move(p), evaluator.estimate(plan)});
+  }
+  // What fits first, then the fastest.
+  std::stable_sort(r.placements.begin(), r.placements.end(), [](const auto& a, const auto& b) {
+    if (a.estimate.fits != b.estimate.fits) return a.estimate.fits;
+    return a.estimate.iteration_time_s < b.estimate.iteration_time_s;
+  });
   return r;
 }
 
 std::string format_engine_pricing(const EnginePricedPlan& r) {
-  std::string out = line("as %s runs it (%s): %s per iteration%s", r.engine->display_name().c_str(),
-                         r.placement.name.c_str(), format_seconds(r.estimate.iteration_time_s).c_str(),
-                         r.estimate.fits ? "" : " (does not fit in memory)");
-  return out + pricing_breakdown(r.estimate);
+  std::string out;
+  for (const auto& [placement, estimate] : r.placements) {
+    out += line("as %s runs it (%s): %s per iteration%s", r.engine->display_name().c_str(),
+                placement.name.c_str(), format_seconds(estimate.iteration_time_s).c_str(),
+                estimate.fits ? "" : " (does not fit in memory)");
+    out += pricing_breakdown(estimate);
+  }
+  return out;
 }
 
 Json engine_pricing_json(const EnginePricedPlan& r) {
-  return {{"engine", r.engine->name()},
-          {"placement", r.placement.name},
-          {"iteration_time_s", r.estimate.iteration_time_s},
-          {"fits", r.estimate.fits},
-          {"pricing", pricing_json(r.estimate)}};
+  Json each = Json::array();
+  for (const auto& [placement, estimate] : r.placements)
+    each.push_back({{"placement", placement.name},
+                    {"iteration_time_s", estimate.iteration_time_s},
+                    {"fits", estimate.fits},
+                    {"pricing", pricing_json(estimate)}});
+  // The fastest placement's fields at the top, every placement that runs the plan under "placements".
+  Json j = each.at(0);
+  j["engine"] = r.engine->name();
+  j["placements"] = each;
+  return j;
 }
 
 std::string format_engine_report(const EngineReport& r) {

@@ -25,12 +25,16 @@ struct EngineReport {
   std::vector<engines::ConfigEntry> engine_config;  // when fits
 };
 
-// A given plan priced as an engine runs it (`realign simulate ... --engine NAME`): the engine's placement it
-// matches and its estimate under the engine's pricing.
+// A given plan priced as an engine runs it (`realign simulate ... --engine NAME`): each of the engine's
+// placements that runs it (several where only a training backend or a ZeRO stage tells them apart) with its
+// estimate under the engine's pricing, the fastest first.
 struct EnginePricedPlan {
+  struct Priced {
+    engines::Placement placement;
+    engines::EngineEstimate estimate;
+  };
   std::unique_ptr<engines::Engine> engine;
-  engines::Placement placement;
-  engines::EngineEstimate estimate;
+  std::vector<Priced> placements;
 };
 
 // Throws Error naming --plan when the engine cannot run `plan` (the rule it breaks), and as

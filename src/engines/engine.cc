@@ -64,4 +64,16 @@ std::string can_run(const Engine& engine, const DataflowGraph& graph, const Clus
   return first_problem;
 }
 
+std::vector<Placement> placements_running(const Engine& engine, const DataflowGraph& graph,
+                                          const Cluster& cluster, const ExecutionPlan& plan) {
+  std::vector<Placement> out;
+  if (!can_run(engine, graph, cluster, plan).empty()) return out;
+  for (const Placement& p : engine.placements(graph, cluster)) {
+    bool same = true;
+    for (size_t i = 0; i < graph.mfcs.size(); ++i) same &= plan.assignments[i].mesh == p.meshes[i];
+    if (same && strategies_problem(engine, graph, p, plan).empty()) out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace realign::engines

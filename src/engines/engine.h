@@ -116,4 +116,9 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& 
 std::string can_run(const Engine& engine, const DataflowGraph& graph, const Cluster& cluster,
                     const ExecutionPlan& plan, Placement* placement = nullptr);
 
+// Every placement of the engine that runs `plan`, in the engine's order: several where placements differ only
+// in engine-wide switches (a training backend, a ZeRO stage). Empty when none does (can_run says why).
+std::vector<Placement> placements_running(const Engine& engine, const DataflowGraph& graph,
+                                          const Cluster& cluster, const ExecutionPlan& plan);
+
 }  // namespace realign::engines

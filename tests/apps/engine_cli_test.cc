@@ -97,6 +97,24 @@ TEST(EngineCli, SimulatePricesAGivenPlanAsTheEngineRunsIt) {
   EXPECT_NE(r.out.find("--plan: AReaL cannot run this plan"), std::string::npos) << r.out;
 }
 
+// A dense plan both of NeMo-RL's backends run is priced on each, what fits first: written by the engine
+// search for GRPO with a 7B policy on one node, where only DTensor's FSDP2 sharding fits.
+TEST(EngineCli, SimulatePricesEveryPlacementThatRunsThePlan) {
+  const std::string config = example("grpo_qwen3_30b_a3b_32xh100.yaml") +
+                             " models.actor=qwen2.5-7b cluster.nodes=1 plan.time_budget_s=1";
+  const std::string dir = ::testing::TempDir() + "nemo_rl_dense";
+  auto r = run_realign("plan " + config + " --engine nemo-rl --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run_realign("simulate " + config + " --plan " + dir + "/plan.json --engine nemo-rl --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out)["as_engine_runs_it"];
+  ASSERT_EQ(j["placements"].size(), 2u) << j.dump();
+  EXPECT_EQ(j["placement"], "colocated generation, dtensor");
+  EXPECT_TRUE(j["fits"].get<bool>());
+  EXPECT_EQ(j["placements"][1]["placement"], "colocated generation, megatron");
+  EXPECT_FALSE(j["placements"][1]["fits"].get<bool>());
+}
+
 TEST(EngineCli, BadInputIsAClearError) {
   auto r = run_realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " --engine megatron-rl");
   EXPECT_EQ(r.code, 1);
