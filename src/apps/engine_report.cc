@@ -32,9 +32,9 @@ std::string no_fit_message(const EngineReport& r, const SimulationResult& sim) {
       r.engine->display_name() + ": no plan it can run fits in memory. Its best: " + sim.oom_report;
   if (r.engine->name() == "openrlhf")
     out +=
-        ". It would fit with the models' weights sharded over data parallelism (DeepSpeed ZeRO-3, "
-        "--zero_stage 3), which realign does not price yet, or on an engine with tensor/pipeline "
-        "parallel training (--engine verl, areal or nemo-rl)";
+        " (before ZeRO's savings). Even with the weights sharded over data parallelism (--zero_stage 3, "
+        "searched too) it would need more devices, or an engine with tensor/pipeline parallel training "
+        "(--engine verl, areal or nemo-rl)";
   else
     out +=
         ". It would need more model parallelism than the engine's rules allow on this cluster, or more "
@@ -118,11 +118,13 @@ EnginePricedPlan price_for_engine(const RunConfig& config, const ExecutionPlan& 
   EnginePricedPlan r;
   r.engine = engines::make_engine(engine_name);
   r.engine->check_graph(config.graph, config.cluster);
-  if (const std::string why = engines::can_run(*r.engine, config.graph, config.cluster, plan); !why.empty())
-    throw Error("--plan", r.engine->display_name() + " cannot run this plan: " + why);
+  auto running = engines::placements_running(*r.engine, config.graph, config.cluster, plan);
+  if (running.empty())
+    throw Error("--plan", r.engine->display_name() + " cannot run this plan: " +
+                              engines::can_run(*r.engine, config.graph, config.cluster, plan));
   Simulator simulator(config.graph, config.cluster, run_profile(config));
   engines::EngineEvaluator evaluator(simulator, r.engine->pricing(config.graph), true);
-  for (engines::Placement& p : engines::placements_running(*r.engine, config.graph, config.cluster, plan)) {
+  for (engines::Placement& p : running) {
     evaluator.set_placement_options(p.options);
     r.placements.push_back({std::move(p), evaluator.estimate(plan)});
   }

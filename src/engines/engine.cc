@@ -29,6 +29,13 @@ std::string strategies_problem(const Engine& engine, const DataflowGraph& graph,
   return "";
 }
 
+// Whether every call of `plan` is on the placement's mesh for it.
+bool on_meshes(const DataflowGraph& graph, const ExecutionPlan& plan, const Placement& p) {
+  for (size_t i = 0; i < graph.mfcs.size(); ++i)
+    if (plan.assignments[i].mesh != p.meshes[i]) return false;
+  return true;
+}
+
 }  // namespace
 
 std::string can_run(const Engine& engine, const DataflowGraph& graph, const Cluster& cluster,
@@ -51,9 +58,7 @@ std::string can_run(const Engine& engine, const DataflowGraph& graph, const Clus
   }
   std::string first_problem = "its meshes are none of " + engine.display_name() + "'s placements";
   for (const Placement& p : engine.placements(graph, cluster)) {
-    bool same = true;
-    for (size_t i = 0; i < graph.mfcs.size(); ++i) same &= plan.assignments[i].mesh == p.meshes[i];
-    if (!same) continue;
+    if (!on_meshes(graph, plan, p)) continue;
     const std::string why = strategies_problem(engine, graph, p, plan);
     if (why.empty()) {
       if (matched) *matched = p;
@@ -68,11 +73,8 @@ std::vector<Placement> placements_running(const Engine& engine, const DataflowGr
                                           const Cluster& cluster, const ExecutionPlan& plan) {
   std::vector<Placement> out;
   if (!can_run(engine, graph, cluster, plan).empty()) return out;
-  for (const Placement& p : engine.placements(graph, cluster)) {
-    bool same = true;
-    for (size_t i = 0; i < graph.mfcs.size(); ++i) same &= plan.assignments[i].mesh == p.meshes[i];
-    if (same && strategies_problem(engine, graph, p, plan).empty()) out.push_back(p);
-  }
+  for (const Placement& p : engine.placements(graph, cluster))
+    if (on_meshes(graph, plan, p) && strategies_problem(engine, graph, p, plan).empty()) out.push_back(p);
   return out;
 }
 

@@ -244,7 +244,7 @@ class NemoRl : public Engine {
   std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const override {
     const auto entries = write_config(in, plan);
     // DTensor trains under the base config; the Megatron one also sets Megatron's optimizer and scheduler.
-    const bool fsdp = sharded_backend(written_placement(*this, in, plan));
+    const bool fsdp = writes(entries, "policy.dtensor_cfg.enabled", true);
     std::vector<std::string> args = {std::string("--config examples/configs/") +
                                      (fsdp ? "grpo_math_1B.yaml" : "grpo_math_1B_megatron.yaml")};
     for (const auto& e : entries) args.push_back(e.key + "=" + shell_value(e.value));

@@ -262,7 +262,7 @@ class Verl : public Engine {
     const auto entries = write_config(in, plan);
     std::vector<std::string> args;
     std::string command;
-    const bool on_fsdp = sharded_backend(written_placement(*this, in, plan));
+    const bool on_fsdp = writes(entries, "actor_rollout_ref.actor.strategy", "fsdp");
     if (async(*in.graph)) {
       command = "python3 -m recipe.fully_async_policy.fully_async_main";
       args = {"--config-path=config",

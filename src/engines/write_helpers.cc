@@ -36,6 +36,11 @@ Placement written_placement(const Engine& engine, const WriteInput& in, const Ex
   return *in.placement;
 }
 
+bool writes(const std::vector<ConfigEntry>& entries, const std::string& key, const Json& value) {
+  return std::any_of(entries.begin(), entries.end(),
+                     [&](const ConfigEntry& e) { return e.key == key && e.value == value; });
+}
+
 std::string model_path(const Json& raw, Role r) {
   const std::string role = to_string(r);
   if (raw.contains("models") && raw["models"].contains(role) && raw["models"][role].is_string()) {

@@ -14,6 +14,9 @@ namespace realign::engines {
 // ZeRO-2 and -3 do). Throws Error("plan") naming the rule when the engine cannot run the plan.
 Placement written_placement(const Engine& engine, const WriteInput& in, const ExecutionPlan& plan);
 
+// Whether `entries` set `key` to `value` (a launch script picks its base config from what was written).
+bool writes(const std::vector<ConfigEntry>& entries, const std::string& key, const Json& value);
+
 // The path of `role`'s model when the realign config names a file or directory (models.<role>), else the
 // placeholder "${<ROLE>_MODEL_PATH}" that launch.sh asks for.
 std::string model_path(const Json& raw_config, Role role);
