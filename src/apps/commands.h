@@ -15,6 +15,7 @@ void on_run(CLI::App* sub, Action action);
 
 void add_models_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_import_command(CLI::App& app);  // an engine's launch script, priced
 void add_simulate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);

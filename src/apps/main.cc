@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Help for every subcommand");
   add_plan_command(app);
   add_simulate_command(app);
+  add_import_command(app);
   add_models_command(app);
   add_report_command(app);
   add_tokenize_command(app);

@@ -1,4 +1,4 @@
-// The engine adapters realign ships (verl.cc, openrlhf.cc, areal.cc, nemo_rl.cc).
+// The engine adapters realign ships (verl.cc, openrlhf.cc, areal.cc, nemo_rl.cc) and veRL's script reader.
 #pragma once
 
 #include <memory>
@@ -11,5 +11,8 @@ std::unique_ptr<Engine> make_verl();
 std::unique_ptr<Engine> make_openrlhf();
 std::unique_ptr<Engine> make_areal();
 std::unique_ptr<Engine> make_nemo_rl();
+
+// veRL's Engine::read_run (verl_reader.cc): a hybrid-engine launch script's workload and layout.
+ReadRun read_verl_run(const std::vector<ConfigEntry>& entries);
 
 }  // namespace realign::engines

@@ -17,6 +17,14 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& 
   throw Error(path, "unknown engine '" + name + "'; choose verl, openrlhf, areal or nemo-rl");
 }
 
+ReadRun Engine::read_run(const std::vector<ConfigEntry>& /*entries*/) const {
+  throw Error("--engine",
+              "realign reads veRL launch scripts only so far, not " + display_name() +
+                  "'s; write the layout as a plan file and price it with `realign simulate CONFIG "
+                  "--plan FILE --engine " +
+                  name() + "`");
+}
+
 namespace {
 
 std::string strategies_problem(const Engine& engine, const DataflowGraph& graph, const Placement& placement,

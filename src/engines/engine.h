@@ -4,6 +4,8 @@
 // the engine's plan and realign's own come from the same search and the same cost model.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +72,17 @@ struct WriteInput {
   Json raw_config;  // the merged realign config
 };
 
+// A user's own launch script for the engine, as realign reads it (Engine::read_run): the realign config of
+// its workload (algorithm, models, batch, cluster, reward, train.staleness; the cluster's device is not in
+// such scripts and stays to the user), a function giving the layout it runs once that config's graph is
+// built, and what the script sets that realign prices otherwise (`notes`, each naming the key).
+struct ReadRun {
+  Json config;
+  std::function<ExecutionPlan(const DataflowGraph&, const Cluster&, std::vector<std::string>& notes)> plan;
+  std::vector<std::string> notes;
+  std::map<std::string, std::string> sources;  // realign config key -> the script's key it was read from
+};
+
 // A file a user launches as it is (launch.sh, config.yaml).
 struct LaunchFile {
   std::string name;
@@ -104,6 +117,10 @@ class Engine {
   virtual std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const = 0;
   // The devices a plan gives each of the engine's roles, in its words ("rollout (vLLM): 16 GPUs, tp 2").
   virtual std::vector<std::string> describe(const DataflowGraph& graph, const ExecutionPlan& plan) const = 0;
+  // The run a user's launch script describes, from its overrides (script_reader.h): the inverse of
+  // write_config for the keys it writes, with the engine's defaults for those the script leaves out. Throws
+  // Error naming the key realign cannot price (and, for an engine without a reader, naming --engine).
+  virtual ReadRun read_run(const std::vector<ConfigEntry>& entries) const;
 };
 
 std::vector<std::string> engine_names();  // verl, openrlhf, areal, nemo-rl

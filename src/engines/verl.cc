@@ -225,6 +225,8 @@ class Verl : public Engine {
       put("critic.strategy", strategy);
       put("critic.model.path", model_path(in.raw_config, Role::kCritic));
       put("critic.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("critic_train"), critic->strategy));
+      put("critic.forward_micro_batch_size_per_gpu",
+          micro_batch_per_gpu(mfc("critic_inf"), at("critic_inf")->strategy));
       layout("critic", critic->strategy, true, g.model(Role::kCritic).spec.is_moe(),
              "critic.model.enable_gradient_checkpointing");
     }
@@ -279,6 +281,8 @@ class Verl : public Engine {
                            entries, command, args),
              true}};
   }
+
+  ReadRun read_run(const std::vector<ConfigEntry>& entries) const override { return read_verl_run(entries); }
 
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {
     const MfcAssignment& gen = plan.assignments[size_t(g.mfc_index("actor_gen"))];

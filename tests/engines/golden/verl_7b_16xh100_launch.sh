@@ -34,6 +34,7 @@ python3 -m verl.trainer.main_ppo \
   critic.strategy="megatron" \
   critic.model.path="${CRITIC_MODEL_PATH}" \
   critic.ppo_micro_batch_size_per_gpu=8 \
+  critic.forward_micro_batch_size_per_gpu=32 \
   critic.megatron.tensor_model_parallel_size=4 \
   critic.megatron.pipeline_model_parallel_size=1 \
   critic.megatron.use_distributed_optimizer=true \

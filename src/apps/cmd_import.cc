@@ -1,0 +1,172 @@
+// `realign import SCRIPT --engine verl [key=value ...]`: a user's own launch script for an engine, priced
+// before launch. The script's overrides become a realign config (the workload) and a plan (the layout it
+// runs); the plan is priced as the engine runs it, and the engine's best plan for the same workload is
+// searched beside it, so the user sees what the script costs and what a better layout gains, with the files
+// to launch it.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "apps/commands.h"
+#include "apps/engine_report.h"
+#include "core/atomic_file.h"
+#include "core/config_file.h"
+#include "core/read_file.h"
+#include "core/units.h"
+#include "engines/script_reader.h"
+#include "graph/model_spec.h"
+
+namespace realign::apps {
+namespace {
+
+struct Args {
+  std::string script, engine, out;
+  std::vector<std::string> overrides, env;
+  bool json = false;
+};
+
+// The realign config the script describes, the command line's overrides applied last. A model path that
+// names no known shape is reported against the config key that would name it.
+RunConfig imported_config(const Args& args, engines::ReadRun& run) {
+  Json raw = run.config;
+  if (!raw["cluster"].contains("device")) {
+    raw["cluster"]["device"] = "h100-sxm";
+    for (const std::string& o : args.overrides)
+      if (o.rfind("cluster.device=", 0) == 0) raw["cluster"].erase("device");
+    if (raw["cluster"].contains("device"))
+      run.notes.push_back(
+          "cluster.device: launch scripts do not name the GPU; priced on h100-sxm (pass "
+          "cluster.device=a100-80gb or a device spec file for another)");
+  }
+  apply_overrides(raw, args.overrides);
+  // A model the script names by a path realign cannot read (a hub name of no built-in shape, a directory
+  // on the training cluster) is named by the script's key, with the override that gives its shape.
+  const auto builtin = builtin_model_names();
+  for (const auto& [role, source] : raw["models"].items()) {
+    const auto from = run.sources.find("models." + role);
+    if (from == run.sources.end() || !source.is_string()) continue;
+    const std::string path = source.get<std::string>();
+    if (std::find(builtin.begin(), builtin.end(), path) != builtin.end() || std::filesystem::exists(path))
+      continue;
+    throw Error(from->second, "'" + path +
+                                  "' is neither a built-in model shape nor a local HF model directory; "
+                                  "pass models." +
+                                  role +
+                                  "=<built-in name or path of its config.json> (`realign models` "
+                                  "lists the built-ins)");
+  }
+  try {
+    return run_config_from_json(raw);
+  } catch (const Error& e) {
+    // A value the script set, refused by realign's config: named by the script's key.
+    const auto from = run.sources.find(e.path());
+    const bool overridden =
+        std::any_of(args.overrides.begin(), args.overrides.end(),
+                    [&](const std::string& o) { return o.rfind(e.path() + "=", 0) == 0; });
+    if (from == run.sources.end() || overridden) throw;
+    throw Error(from->second,
+                std::string(e.what()).substr(e.path().size() + 2) + " (realign's " + e.path() + ")");
+  }
+}
+
+// The plan as the engine runs it. A serving engine generates at most the sequences its KV cache holds at
+// once: where the whole batch does not fit, the generation runs in the fewest waves that do.
+EnginePricedPlan priced_with_waves(const RunConfig& config, ExecutionPlan& plan, const std::string& engine,
+                                   std::vector<std::string>& notes) {
+  const int gen = config.graph.mfc_index("actor_gen");
+  MfcAssignment& a = plan.assignments[size_t(gen)];
+  const int64_t per_rank = config.graph.mfcs[size_t(gen)].n_seqs / a.strategy.dp;
+  EnginePricedPlan priced = price_for_engine(config, plan, engine);
+  for (int64_t waves = 2; waves <= per_rank && !priced.placements.front().estimate.fits; ++waves) {
+    if (per_rank % waves != 0) continue;
+    ExecutionPlan in_waves = plan;
+    in_waves.assignments[size_t(gen)].strategy.micro_batches = int(waves);
+    EnginePricedPlan p = price_for_engine(config, in_waves, engine);
+    if (!p.placements.front().estimate.fits) continue;
+    plan = in_waves, priced = std::move(p);
+    notes.push_back("actor_gen: the batch's KV cache does not fit at once; priced in " +
+                    std::to_string(waves) + " waves, as vLLM schedules what its cache holds");
+  }
+  return priced;
+}
+
+}  // namespace
+
+void add_import_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "import", "Price a launch script of an engine (veRL) before launch, beside the best plan it can run");
+  auto args = std::make_shared<Args>();
+  sub->add_option("script", args->script, "The engine's launch script (bash: python3 -m ... key=value ...)")
+      ->required();
+  sub->add_option("overrides", args->overrides,
+                  "key=value overrides of the realign config read from it, e.g. cluster.device=a100-80gb "
+                  "models.actor=path/config.json plan.time_budget_s=20");
+  sub->add_option("--engine", args->engine, "The engine the script launches: verl (docs/engines.md)")
+      ->required();
+  sub->add_option("--env", args->env,
+                  "NAME=VALUE: a variable the script reads from its environment (repeat it)")
+      ->allow_extra_args(false);
+  sub->add_option("--out", args->out,
+                  "A directory for the realign config (config.json), the script's plan (script_plan.json) "
+                  "and the best plan's launch files");
+  sub->add_flag("--json", args->json, "Print one JSON object instead of the report");
+  on_run(sub, [args] {
+    std::map<std::string, std::string> env;
+    for (const std::string& e : args->env) {
+      const size_t eq = e.find('=');
+      if (eq == std::string::npos || eq == 0) throw Error("--env", "'" + e + "': write NAME=VALUE");
+      env[e.substr(0, eq)] = e.substr(eq + 1);
+    }
+    const auto entries = engines::read_launch_overrides(read_file(args->script), args->script, env);
+    engines::ReadRun run = engines::make_engine(args->engine)->read_run(entries);
+    const RunConfig config = imported_config(*args, run);
+    ExecutionPlan plan = run.plan(config.graph, config.cluster, run.notes);
+    validate_plan(config.graph, config.cluster, plan, args->script);
+    const EnginePricedPlan priced = priced_with_waves(config, plan, args->engine, run.notes);
+    const EngineReport best = make_engine_report(config, args->engine);
+    const double script_s = priced.placements.front().estimate.iteration_time_s;
+    const bool script_fits = priced.placements.front().estimate.fits;
+    const bool best_fits = best.search.plan && best.fits;
+
+    std::vector<std::string> written;
+    if (!args->out.empty()) {
+      std::filesystem::create_directories(args->out);
+      write_text_file(args->out + "/config.json", config.raw.dump(2) + "\n");
+      save_plan_file(plan, args->out + "/script_plan.json");
+      written = {args->out + "/config.json", args->out + "/script_plan.json"};
+      if (best_fits)
+        for (const std::string& f : write_engine_files(best, args->out + "/planned")) written.push_back(f);
+    }
+    if (args->json) {
+      Json j = {{"script", args->script},           {"config", config.raw},
+                {"script_plan", to_json(plan)},     {"as_engine_runs_it", engine_pricing_json(priced)},
+                {"best", engine_report_json(best)}, {"notes", run.notes}};
+      if (script_fits && best_fits) j["speedup"] = script_s / best.estimate.iteration_time_s;
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      const BatchShape& b = config.algorithm.batch;
+      std::printf(
+          "%s: %s of %s, %lld prompts x %lld samples of %lld + %lld tokens, on %d x %d %s; its layout:\n",
+          args->script.c_str(), to_string(config.graph.algorithm).c_str(),
+          config.raw["models"]["actor"].is_string() ? config.raw["models"]["actor"].get<std::string>().c_str()
+                                                    : "?",
+          (long long)b.prompts, (long long)b.samples_per_prompt, (long long)b.prompt_len,
+          (long long)b.gen_len, config.cluster.n_nodes, config.cluster.devices_per_node,
+          config.cluster.device.name.c_str());
+      for (const MfcAssignment& a : plan.assignments)
+        std::printf("  %-13s %s\n", a.mfc.c_str(), to_string(a.strategy).c_str());
+      for (const std::string& n : run.notes) std::printf("  note: %s\n", n.c_str());
+      std::printf("\n%s", format_engine_pricing(priced).c_str());
+      std::printf("\nthe best plan %s runs for the same workload:\n%s", priced.engine->display_name().c_str(),
+                  format_engine_report(best).c_str());
+      if (script_fits && best_fits)
+        std::printf("\n%.2fx the script's speed (%s per iteration against %s)\n",
+                    script_s / best.estimate.iteration_time_s,
+                    format_seconds(best.estimate.iteration_time_s).c_str(), format_seconds(script_s).c_str());
+      for (const std::string& f : written) std::printf("wrote %s\n", f.c_str());
+    }
+    return script_fits ? 0 : 2;
+  });
+}
+
+}  // namespace realign::apps

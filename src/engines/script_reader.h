@@ -1,0 +1,47 @@
+// Reading a user's own launch script for an engine (the bash file that runs `python3 -m
+// verl.trainer.main_ppo key=value ...`): the Hydra overrides it passes, as config entries, so an adapter can
+// rebuild the workload and the layout the script runs (Engine::read_run) and realign can price it before
+// launch. Bash is read as far as such scripts use it: line continuations, quoting, comments, and variables
+// assigned earlier in the script (`NNODES=${NNODES:-2}`, `export TP=4`).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engines/engine.h"
+
+namespace realign::engines {
+
+// The overrides of the script's command line: the line that passes the most `dotted.key=value` arguments.
+// Each entry's value is a JSON scalar (integers, numbers, true/false/True/False, null/None; anything else a
+// string, unquoted). Hydra's `+`/`++` prefixes are dropped; `--config-name NAME` becomes the entry
+// {"--config-name", NAME}. A later override of the same key replaces the earlier one, in place. A variable
+// the script does not assign stays in the value as written (`${NNODES}`), for the adapter to name. Throws
+// Error(file) when no line passes such overrides. `env`: variables as if exported before the script ran.
+std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const std::string& file,
+                                               const std::map<std::string, std::string>& env = {});
+
+// Typed reads of a script's entries; a key the script leaves out (or sets to null) reads as the engine's
+// default, given by the caller. Errors name the key: a value of another type, or a variable the script does
+// not set.
+class LaunchSettings {
+ public:
+  explicit LaunchSettings(std::vector<ConfigEntry> entries) : entries_(std::move(entries)) {}
+  bool has(const std::string& key) const;
+  int64_t integer(const std::string& key, int64_t fallback) const;
+  bool flag(const std::string& key, bool fallback) const;
+  std::string text(const std::string& key, const std::string& fallback) const;
+
+ private:
+  const Json* find(const std::string& key) const;
+  std::vector<ConfigEntry> entries_;
+};
+
+// The realign model a script's model path names: a built-in shape whose name matches the path's last
+// component once the usual suffixes are dropped ("Qwen/Qwen2.5-7B-Instruct" -> "qwen2.5-7b",
+// "meta-llama/Llama-2-7b-chat-hf" -> "llama2-7b"), else the path itself (a local HF directory or
+// config.json; anything else is named by the config's error for models.<role>).
+std::string model_for_path(const std::string& path);
+
+}  // namespace realign::engines

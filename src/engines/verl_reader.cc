@@ -1,0 +1,263 @@
+// A user's veRL launch script read back into a realign config and plan: the inverse of the veRL writer
+// (verl.cc) for the hybrid engine, with veRL's defaults (the keys of
+// verl/trainer/config/_generated_ppo_trainer.yaml and _generated_ppo_megatron_trainer.yaml) for the keys a
+// script leaves out. The fully_async recipe is not read yet.
+#include <algorithm>
+#include <map>
+
+#include "core/error.h"
+#include "engines/adapters.h"
+#include "engines/placements.h"
+#include "engines/script_reader.h"
+
+namespace realign::engines {
+namespace {
+
+constexpr const char* kActor = "actor_rollout_ref.actor";
+constexpr const char* kRollout = "actor_rollout_ref.rollout";
+constexpr const char* kRef = "actor_rollout_ref.ref";
+
+std::string key(const std::string& prefix, const std::string& leaf) { return prefix + "." + leaf; }
+
+// Advantage estimators whose dataflow is GRPO's: no critic, the same calls (rewards normalised or baselined
+// within the prompt's group).
+const std::vector<std::string> kCriticFree = {
+    "grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "opo", "grpo_passk", "gpg"};
+
+// A role's layout on the hybrid engine's pool of `world` GPUs: Megatron's tensor, pipeline and expert
+// sizes, or FSDP's data parallelism over the pool.
+Strategy role_layout(const LaunchSettings& s, const std::string& prefix, bool megatron, int world) {
+  Strategy st;
+  if (megatron) {
+    st.tp = int(s.integer(key(prefix, "megatron.tensor_model_parallel_size"), 1));
+    st.pp = int(s.integer(key(prefix, "megatron.pipeline_model_parallel_size"), 1));
+    st.ep = int(s.integer(key(prefix, "megatron.expert_model_parallel_size"), 1));
+    if (st.tp < 1 || st.pp < 1 || world % (st.tp * st.pp) != 0)
+      throw Error(key(prefix, "megatron.tensor_model_parallel_size"),
+                  "tp " + std::to_string(st.tp) + " x pp " + std::to_string(st.pp) + " does not divide the " +
+                      std::to_string(world) + " GPUs of trainer.nnodes x trainer.n_gpus_per_node");
+  }
+  st.dp = world / (st.tp * st.pp);
+  return st;
+}
+
+// Where veRL reads a call's settings: the role whose layout it runs in, its micro-batch in sequences per
+// GPU, or with dynamic batching its token budget per GPU (each with veRL's default, which is often another
+// key's value), and a trained role's recomputation switch on FSDP.
+struct CallKeys {
+  std::string role, micro_batch, dynamic, tokens;
+  std::string dynamic_default, tokens_default;  // keys whose value is the default ("" -> false / 16384)
+  int64_t tokens_fallback = 16384;
+  std::string micro_batch_default;  // a key whose value is this one's default
+  std::string checkpointing;
+};
+
+const CallKeys& call_keys(const std::string& call) {
+  static const std::string actor_dynamic = key(kActor, "use_dynamic_bsz");
+  static const std::string actor_tokens = key(kActor, "ppo_max_token_len_per_gpu");
+  static const std::map<std::string, CallKeys> keys = {
+      {"actor_train",
+       {kActor, key(kActor, "ppo_micro_batch_size_per_gpu"), actor_dynamic, actor_tokens, "", "", 16384, "",
+        "actor_rollout_ref.model.enable_gradient_checkpointing"}},
+      {"actor_inf",
+       {kActor, key(kRollout, "log_prob_micro_batch_size_per_gpu"), key(kRollout, "log_prob_use_dynamic_bsz"),
+        key(kRollout, "log_prob_max_token_len_per_gpu"), actor_dynamic, actor_tokens, 16384, "", ""}},
+      {"ref_inf",
+       {kRef, key(kRef, "log_prob_micro_batch_size_per_gpu"), key(kRef, "log_prob_use_dynamic_bsz"),
+        key(kRef, "log_prob_max_token_len_per_gpu"), actor_dynamic, actor_tokens, 16384, "", ""}},
+      {"critic_train",
+       {"critic", "critic.ppo_micro_batch_size_per_gpu", "critic.use_dynamic_bsz",
+        "critic.ppo_max_token_len_per_gpu", actor_dynamic, "", 32768, "",
+        "critic.model.enable_gradient_checkpointing"}},
+      {"critic_inf",
+       {"critic", "critic.forward_micro_batch_size_per_gpu", "critic.use_dynamic_bsz",
+        "critic.forward_max_token_len_per_gpu", actor_dynamic, "critic.ppo_max_token_len_per_gpu", 32768,
+        "critic.ppo_micro_batch_size_per_gpu", ""}},
+      {"reward_inf",
+       {"reward_model", "reward_model.micro_batch_size_per_gpu", "reward_model.use_dynamic_bsz",
+        "reward_model.forward_max_token_len_per_gpu", "critic.use_dynamic_bsz",
+        "critic.ppo_max_token_len_per_gpu", 32768, "", ""}},
+  };
+  const auto it = keys.find(call);
+  if (it == keys.end()) throw Error("algorithm", "realign has no veRL role for the call " + call);
+  return it->second;
+}
+
+// Sequences per GPU in one micro-batch of call `m`: the script's size, or with dynamic batching its token
+// budget over a whole sequence (prompt and response at their caps, so at least the micro-batches veRL runs).
+int64_t per_gpu_sequences(const LaunchSettings& s, const CallKeys& k, const Mfc& m,
+                          std::vector<std::string>& notes) {
+  const bool dynamic_default = !k.dynamic_default.empty() && s.flag(k.dynamic_default, false);
+  if (s.flag(k.dynamic, dynamic_default)) {
+    const int64_t fallback =
+        k.tokens_default.empty() ? k.tokens_fallback : s.integer(k.tokens_default, k.tokens_fallback);
+    const int64_t tokens = s.integer(k.tokens, fallback);
+    const int64_t seqs = std::max<int64_t>(1, tokens / std::max<int64_t>(1, m.seq_len()));
+    notes.push_back(k.tokens + ": dynamic batching priced as micro-batches of " + std::to_string(seqs) +
+                    " sequences of " + std::to_string(m.seq_len()) + " tokens (" + m.name + ")");
+    return seqs;
+  }
+  if (s.has(k.micro_batch) && s.integer(k.micro_batch, 0) > 0) return s.integer(k.micro_batch, 0);
+  if (!k.micro_batch_default.empty() && s.integer(k.micro_batch_default, 0) > 0)
+    return s.integer(k.micro_batch_default, 0);
+  throw Error(k.micro_batch, "not set; veRL needs a micro-batch size per GPU for " + m.name + " (or " +
+                                 k.dynamic + "=True)");
+}
+
+// Micro-batches per dp rank for `seqs` sequences (per optimizer step for a train call) in micro-batches of
+// `per_gpu` sequences; an uneven last micro-batch is priced as a full one (realign's micro-batches are
+// equal), the count rounded up to one that divides the rank's sequences.
+int micro_batches(const std::string& k, int64_t seqs, int dp, int64_t per_gpu) {
+  if (per_gpu < 1) throw Error(k, "must be at least 1 sequence, got " + std::to_string(per_gpu));
+  if (seqs % dp != 0)
+    throw Error(k, std::to_string(seqs) + " sequences do not split over " + std::to_string(dp) +
+                       " data-parallel ranks");
+  const int64_t per_rank = seqs / dp;
+  int64_t n = (per_rank + per_gpu - 1) / per_gpu;
+  while (per_rank % n != 0) ++n;
+  return int(n);
+}
+
+}  // namespace
+
+ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
+  const LaunchSettings s(entries);
+  ReadRun run;
+  auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
+  for (const char* k : {"async_training.staleness_threshold", "rollout.nnodes", "rollout.n_gpus_per_node"})
+    if (s.has(k))
+      throw Error(k, "realign reads veRL's hybrid-engine scripts only so far, not the fully_async recipe's");
+  if (s.flag("actor_rollout_ref.hybrid_engine", true) == false)
+    throw Error("actor_rollout_ref.hybrid_engine",
+                "realign reads veRL's hybrid-engine scripts only so far (hybrid_engine: true)");
+  const std::string config_name = s.text("--config-name", "ppo_trainer");
+  const bool megatron_default = config_name.find("megatron") != std::string::npos;
+  const std::string strategy = s.text(key(kActor, "strategy"), megatron_default ? "megatron" : "fsdp");
+  if (strategy != "megatron" && strategy != "fsdp" && strategy != "fsdp2")
+    throw Error(key(kActor, "strategy"), "'" + strategy + "'; realign prices megatron, fsdp and fsdp2");
+  const bool megatron = strategy == "megatron";
+
+  // The workload.
+  const std::string estimator = s.text("algorithm.adv_estimator", "gae");
+  const bool ppo = estimator == "gae";
+  if (!ppo && std::find(kCriticFree.begin(), kCriticFree.end(), estimator) == kCriticFree.end())
+    throw Error("algorithm.adv_estimator",
+                "'" + estimator +
+                    "'; realign prices gae (PPO) and the critic-free estimators grpo, rloo, "
+                    "reinforce_plus_plus, reinforce_plus_plus_baseline, opo, grpo_passk and gpg");
+  if (!ppo && estimator != "grpo")
+    note("algorithm.adv_estimator", estimator + " priced as GRPO's dataflow (the same calls, no critic)");
+  const int64_t prompts = s.integer("data.train_batch_size", 1024);
+  const int64_t mini = s.integer(key(kActor, "ppo_mini_batch_size"), 256);
+  if (mini < 1 || prompts % mini != 0)
+    throw Error(key(kActor, "ppo_mini_batch_size"),
+                std::to_string(mini) + " does not divide data.train_batch_size " + std::to_string(prompts));
+  if (ppo && s.integer("critic.ppo_mini_batch_size", mini) != mini)
+    note("critic.ppo_mini_batch_size",
+         "priced with the actor's mini-batches (realign has one per iteration)");
+  const int64_t n = s.integer(key(kRollout, "n"), 1);
+  Json& c = run.config;
+  c["algorithm"] = ppo ? "ppo" : "grpo";
+  auto model = [&](const std::string& role, const std::string& k, const std::string& fallback) {
+    c["models"][role] = model_for_path(s.text(k, fallback));
+    run.sources["models." + role] = k;
+  };
+  model("actor", "actor_rollout_ref.model.path", "~/models/deepseek-llm-7b-chat");
+  if (ppo) model("critic", "critic.model.path", "~/models/deepseek-llm-7b-chat");
+  const bool reward_model = s.flag("reward_model.enable", false);
+  if (reward_model) model("reward", "reward_model.model.path", "~/models/FsfairX-LLaMA3-RM-v0.1");
+  run.sources.insert({{"algorithm", "algorithm.adv_estimator"},
+                      {"batch.prompts", "data.train_batch_size"},
+                      {"batch.samples_per_prompt", key(kRollout, "n")},
+                      {"batch.prompt_len", "data.max_prompt_length"},
+                      {"batch.gen_len", "data.max_response_length"},
+                      {"batch.mini_batches", key(kActor, "ppo_mini_batch_size")},
+                      {"batch.epochs", key(kActor, "ppo_epochs")},
+                      {"cluster.nodes", "trainer.nnodes"},
+                      {"cluster.devices_per_node", "trainer.n_gpus_per_node"}});
+  c["batch"] = {{"prompts", prompts},
+                {"samples_per_prompt", n},
+                {"prompt_len", s.integer("data.max_prompt_length", 512)},
+                {"gen_len", s.integer("data.max_response_length", 512)},
+                {"mini_batches", prompts / mini},
+                {"epochs", s.integer(key(kActor, "ppo_epochs"), 1)}};
+  c["reward"]["kind"] = reward_model ? "model" : "verifier";
+  const int nodes = int(s.integer("trainer.nnodes", 1));
+  const int gpus_per_node = int(s.integer("trainer.n_gpus_per_node", 8));
+  c["cluster"] = {{"nodes", nodes}, {"devices_per_node", gpus_per_node}};
+  c["plan"] = {{"mode", "search"}, {"seed", 1}, {"time_budget_s", 5}};
+  if (!s.flag(key(kActor, "use_kl_loss"), false) && !s.flag("algorithm.use_kl_in_reward", false))
+    note(
+        key(kActor, "use_kl_loss"),
+        "no KL term, so veRL runs no reference model; priced with the reference's log-probs, which realign's "
+        "graphs compute");
+
+  // Settings that change the layout or the cost in ways realign does not price.
+  for (const std::string& prefix : {std::string(kActor), std::string(kRef), std::string("critic")}) {
+    if (s.integer(key(prefix, "megatron.context_parallel_size"), 1) > 1)
+      throw Error(key(prefix, "megatron.context_parallel_size"),
+                  "context parallelism is not priced by realign");
+    if (s.integer(key(prefix, "ulysses_sequence_parallel_size"), 1) > 1)
+      throw Error(key(prefix, "ulysses_sequence_parallel_size"),
+                  "Ulysses sequence parallelism is not priced by realign");
+    if (s.integer(key(prefix, "megatron.virtual_pipeline_model_parallel_size"), 1) > 1)
+      note(key(prefix, "megatron.virtual_pipeline_model_parallel_size"),
+           "priced as plain 1F1B (interleaving would shrink the pipeline bubble)");
+  }
+  if (s.integer("actor_rollout_ref.model.lora_rank", 0) > 0)
+    throw Error("actor_rollout_ref.model.lora_rank", "LoRA training is not priced by realign");
+  for (const char* k : {"actor_rollout_ref.actor.fsdp_config.param_offload",
+                        "actor_rollout_ref.actor.fsdp_config.optimizer_offload",
+                        "actor_rollout_ref.actor.megatron.param_offload",
+                        "actor_rollout_ref.actor.megatron.optimizer_offload",
+                        "critic.model.fsdp_config.param_offload", "critic.megatron.param_offload"})
+    if (s.flag(k, false)) note(k, "priced on the GPUs (realign offloads only models that are never trained)");
+  if (s.text(key(kRollout, "name"), "vllm") != "vllm")
+    note(key(kRollout, "name"), "'" + s.text(key(kRollout, "name"), "") + "' priced as vLLM");
+
+  // The layout, once the config's graph exists.
+  run.plan = [s, megatron](const DataflowGraph& g, const Cluster& cluster, std::vector<std::string>& notes) {
+    const int world = cluster.n_devices();
+    ExecutionPlan plan;
+    plan.name = "script";
+    for (const Mfc& m : g.mfcs) {
+      Strategy st;
+      if (m.kind() == MfcKind::kGenerate) {
+        st.tp = int(s.integer(key(kRollout, "tensor_model_parallel_size"), 2));
+        st.ep = int(s.integer(key(kRollout, "expert_parallel_size"), 1));
+        if (st.tp < 1 || world % st.tp != 0)
+          throw Error(
+              key(kRollout, "tensor_model_parallel_size"),
+              std::to_string(st.tp) + " does not divide the pool's " + std::to_string(world) + " GPUs");
+        st.dp = world / st.tp;
+        plan.assignments.push_back({m.name, DeviceMesh{0, world}, st});
+        continue;
+      }
+      const CallKeys& k = call_keys(m.name);
+      {
+        st = role_layout(s, k.role, megatron, world);
+        const int64_t seqs = m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs;
+        st.micro_batches = micro_batches(k.micro_batch, seqs, st.dp, per_gpu_sequences(s, k, m, notes));
+      }
+      if (m.kind() == MfcKind::kTrain) {
+        st.zero1 = megatron ? s.flag(key(k.role, "megatron.use_distributed_optimizer"), true) : st.dp > 1;
+        st.recompute = megatron
+                           ? s.text(key(k.role, "megatron.override_transformer_config.recompute_granularity"),
+                                    "") == "full"
+                           : s.flag(k.checkpointing, false);
+      }
+      plan.assignments.push_back({m.name, DeviceMesh{0, world}, st});
+    }
+    if (s.flag(megatron ? key(kRef, "megatron.param_offload") : key(kRef, "fsdp_config.param_offload"),
+               false))
+      plan.offload.push_back(Role::kRef);
+    if (g.mfc_index("reward_inf") >= 0 && s.flag(megatron ? "reward_model.megatron.param_offload"
+                                                          : "reward_model.model.fsdp_config.param_offload",
+                                                 false))
+      plan.offload.push_back(Role::kReward);
+    return plan;
+  };
+  return run;
+}
+
+}  // namespace realign::engines

@@ -1,0 +1,82 @@
+// `realign import SCRIPT --engine verl` as a veRL user runs it on their own launch script: the script's
+// layout priced as veRL runs it (the same figure `realign simulate --engine verl` gives for the files it
+// writes), the best veRL plan beside it, and errors that name the script's key.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "apps/cli_run.h"
+#include "core/json.h"
+
+namespace realign {
+namespace {
+
+using testing::run_realign;
+
+const std::string kScript = std::string(REALIGN_SOURCE_DIR) + "/examples/verl_grpo_qwen2.5_7b_8xh100.sh";
+
+TEST(ImportCli, PricesTheScriptAsSimulateDoesAndSearchesTheBestPlanBesideIt) {
+  const std::string dir = ::testing::TempDir() + "verl_import";
+  const auto r = run_realign("import " + kScript + " --engine verl plan.time_budget_s=1 --json --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["config"]["models"]["actor"], "qwen2.5-7b");
+  EXPECT_EQ(j["config"]["cluster"]["device"], "h100-sxm");
+  const double script_s = j["as_engine_runs_it"]["iteration_time_s"].get<double>();
+  EXPECT_GT(script_s, 0);
+  EXPECT_TRUE(j["as_engine_runs_it"]["fits"].get<bool>());
+  EXPECT_GT(j["best"]["iteration_time_s"].get<double>(), 0);
+  EXPECT_NEAR(j["speedup"].get<double>(), script_s / j["best"]["iteration_time_s"].get<double>(), 1e-9);
+  // The written config and plan, priced by simulate, give the import's figure.
+  const auto sim = run_realign("simulate " + dir + "/config.json --plan " + dir +
+                               "/script_plan.json --engine verl --json");
+  ASSERT_EQ(sim.code, 0) << sim.out;
+  EXPECT_NEAR(Json::parse(sim.out)["as_engine_runs_it"]["iteration_time_s"].get<double>(), script_s,
+              1e-9 * script_s);
+  EXPECT_TRUE(std::ifstream(dir + "/planned/launch.sh").good());
+}
+
+TEST(ImportCli, OverridesAndEnvironmentChangeTheReadWorkload) {
+  const auto r =
+      run_realign("import " + kScript +
+                  " --engine verl --env NNODES=2 cluster.device=a100-80gb plan.time_budget_s=1 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["config"]["cluster"]["nodes"], 2);
+  EXPECT_EQ(j["config"]["cluster"]["device"], "a100-80gb");
+  for (const auto& note : j["notes"])
+    EXPECT_EQ(note.get<std::string>().find("cluster.device"), std::string::npos);
+}
+
+TEST(ImportCli, ErrorsNameTheScriptsKeyOrTheFlag) {
+  const std::string dir = ::testing::TempDir();
+  auto script_with = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::ifstream in(kScript);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.replace(text.find(from), from.size(), to);
+    std::ofstream(dir + name) << text;
+    return dir + name;
+  };
+  struct Case {
+    std::string args, expected;
+  };
+  const std::vector<Case> cases = {
+      {kScript + " --engine nemo-rl", "--engine: realign reads veRL launch scripts only so far"},
+      {script_with("unknown_model.sh", "Qwen/Qwen2.5-7B-Instruct", "org/unknown-13b") + " --engine verl",
+       "actor_rollout_ref.model.path: 'org/unknown-13b' is neither a built-in model shape"},
+      {script_with("group_of_one.sh", "rollout.n=5", "rollout.n=1") + " --engine verl",
+       "actor_rollout_ref.rollout.n: GRPO compares samples within a group"},
+      {script_with("unset.sh", "trainer.nnodes=$NNODES", "trainer.nnodes=$NODES") + " --engine verl",
+       "trainer.nnodes: '$NODES' names a variable the script does not set"},
+      {dir + "missing.sh --engine verl", "missing.sh: cannot open"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const auto r = run_realign("import " + c.args);
+    EXPECT_NE(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find(c.expected), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace realign

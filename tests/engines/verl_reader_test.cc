@@ -1,0 +1,184 @@
+// veRL launch scripts read back into a realign workload and plan: what realign's own writer writes reads back
+// to the plan it was written from (Megatron and FSDP), a user's script reads to the layout it runs, and what
+// realign cannot price is refused naming the key.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "engines/engine.h"
+#include "engines/engine_fixtures.h"
+#include "engines/script_reader.h"
+
+namespace realign {
+namespace {
+
+using testing::h100;
+
+struct Read {
+  engines::ReadRun run;
+  AlgorithmConfig algorithm;
+  DataflowGraph graph;
+  Cluster cluster;
+  ExecutionPlan plan;
+  std::vector<std::string> notes;
+};
+
+// The script's run as `realign import` builds it: its workload's graph on H100s, then its layout.
+Read read_script(const std::string& script) {
+  const auto verl = engines::make_engine("verl");
+  Read r;
+  r.run = verl->read_run(engines::read_launch_overrides(script, "launch.sh"));
+  Json config = r.run.config;
+  ObjectReader root(config, "");
+  r.algorithm = algorithm_config_from_json(root);
+  if (config["reward"]["kind"] != "model") r.algorithm.reward_model = false;
+  r.graph = build_graph(r.algorithm);
+  r.cluster = h100(config["cluster"]["nodes"].get<int>(), config["cluster"]["devices_per_node"].get<int>());
+  r.notes = r.run.notes;
+  r.plan = r.run.plan(r.graph, r.cluster, r.notes);
+  return r;
+}
+
+// What veRL's writer writes for `plan` (models as checkpoint directories named like their shapes), read back.
+Read round_trip(const AlgorithmConfig& a, const Cluster& c, const ExecutionPlan& plan) {
+  const DataflowGraph g = build_graph(a);
+  const auto verl = engines::make_engine("verl");
+  EXPECT_EQ(engines::can_run(*verl, g, c, plan), "");
+  engines::WriteInput in;
+  in.graph = &g;
+  in.cluster = &c;
+  in.batch = a.batch;
+  in.raw_config = Json::parse(
+      R"({"models": {"actor": "/ckpt/llama2-7b", "critic": "/ckpt/critic/llama2-7b",
+                     "reward": "/ckpt/rm/llama2-7b"}})");
+  const auto files = verl->launch_files(in, plan);
+  return read_script(files.at(0).text);
+}
+
+void expect_same_layout(const ExecutionPlan& read, const ExecutionPlan& written) {
+  ASSERT_EQ(read.assignments.size(), written.assignments.size());
+  for (size_t i = 0; i < read.assignments.size(); ++i) {
+    SCOPED_TRACE(written.assignments[i].mfc);
+    EXPECT_EQ(read.assignments[i].mfc, written.assignments[i].mfc);
+    EXPECT_EQ(read.assignments[i].mesh, written.assignments[i].mesh);
+    EXPECT_EQ(to_string(read.assignments[i].strategy), to_string(written.assignments[i].strategy));
+  }
+  EXPECT_EQ(read.offload, written.offload);
+}
+
+// Every call of `g` on all `world` GPUs: generation with `gen`, the others with `s` (a train call's
+// switches on train calls only).
+ExecutionPlan hybrid(const DataflowGraph& g, int world, Strategy gen, Strategy s) {
+  ExecutionPlan plan;
+  for (const auto& m : g.mfcs) {
+    Strategy x = m.kind() == MfcKind::kGenerate ? gen : s;
+    if (m.kind() == MfcKind::kInference) x.zero1 = x.recompute = false;
+    plan.assignments.push_back({m.name, DeviceMesh{0, world}, x});
+  }
+  return plan;
+}
+
+TEST(VerlReader, MegatronScriptWrittenByRealignReadsBackToItsPlan) {
+  const AlgorithmConfig a = testing::ppo_7b();
+  const DataflowGraph g = build_graph(a);
+  ExecutionPlan plan = hybrid(g, 16, Strategy{8, 2, 1, 1}, Strategy{4, 4, 1, 4, true, false});
+  plan.assignments[size_t(g.mfc_index("critic_train"))].strategy.recompute = true;
+  plan.assignments[size_t(g.mfc_index("ref_inf"))].strategy.micro_batches = 2;
+  plan.offload = {Role::kRef};
+  const Read r = round_trip(a, h100(2), plan);
+  EXPECT_EQ(r.run.config["algorithm"], "ppo");
+  EXPECT_EQ(r.run.config["models"]["actor"], "llama2-7b");
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 2, "devices_per_node": 8})"));
+  EXPECT_EQ(r.run.config["batch"]["prompts"], a.batch.prompts);
+  EXPECT_EQ(r.run.config["batch"]["mini_batches"], a.batch.mini_batches);
+  EXPECT_EQ(r.run.config["batch"]["gen_len"], a.batch.gen_len);
+  EXPECT_EQ(r.run.config["reward"]["kind"], "model");
+  expect_same_layout(r.plan, plan);
+}
+
+TEST(VerlReader, FsdpScriptWrittenByRealignReadsBackToItsPlan) {
+  const AlgorithmConfig a = testing::ppo_7b();
+  const DataflowGraph g = build_graph(a);
+  ExecutionPlan plan = hybrid(g, 16, Strategy{16, 1, 1, 1}, Strategy{16, 1, 1, 2, true, true});
+  plan.assignments[size_t(g.mfc_index("critic_train"))].strategy.recompute = false;
+  plan.offload = {Role::kRef, Role::kReward};
+  const Read r = round_trip(a, h100(2), plan);
+  expect_same_layout(r.plan, plan);
+}
+
+TEST(VerlReader, UsersScriptReadsToTheLayoutItRuns) {
+  const Read r = read_script(R"(
+TP=4
+python3 -m verl.trainer.main_ppo --config-name='ppo_megatron_trainer.yaml' \
+    algorithm.adv_estimator=rloo \
+    data.train_batch_size=256 data.max_prompt_length=1024 data.max_response_length=2048 \
+    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \
+    actor_rollout_ref.actor.ppo_mini_batch_size=64 \
+    actor_rollout_ref.actor.use_dynamic_bsz=True \
+    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=12288 \
+    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=$TP \
+    actor_rollout_ref.actor.megatron.virtual_pipeline_model_parallel_size=2 \
+    actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity=full \
+    actor_rollout_ref.rollout.tensor_model_parallel_size=2 actor_rollout_ref.rollout.n=4 \
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16 \
+    actor_rollout_ref.ref.megatron.tensor_model_parallel_size=$TP \
+    actor_rollout_ref.ref.megatron.param_offload=True \
+    trainer.n_gpus_per_node=8 trainer.nnodes=2
+)");
+  EXPECT_EQ(r.run.config["algorithm"], "grpo");
+  EXPECT_EQ(r.run.config["models"]["actor"], "qwen2.5-7b");
+  EXPECT_EQ(r.run.config["reward"]["kind"], "verifier");
+  EXPECT_EQ(r.run.config["batch"]["samples_per_prompt"], 4);
+  EXPECT_EQ(r.run.config["batch"]["mini_batches"], 4);
+  auto at = [&](const std::string& call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))]; };
+  EXPECT_EQ(to_string(at("actor_gen").strategy), to_string(Strategy{8, 2, 1, 1}));
+  // 256 sequences of 3,072 tokens per optimizer step over dp 4: 64 per rank, 4 in each micro-batch of the
+  // 12,288-token budget. The log-prob calls batch dynamically too (veRL's default follows the actor's
+  // switch), within the same budget, so their own micro-batch size is not what runs.
+  EXPECT_EQ(to_string(at("actor_train").strategy), to_string(Strategy{4, 4, 1, 16, true, true}));
+  EXPECT_EQ(to_string(at("actor_inf").strategy), to_string(Strategy{4, 4, 1, 64}));
+  EXPECT_EQ(at("actor_gen").mesh, (DeviceMesh{0, 16}));
+  EXPECT_EQ(r.plan.offload, std::vector<Role>{Role::kRef});
+  // What is priced otherwise is said, naming the key.
+  std::string notes;
+  for (const auto& n : r.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("algorithm.adv_estimator: rloo priced as GRPO"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("virtual_pipeline_model_parallel_size"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("ppo_max_token_len_per_gpu: dynamic batching"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("use_kl_loss: no KL term"), std::string::npos) << notes;
+}
+
+TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
+  const std::string base =
+      "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
+      "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B "
+      "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 "
+      "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 "
+      "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.rollout.n=4 ";
+  EXPECT_NO_THROW(read_script(base));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"algorithm.adv_estimator=remax", "algorithm.adv_estimator"},
+      {"async_training.staleness_threshold=1", "async_training.staleness_threshold"},
+      {"actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.hybrid_engine"},
+      {"actor_rollout_ref.actor.strategy=deepspeed", "actor_rollout_ref.actor.strategy"},
+      {"actor_rollout_ref.model.lora_rank=32", "actor_rollout_ref.model.lora_rank"},
+      {"actor_rollout_ref.actor.ulysses_sequence_parallel_size=2",
+       "actor_rollout_ref.actor.ulysses_sequence_parallel_size"},
+      {"actor_rollout_ref.actor.ppo_mini_batch_size=300", "actor_rollout_ref.actor.ppo_mini_batch_size"},
+      {"actor_rollout_ref.rollout.tensor_model_parallel_size=3",
+       "actor_rollout_ref.rollout.tensor_model_parallel_size"},
+      {"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=null",
+       "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"},
+  };
+  for (const auto& [override_, key] : cases) {
+    SCOPED_TRACE(override_);
+    try {
+      read_script(base + override_);
+      ADD_FAILURE() << "read without complaint";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.path(), key) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace realign
