@@ -12,7 +12,8 @@ std::unique_ptr<Engine> make_openrlhf();
 std::unique_ptr<Engine> make_areal();
 std::unique_ptr<Engine> make_nemo_rl();
 
-// veRL's Engine::read_run (verl_reader.cc): a hybrid-engine launch script's workload and layout.
+// veRL's Engine::read_run (verl_reader.cc): a launch script's workload and layout (hybrid engine,
+// fully_async).
 ReadRun read_verl_run(const std::vector<ConfigEntry>& entries);
 
 }  // namespace realign::engines

@@ -214,6 +214,13 @@ int64_t LaunchSettings::integer(const std::string& key, int64_t fallback) const 
   return v->get<int64_t>();
 }
 
+double LaunchSettings::number(const std::string& key, double fallback) const {
+  const Json* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_number()) throw Error(key, "must be a number, got " + v->dump());
+  return v->get<double>();
+}
+
 bool LaunchSettings::flag(const std::string& key, bool fallback) const {
   const Json* v = find(key);
   if (!v) return fallback;

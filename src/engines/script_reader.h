@@ -30,6 +30,7 @@ class LaunchSettings {
   explicit LaunchSettings(std::vector<ConfigEntry> entries) : entries_(std::move(entries)) {}
   bool has(const std::string& key) const;
   int64_t integer(const std::string& key, int64_t fallback) const;
+  double number(const std::string& key, double fallback) const;
   bool flag(const std::string& key, bool fallback) const;
   std::string text(const std::string& key, const std::string& fallback) const;
 

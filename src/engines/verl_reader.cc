@@ -1,8 +1,9 @@
 // A user's veRL launch script read back into a realign config and plan: the inverse of the veRL writer
-// (verl.cc) for the hybrid engine, with veRL's defaults (the keys of
+// (verl.cc) for the hybrid engine and the fully_async recipe, with veRL's defaults (the keys of
 // verl/trainer/config/_generated_ppo_trainer.yaml and _generated_ppo_megatron_trainer.yaml) for the keys a
-// script leaves out. The fully_async recipe is not read yet.
+// script leaves out.
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/error.h"
@@ -24,7 +25,7 @@ std::string key(const std::string& prefix, const std::string& leaf) { return pre
 const std::vector<std::string> kCriticFree = {
     "grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "opo", "grpo_passk", "gpg"};
 
-// A role's layout on the hybrid engine's pool of `world` GPUs: Megatron's tensor, pipeline and expert
+// A role's layout on the trainer's pool of `world` GPUs: Megatron's tensor, pipeline and expert
 // sizes, or FSDP's data parallelism over the pool.
 Strategy role_layout(const LaunchSettings& s, const std::string& prefix, bool megatron, int world) {
   Strategy st;
@@ -104,6 +105,18 @@ int64_t per_gpu_sequences(const LaunchSettings& s, const CallKeys& k, const Mfc&
                                  k.dynamic + "=True)");
 }
 
+// The vLLM rollout on `gpus` GPUs: replicas of the script's tensor (and expert) parallel size.
+Strategy rollout_layout(const LaunchSettings& s, int gpus) {
+  Strategy st;
+  st.tp = int(s.integer(key(kRollout, "tensor_model_parallel_size"), 2));
+  st.ep = int(s.integer(key(kRollout, "expert_parallel_size"), 1));
+  if (st.tp < 1 || gpus % st.tp != 0)
+    throw Error(key(kRollout, "tensor_model_parallel_size"),
+                std::to_string(st.tp) + " does not divide the rollout's " + std::to_string(gpus) + " GPUs");
+  st.dp = gpus / st.tp;
+  return st;
+}
+
 // Micro-batches per dp rank for `seqs` sequences (per optimizer step for a train call) in micro-batches of
 // `per_gpu` sequences; an uneven last micro-batch is priced as a full one (realign's micro-batches are
 // equal), the count rounded up to one that divides the rank's sequences.
@@ -118,19 +131,69 @@ int micro_batches(const std::string& k, int64_t seqs, int dp, int64_t per_gpu) {
   return int(n);
 }
 
+// The GPU pools: the hybrid engine's one pool (trainer.*), or fully_async's trainer and rollout pools, and
+// the cluster they make together (one node split between them, or whole nodes of one size).
+struct Pools {
+  int trainer_gpus = 0, rollout_gpus = 0;  // rollout_gpus 0: the hybrid engine
+  int nodes = 1, gpus_per_node = 8;
+  int64_t staleness = 0;
+};
+
+Pools read_pools(const LaunchSettings& s, const std::string& config_name) {
+  Pools p;
+  const int tn = int(s.integer("trainer.nnodes", 1)), tg = int(s.integer("trainer.n_gpus_per_node", 8));
+  p.trainer_gpus = tn * tg, p.nodes = tn, p.gpus_per_node = tg;
+  const bool fully_async = config_name.find("fully_async") != std::string::npos ||
+                           s.has("async_training.staleness_threshold") || s.has("rollout.nnodes");
+  if (!fully_async) return p;
+  const int rn = int(s.integer("rollout.nnodes", 1)), rg = int(s.integer("rollout.n_gpus_per_node", 8));
+  p.rollout_gpus = rn * rg;
+  if (rg == tg) {
+    p.nodes = tn + rn;
+  } else if (tn == 1 && rn == 1) {
+    p.nodes = 1, p.gpus_per_node = tg + rg;
+  } else {
+    throw Error("rollout.n_gpus_per_node",
+                std::to_string(rg) + " GPUs per node beside the trainer's " + std::to_string(tg) +
+                    ": realign prices nodes of one size, or one node split between the two pools");
+  }
+  // The share of stale samples the rollout may run ahead by (fully_async.md): 1 is one step off, N up to N
+  // batches ahead; realign's staleness counts whole iterations, so a share is rounded up.
+  const double threshold = s.number("async_training.staleness_threshold", 0.0);
+  if (threshold <= 0)
+    throw Error("async_training.staleness_threshold",
+                "0 (fully_async's on-policy pipeline) is not priced; realign prices its asynchronous modes, "
+                "staleness_threshold > 0");
+  p.staleness = int64_t(std::ceil(threshold - 1e-9));
+  return p;
+}
+
+// The rollout's and the trainer's meshes: the whole cluster for both on the hybrid engine; for fully_async
+// the first of veRL's placements on the script's backend that gives the rollout its pool's size.
+std::pair<DeviceMesh, DeviceMesh> pool_meshes(const DataflowGraph& g, const Cluster& c, const Pools& pools,
+                                              bool megatron) {
+  if (pools.rollout_gpus == 0) return {DeviceMesh{0, c.n_devices()}, DeviceMesh{0, c.n_devices()}};
+  const size_t gen = size_t(g.mfc_index("actor_gen")), train = size_t(g.mfc_index("actor_train"));
+  for (const Placement& p : make_engine("verl")->placements(g, c))
+    if (p.meshes[gen].size == pools.rollout_gpus && sharded_backend(p) != megatron)
+      return {p.meshes[gen], p.meshes[train]};
+  throw Error("rollout.n_gpus_per_node",
+              "no veRL placement gives the rollout " + std::to_string(pools.rollout_gpus) +
+                  " GPUs beside the trainer's " + std::to_string(pools.trainer_gpus));
+}
+
 }  // namespace
 
 ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
   const LaunchSettings s(entries);
   ReadRun run;
   auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
-  for (const char* k : {"async_training.staleness_threshold", "rollout.nnodes", "rollout.n_gpus_per_node"})
-    if (s.has(k))
-      throw Error(k, "realign reads veRL's hybrid-engine scripts only so far, not the fully_async recipe's");
-  if (s.flag("actor_rollout_ref.hybrid_engine", true) == false)
-    throw Error("actor_rollout_ref.hybrid_engine",
-                "realign reads veRL's hybrid-engine scripts only so far (hybrid_engine: true)");
   const std::string config_name = s.text("--config-name", "ppo_trainer");
+  const Pools pools = read_pools(s, config_name);
+  if (pools.rollout_gpus == 0 && !s.flag("actor_rollout_ref.hybrid_engine", true))
+    throw Error("actor_rollout_ref.hybrid_engine",
+                "realign reads veRL's hybrid engine (hybrid_engine: true) and the fully_async recipe "
+                "(rollout.nnodes, rollout.n_gpus_per_node), not separate pools otherwise");
   const bool megatron_default = config_name.find("megatron") != std::string::npos;
   const std::string strategy = s.text(key(kActor, "strategy"), megatron_default ? "megatron" : "fsdp");
   if (strategy != "megatron" && strategy != "fsdp" && strategy != "fsdp2")
@@ -147,8 +210,29 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
                     "reinforce_plus_plus, reinforce_plus_plus_baseline, opo, grpo_passk and gpg");
   if (!ppo && estimator != "grpo")
     note("algorithm.adv_estimator", estimator + " priced as GRPO's dataflow (the same calls, no critic)");
-  const int64_t prompts = s.integer("data.train_batch_size", 1024);
+  if (pools.rollout_gpus > 0) {
+    if (s.number("async_training.staleness_threshold", 0.0) != double(pools.staleness))
+      note("async_training.staleness_threshold",
+           "priced as train.staleness " + std::to_string(pools.staleness) + " (whole iterations ahead)");
+    if (s.flag("async_training.partial_rollout", false))
+      note("async_training.partial_rollout", "priced without partial rollout");
+    note("async_training.recompute_old_log_prob",
+         "priced with the proximal policy's log-probs recomputed (actor_inf), as realign's asynchronous "
+         "graphs "
+         "compute them");
+  }
+  if (ppo && pools.rollout_gpus > 0)
+    throw Error("algorithm.adv_estimator",
+                "gae: veRL's asynchronous recipes document no critic; realign prices fully_async with "
+                "critic-free estimators");
   const int64_t mini = s.integer(key(kActor, "ppo_mini_batch_size"), 256);
+  // A realign iteration is one batch between weight syncs: fully_async's trainer takes require_batches
+  // mini-batches per local update and trigger_parameter_sync_step updates per sync (fully_async.md).
+  const int64_t steps = pools.rollout_gpus == 0
+                            ? 0
+                            : s.integer("async_training.require_batches", 1) *
+                                  s.integer("async_training.trigger_parameter_sync_step", 1);
+  const int64_t prompts = steps > 0 ? steps * mini : s.integer("data.train_batch_size", 1024);
   if (mini < 1 || prompts % mini != 0)
     throw Error(key(kActor, "ppo_mini_batch_size"),
                 std::to_string(mini) + " does not divide data.train_batch_size " + std::to_string(prompts));
@@ -182,9 +266,8 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
                 {"mini_batches", prompts / mini},
                 {"epochs", s.integer(key(kActor, "ppo_epochs"), 1)}};
   c["reward"]["kind"] = reward_model ? "model" : "verifier";
-  const int nodes = int(s.integer("trainer.nnodes", 1));
-  const int gpus_per_node = int(s.integer("trainer.n_gpus_per_node", 8));
-  c["cluster"] = {{"nodes", nodes}, {"devices_per_node", gpus_per_node}};
+  c["cluster"] = {{"nodes", pools.nodes}, {"devices_per_node", pools.gpus_per_node}};
+  if (pools.staleness > 0) c["train"]["staleness"] = pools.staleness;
   c["plan"] = {{"mode", "search"}, {"seed", 1}, {"time_budget_s", 5}};
   if (!s.flag(key(kActor, "use_kl_loss"), false) && !s.flag("algorithm.use_kl_in_reward", false))
     note(
@@ -216,29 +299,20 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
     note(key(kRollout, "name"), "'" + s.text(key(kRollout, "name"), "") + "' priced as vLLM");
 
   // The layout, once the config's graph exists.
-  run.plan = [s, megatron](const DataflowGraph& g, const Cluster& cluster, std::vector<std::string>& notes) {
-    const int world = cluster.n_devices();
+  run.plan = [s, megatron, pools](const DataflowGraph& g, const Cluster& cluster,
+                                  std::vector<std::string>& notes) {
+    const auto [gen_mesh, train_mesh] = pool_meshes(g, cluster, pools, megatron);
     ExecutionPlan plan;
     plan.name = "script";
     for (const Mfc& m : g.mfcs) {
-      Strategy st;
       if (m.kind() == MfcKind::kGenerate) {
-        st.tp = int(s.integer(key(kRollout, "tensor_model_parallel_size"), 2));
-        st.ep = int(s.integer(key(kRollout, "expert_parallel_size"), 1));
-        if (st.tp < 1 || world % st.tp != 0)
-          throw Error(
-              key(kRollout, "tensor_model_parallel_size"),
-              std::to_string(st.tp) + " does not divide the pool's " + std::to_string(world) + " GPUs");
-        st.dp = world / st.tp;
-        plan.assignments.push_back({m.name, DeviceMesh{0, world}, st});
+        plan.assignments.push_back({m.name, gen_mesh, rollout_layout(s, gen_mesh.size)});
         continue;
       }
       const CallKeys& k = call_keys(m.name);
-      {
-        st = role_layout(s, k.role, megatron, world);
-        const int64_t seqs = m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs;
-        st.micro_batches = micro_batches(k.micro_batch, seqs, st.dp, per_gpu_sequences(s, k, m, notes));
-      }
+      Strategy st = role_layout(s, k.role, megatron, train_mesh.size);
+      const int64_t seqs = m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs;
+      st.micro_batches = micro_batches(k.micro_batch, seqs, st.dp, per_gpu_sequences(s, k, m, notes));
       if (m.kind() == MfcKind::kTrain) {
         st.zero1 = megatron ? s.flag(key(k.role, "megatron.use_distributed_optimizer"), true) : st.dp > 1;
         st.recompute = megatron
@@ -246,7 +320,7 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
                                     "") == "full"
                            : s.flag(k.checkpointing, false);
       }
-      plan.assignments.push_back({m.name, DeviceMesh{0, world}, st});
+      plan.assignments.push_back({m.name, train_mesh, st});
     }
     if (s.flag(megatron ? key(kRef, "megatron.param_offload") : key(kRef, "fsdp_config.param_offload"),
                false))
