@@ -73,19 +73,24 @@ RunConfig imported_config(const Args& args, engines::ReadRun& run) {
 // once: where the whole batch does not fit, the generation runs in the fewest waves that do.
 EnginePricedPlan priced_with_waves(const RunConfig& config, ExecutionPlan& plan, const std::string& engine,
                                    std::vector<std::string>& notes) {
-  const int gen = config.graph.mfc_index("actor_gen");
-  MfcAssignment& a = plan.assignments[size_t(gen)];
-  const int64_t per_rank = config.graph.mfcs[size_t(gen)].n_seqs / a.strategy.dp;
+  const size_t gen = size_t(config.graph.mfc_index("actor_gen"));
+  const int64_t per_rank = config.graph.mfcs[gen].n_seqs / plan.assignments[gen].strategy.dp;
   EnginePricedPlan priced = price_for_engine(config, plan, engine);
-  for (int64_t waves = 2; waves <= per_rank && !priced.placements.front().estimate.fits; ++waves) {
+  if (priced.placements.front().estimate.fits) return priced;
+  // The fewest waves that fit; where none does, the most (the smallest cache), so what is left is reported.
+  for (int64_t waves = 2; waves <= per_rank; ++waves) {
     if (per_rank % waves != 0) continue;
     ExecutionPlan in_waves = plan;
-    in_waves.assignments[size_t(gen)].strategy.micro_batches = int(waves);
+    in_waves.assignments[gen].strategy.micro_batches = int(waves);
     EnginePricedPlan p = price_for_engine(config, in_waves, engine);
-    if (!p.placements.front().estimate.fits) continue;
-    plan = in_waves, priced = std::move(p);
-    notes.push_back("actor_gen: the batch's KV cache does not fit at once; priced in " +
-                    std::to_string(waves) + " waves, as vLLM schedules what its cache holds");
+    const bool fits = p.placements.front().estimate.fits;
+    if (fits || waves == per_rank) {
+      plan = in_waves, priced = std::move(p);
+      notes.push_back(std::string("actor_gen: the batch's KV cache does not fit at once; priced in ") +
+                      std::to_string(waves) + " waves, as vLLM schedules what its cache holds" +
+                      (fits ? "" : ", and still does not fit"));
+      break;
+    }
   }
   return priced;
 }

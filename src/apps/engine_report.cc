@@ -144,6 +144,12 @@ std::string format_engine_pricing(const EnginePricedPlan& r) {
                 placement.name.c_str(), format_seconds(estimate.iteration_time_s).c_str(),
                 estimate.fits ? "" : " (does not fit in memory)");
     out += pricing_breakdown(estimate);
+    if (!estimate.fits && !estimate.simulation.oom_report.empty())
+      out += "  " + estimate.simulation.oom_report +
+             (std::any_of(estimate.device_saving_bytes.begin(), estimate.device_saving_bytes.end(),
+                          [](double b) { return b > 0; })
+                  ? " (before the engine's ZeRO savings)\n"
+                  : "\n");
   }
   return out;
 }

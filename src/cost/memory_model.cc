@@ -155,8 +155,10 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
     } else {
       const double prefill_tokens = mb_seqs * double(mfc.prompt_len);
       m.activations = max_layer_activation_bytes(spec, prefill_tokens, s.tp, s.ep);
-      const double dp_seqs = double(seqs_per_dp_rank(mfc, s.dp));
-      m.kv_cache = layers * spec.kv_cache_elements_per_rank(s.tp) * kActivationBytes * dp_seqs * seq_len;
+      // A pipeline keeps every micro-batch's cache in flight; without one, micro-batches generate one after
+      // another (a serving engine's waves: it runs what its cache holds), so one micro-batch's cache is held.
+      const double cached_seqs = s.pp > 1 ? double(seqs_per_dp_rank(mfc, s.dp)) : mb_seqs;
+      m.kv_cache = layers * spec.kv_cache_elements_per_rank(s.tp) * kActivationBytes * cached_seqs * seq_len;
       if (last) m.logits = mb_seqs * vocab_shard * kLogitBytes;  // one position per sequence and step
     }
     out.push_back(m);

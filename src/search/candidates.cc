@@ -82,6 +82,10 @@ std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignmen
     return a.mfc +
            " shards its optimizer state (zero1) with expert parallelism (ep = " + std::to_string(s.ep) +
            "); realign's runtime runs ZeRO-1 with ep = 1 only";
+  if (s.ep > 1 && s.pp == 1 && s.micro_batches > 1 && graph.mfcs[size_t(index)].kind() == MfcKind::kGenerate)
+    return a.mfc + " generates in " + std::to_string(s.micro_batches) +
+           " waves with expert parallelism (ep = " + std::to_string(s.ep) +
+           "); realign's runtime generates with ep > 1 in one wave (micro_batches = 1)";
   if (s.ep > 1 && s.pp > 1 && graph.mfcs[size_t(index)].kind() == MfcKind::kGenerate)
     return a.mfc + " generates pipelined (pp = " + std::to_string(s.pp) +
            ") with expert parallelism (ep = " + std::to_string(s.ep) +

@@ -55,6 +55,11 @@ TEST(MemoryModel, Llama7bWeightsTrainStateAndKvCache) {
   EXPECT_EQ(call_memory(actor, gen, Strategy{2, 1, 1, 1}, one).kv_cache, gm.kv_cache / 2);
   EXPECT_EQ(call_memory(actor, gen, Strategy{1, 2, 1, 1}, shard_sizes(params, kL, 2, 1)).kv_cache,
             gm.kv_cache / 2);
+  // Micro-batches without a pipeline generate one after another (waves): one holds its cache at a time. A
+  // pipeline keeps every micro-batch's cache in flight.
+  EXPECT_EQ(call_memory(actor, gen, Strategy{1, 1, 1, 4}, one).kv_cache, gm.kv_cache / 4);
+  const auto stages = stage_memory(actor, gen, Strategy{1, 1, 2, 4}, shard_sizes(params, kL, 1, 2));
+  EXPECT_EQ(stages[0].kv_cache + stages[1].kv_cache, gm.kv_cache);
 
   // Mixed-precision Adam: 2 (bf16 weights) + 2 (bf16 grads) + 4 + 4 + 4 (fp32 master, m, v) = 16 bytes/param.
   const MemoryBreakdown tm = call_memory(actor, train, Strategy{1, 1, 1, 1}, one);

@@ -103,6 +103,10 @@ TEST(MoeSearch, RuntimeLimitsWithExpertParallelism) {
             std::string::npos);
   gen.pp = 1;
   gen.dp = 4;
+  // Without a pipeline, micro-batches are waves: with ep > 1 the runtime generates in one.
+  EXPECT_NE(runtime_limit_problem(g, MfcAssignment{"actor_gen", DeviceMesh{0, 8}, gen}).find("one wave"),
+            std::string::npos);
+  gen.micro_batches = 1;
   EXPECT_EQ(runtime_limit_problem(g, MfcAssignment{"actor_gen", DeviceMesh{0, 8}, gen}), "");
 }
 

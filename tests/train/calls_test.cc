@@ -55,6 +55,26 @@ TEST(GenerateCall, SeededSamplingRepeatsAndGreedyMatchesArgmaxOfFullForward) {
   EXPECT_EQ(s[0].size(), 2u);
 }
 
+// At pp = 1 the plan's micro-batches generate one after another (one wave's KV cache at a time): with a seed
+// per row they sample what the whole batch samples, log-probs included.
+TEST(GenerateCall, WavesAtOneStageSampleWhatTheWholeBatchSamples) {
+  auto m = tiny(HeadKind::kLanguageModel, 4);
+  std::vector<runtime::TokenIds> prompts = {ids("7+8="), ids("12+30="), ids("1+1="), ids("40+2="),
+                                            ids("5+0=")};
+  SamplingOptions o;
+  o.greedy = false;
+  o.max_new_tokens = 6;
+  for (uint64_t i = 0; i < prompts.size(); ++i) o.row_seeds.push_back(100 + i);
+  runtime::CallContext whole = runtime::single_rank_context("actor_gen");
+  at::Tensor whole_lp, waves_lp;
+  const auto expected = generate_call(whole, *m, prompts, o, &whole_lp);
+  runtime::CallContext waves = whole;
+  waves.micro_batches = 3;  // 2, 2 and 1 prompts
+  const auto got = generate_call(waves, *m, prompts, o, &waves_lp);
+  EXPECT_EQ(got, expected);
+  EXPECT_TRUE(at::allclose(waves_lp, whole_lp, 1e-5, 1e-5));
+}
+
 TEST(InferenceCalls, LogprobsMatchLogSoftmaxAndMicroBatchesAgree) {
   auto m = tiny(HeadKind::kLanguageModel, 5);
   runtime::SequenceBatch b = runtime::make_sequence_batch({ids("3+4="), ids("5+5="), ids("9+9=")},
