@@ -13,6 +13,7 @@
 #include "core/config_file.h"
 #include "core/read_file.h"
 #include "core/units.h"
+#include "engines/placements.h"
 #include "engines/script_reader.h"
 #include "graph/model_spec.h"
 
@@ -72,17 +73,26 @@ RunConfig imported_config(const Args& args, engines::ReadRun& run) {
 // The plan as the engine runs it. A serving engine generates at most the sequences its KV cache holds at
 // once: where the whole batch does not fit, the generation runs in the fewest waves that do.
 EnginePricedPlan priced_with_waves(const RunConfig& config, ExecutionPlan& plan, const std::string& engine,
-                                   std::vector<std::string>& notes) {
+                                   const engines::ReadRun& run, std::vector<std::string>& notes) {
+  // Of the engine's placements that run the plan, the one the script's switches name.
+  auto price = [&](const ExecutionPlan& p) {
+    EnginePricedPlan out = price_for_engine(config, p, engine);
+    std::vector<EnginePricedPlan::Priced> named;
+    for (auto& each : out.placements)
+      if (engines::has_options(each.placement, run.options)) named.push_back(std::move(each));
+    if (!named.empty()) out.placements = std::move(named);
+    return out;
+  };
   const size_t gen = size_t(config.graph.mfc_index("actor_gen"));
   const int64_t per_rank = config.graph.mfcs[gen].n_seqs / plan.assignments[gen].strategy.dp;
-  EnginePricedPlan priced = price_for_engine(config, plan, engine);
+  EnginePricedPlan priced = price(plan);
   if (priced.placements.front().estimate.fits) return priced;
   // The fewest waves that fit; where none does, the most (the smallest cache), so what is left is reported.
   for (int64_t waves = 2; waves <= per_rank; ++waves) {
     if (per_rank % waves != 0) continue;
     ExecutionPlan in_waves = plan;
     in_waves.assignments[gen].strategy.micro_batches = int(waves);
-    EnginePricedPlan p = price_for_engine(config, in_waves, engine);
+    EnginePricedPlan p = price(in_waves);
     const bool fits = p.placements.front().estimate.fits;
     if (fits || waves == per_rank) {
       plan = in_waves, priced = std::move(p);
@@ -122,12 +132,12 @@ void add_import_command(CLI::App& app) {
       if (eq == std::string::npos || eq == 0) throw Error("--env", "'" + e + "': write NAME=VALUE");
       env[e.substr(0, eq)] = e.substr(eq + 1);
     }
-    const auto entries = engines::read_launch_overrides(read_file(args->script), args->script, env);
-    engines::ReadRun run = engines::make_engine(args->engine)->read_run(entries);
+    engines::ReadRun run =
+        engines::make_engine(args->engine)->read_run(read_file(args->script), args->script, env);
     const RunConfig config = imported_config(*args, run);
     ExecutionPlan plan = run.plan(config.graph, config.cluster, run.notes);
     validate_plan(config.graph, config.cluster, plan, args->script);
-    const EnginePricedPlan priced = priced_with_waves(config, plan, args->engine, run.notes);
+    const EnginePricedPlan priced = priced_with_waves(config, plan, args->engine, run, run.notes);
     const EngineReport best = make_engine_report(config, args->engine);
     const double script_s = priced.placements.front().estimate.iteration_time_s;
     const bool script_fits = priced.placements.front().estimate.fits;

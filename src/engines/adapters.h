@@ -1,4 +1,5 @@
-// The engine adapters realign ships (verl.cc, openrlhf.cc, areal.cc, nemo_rl.cc) and veRL's script reader.
+// The engine adapters realign ships (verl.cc, openrlhf.cc, areal.cc, nemo_rl.cc) and the script readers
+// (veRL's, OpenRLHF's).
 #pragma once
 
 #include <memory>
@@ -15,5 +16,7 @@ std::unique_ptr<Engine> make_nemo_rl();
 // veRL's Engine::read_run (verl_reader.cc): a launch script's workload and layout (hybrid engine,
 // fully_async).
 ReadRun read_verl_run(const std::vector<ConfigEntry>& entries);
+// OpenRLHF's (openrlhf_reader.cc): a train_ppo_ray script's workload and layout.
+ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries);
 
 }  // namespace realign::engines

@@ -81,6 +81,9 @@ struct ReadRun {
   std::function<ExecutionPlan(const DataflowGraph&, const Cluster&, std::vector<std::string>& notes)> plan;
   std::vector<std::string> notes;
   std::map<std::string, std::string> sources;  // realign config key -> the script's key it was read from
+  // The engine-wide switches the script sets, as the engine's placements name them in `options` ({"backend":
+  // "megatron"}, {"zero_stage": 2, ...}): which of the placements that run the plan the script runs.
+  Json options = Json::object();
 };
 
 // A file a user launches as it is (launch.sh, config.yaml).
@@ -117,10 +120,12 @@ class Engine {
   virtual std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const = 0;
   // The devices a plan gives each of the engine's roles, in its words ("rollout (vLLM): 16 GPUs, tp 2").
   virtual std::vector<std::string> describe(const DataflowGraph& graph, const ExecutionPlan& plan) const = 0;
-  // The run a user's launch script describes, from its overrides (script_reader.h): the inverse of
-  // write_config for the keys it writes, with the engine's defaults for those the script leaves out. Throws
-  // Error naming the key realign cannot price (and, for an engine without a reader, naming --engine).
-  virtual ReadRun read_run(const std::vector<ConfigEntry>& entries) const;
+  // The run a user's launch script describes (`script`: the file's text; `env`: variables it takes from the
+  // environment), read in the engine's own syntax (script_reader.h): the inverse of write_config for the keys
+  // it writes, with the engine's defaults for those the script leaves out. Throws Error naming the key
+  // realign cannot price (and, for an engine without a reader, naming --engine).
+  virtual ReadRun read_run(const std::string& script, const std::string& file,
+                           const std::map<std::string, std::string>& env) const;
 };
 
 std::vector<std::string> engine_names();  // verl, openrlhf, areal, nemo-rl

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "engines/adapters.h"
 #include "engines/placements.h"
+#include "engines/script_reader.h"
 #include "engines/write_helpers.h"
 
 namespace realign::engines {
@@ -216,6 +217,11 @@ class OpenRlhf : public Engine {
       put("--async_queue_size", g.staleness);
     }
     return e;
+  }
+
+  ReadRun read_run(const std::string& script, const std::string& file,
+                   const std::map<std::string, std::string>& env) const override {
+    return read_openrlhf_run(read_launch_flags(script, file, env));
   }
 
   std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const override {

@@ -104,4 +104,10 @@ int64_t micro_batch_per_gpu(const Mfc& mfc, const Strategy& s) {
   return std::max<int64_t>(1, seqs_per_micro_batch(mfc, s));
 }
 
+bool has_options(const Placement& placement, const Json& options) {
+  for (const auto& [key, value] : options.items())
+    if (placement.options.value(key, Json(false)) != value) return false;
+  return true;
+}
+
 }  // namespace realign::engines

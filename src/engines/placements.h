@@ -24,6 +24,9 @@ Placement group_placement(const DataflowGraph& graph, const std::vector<std::vec
 // parallelism was not read, so not for a mixture of experts).
 std::vector<Json> training_backends(const DataflowGraph& graph, const Cluster& cluster,
                                     const std::string& sharded);
+// Whether a placement sets every switch of `options` to its value (an absent switch reads as false).
+bool has_options(const Placement& placement, const Json& options);
+
 // Whether a placement's backend is the weight-sharding one.
 bool sharded_backend(const Placement& placement);
 // Empty when the weight-sharding backend runs `s` for `mfc`, else why not: no pipeline or expert

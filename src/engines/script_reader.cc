@@ -133,8 +133,10 @@ Json scalar(const std::string& text) {
 
 }  // namespace
 
-std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const std::string& file,
-                                               const std::map<std::string, std::string>& env) {
+namespace {
+
+// Every command of the script in order, each with the variables assigned before it expanded.
+std::vector<Command> commands_of(const std::string& script, const std::map<std::string, std::string>& env) {
   // Continuation lines join their successors.
   std::string joined;
   for (size_t i = 0; i < script.size(); ++i) {
@@ -146,46 +148,93 @@ std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const 
       joined += script[i];
     }
   }
-  static const std::regex override_word(R"(^\+{0,2}([A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)+)=(.*)$)",
-                                        std::regex::optimize);
   Vars vars(env.begin(), env.end());
-  std::vector<ConfigEntry> best;
-  int best_overrides = 0;
+  std::vector<Command> out;
   size_t line_start = 0;
   while (line_start <= joined.size()) {
     size_t line_end = joined.find('\n', line_start);
     if (line_end == std::string::npos) line_end = joined.size();
-    for (const Command& command : split_commands(joined.substr(line_start, line_end - line_start), vars)) {
-      if (record_assignments(command, vars)) continue;
-      std::vector<ConfigEntry> entries;
-      auto put = [&](const std::string& key, Json value) {
-        for (ConfigEntry& e : entries)
-          if (e.key == key) {
-            e.value = std::move(value);
-            return;
-          }
-        entries.push_back({key, std::move(value)});
-      };
-      int overrides = 0;
-      std::smatch m;
-      for (size_t i = 0; i < command.size(); ++i) {
-        const std::string& w = command[i];
-        if (std::regex_match(w, m, override_word)) {
-          put(m[1], scalar(m[3])), ++overrides;
-        } else if (w.rfind("--config-name=", 0) == 0) {
-          put("--config-name", w.substr(14));
-        } else if (w == "--config-name" && i + 1 < command.size()) {
-          put("--config-name", command[++i]);
-        }
-      }
-      if (overrides > best_overrides) best = std::move(entries), best_overrides = overrides;
-    }
+    for (Command& command : split_commands(joined.substr(line_start, line_end - line_start), vars))
+      if (!record_assignments(command, vars)) out.push_back(std::move(command));
     line_start = line_end + 1;
+  }
+  return out;
+}
+
+// Entries in order of first setting; a later setting of a key replaces its value in place.
+void put(std::vector<ConfigEntry>& entries, const std::string& key, Json value) {
+  for (ConfigEntry& e : entries)
+    if (e.key == key) {
+      e.value = std::move(value);
+      return;
+    }
+  entries.push_back({key, std::move(value)});
+}
+
+}  // namespace
+
+std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const std::string& file,
+                                               const std::map<std::string, std::string>& env) {
+  static const std::regex override_word(R"(^\+{0,2}([A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)+)=(.*)$)",
+                                        std::regex::optimize);
+  std::vector<ConfigEntry> best;
+  int best_overrides = 0;
+  for (const Command& command : commands_of(script, env)) {
+    std::vector<ConfigEntry> entries;
+    int overrides = 0;
+    std::smatch m;
+    for (size_t i = 0; i < command.size(); ++i) {
+      const std::string& w = command[i];
+      if (std::regex_match(w, m, override_word)) {
+        put(entries, m[1], scalar(m[3])), ++overrides;
+      } else if (w.rfind("--config-name=", 0) == 0) {
+        put(entries, "--config-name", w.substr(14));
+      } else if (w == "--config-name" && i + 1 < command.size()) {
+        put(entries, "--config-name", command[++i]);
+      }
+    }
+    if (overrides > best_overrides) best = std::move(entries), best_overrides = overrides;
   }
   if (best.empty())
     throw Error(file,
                 "no command line passes key.path=value overrides (as `python3 -m "
                 "verl.trainer.main_ppo data.train_batch_size=...` does)");
+  return best;
+}
+
+std::vector<ConfigEntry> read_launch_flags(const std::string& script, const std::string& file,
+                                           const std::map<std::string, std::string>& env) {
+  std::vector<ConfigEntry> best;
+  int best_flags = 0;
+  for (const Command& command : commands_of(script, env)) {
+    // The program's own arguments: after `-m MODULE` (or a lone `--`, as `ray job submit ... -- python3 ...`
+    // passes them), the last such mark.
+    size_t i = 0;
+    for (size_t k = 0; k < command.size(); ++k) {
+      if (command[k] == "-m" && k + 1 < command.size()) i = k + 2;
+      if (command[k] == "--") i = k + 1;
+    }
+    std::vector<ConfigEntry> entries;
+    int flags = 0;
+    for (; i < command.size(); ++i) {
+      const std::string& w = command[i];
+      if (w.size() < 3 || w.compare(0, 2, "--") != 0) continue;
+      const size_t eq = w.find('=');
+      if (eq != std::string::npos) {
+        put(entries, w.substr(0, eq), scalar(w.substr(eq + 1)));
+      } else if (i + 1 < command.size() && command[i + 1].compare(0, 2, "--") != 0) {
+        put(entries, w, scalar(command[++i]));
+      } else {
+        put(entries, w, true);  // a switch
+      }
+      ++flags;
+    }
+    if (flags > best_flags) best = std::move(entries), best_flags = flags;
+  }
+  if (best.empty())
+    throw Error(file,
+                "no command line passes --flag value arguments (as `python3 -m "
+                "openrlhf.cli.train_ppo_ray --pretrain ...` does)");
   return best;
 }
 

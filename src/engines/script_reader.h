@@ -22,6 +22,13 @@ namespace realign::engines {
 std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const std::string& file,
                                                const std::map<std::string, std::string>& env = {});
 
+// The flags of the script's command line (argparse style, as OpenRLHF's `train_ppo_ray` takes them): the
+// line passing the most `--flag` arguments, from after `-m MODULE` or a lone `--` when it has them. `--flag
+// value` and `--flag=value` give the value as read_launch_overrides types it, a flag followed by another
+// flag (or by nothing) is a switch: true. Keys keep their dashes ("--zero_stage").
+std::vector<ConfigEntry> read_launch_flags(const std::string& script, const std::string& file,
+                                           const std::map<std::string, std::string>& env = {});
+
 // Typed reads of a script's entries; a key the script leaves out (or sets to null) reads as the engine's
 // default, given by the caller. Errors name the key: a value of another type, or a variable the script does
 // not set.

@@ -8,6 +8,7 @@
 #include "engines/adapters.h"
 #include "engines/expert_rules.h"
 #include "engines/placements.h"
+#include "engines/script_reader.h"
 #include "engines/write_helpers.h"
 
 namespace realign::engines {
@@ -282,7 +283,10 @@ class Verl : public Engine {
              true}};
   }
 
-  ReadRun read_run(const std::vector<ConfigEntry>& entries) const override { return read_verl_run(entries); }
+  ReadRun read_run(const std::string& script, const std::string& file,
+                   const std::map<std::string, std::string>& env) const override {
+    return read_verl_run(read_launch_overrides(script, file, env));
+  }
 
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {
     const MfcAssignment& gen = plan.assignments[size_t(g.mfc_index("actor_gen"))];

@@ -199,6 +199,7 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
   if (strategy != "megatron" && strategy != "fsdp" && strategy != "fsdp2")
     throw Error(key(kActor, "strategy"), "'" + strategy + "'; realign prices megatron, fsdp and fsdp2");
   const bool megatron = strategy == "megatron";
+  run.options = {{"backend", megatron ? "megatron" : "fsdp"}};
 
   // The workload.
   const std::string estimator = s.text("algorithm.adv_estimator", "gae");

@@ -1,4 +1,4 @@
-// `realign import SCRIPT --engine verl` as a veRL user runs it on their own launch script: the script's
+// `realign import SCRIPT --engine verl|openrlhf` as a user runs it on their own launch script: the script's
 // layout priced as veRL runs it (the same figure `realign simulate --engine verl` gives for the files it
 // writes), the best veRL plan beside it, and errors that name the script's key.
 #include <gtest/gtest.h>
@@ -48,6 +48,20 @@ TEST(ImportCli, OverridesAndEnvironmentChangeTheReadWorkload) {
     EXPECT_EQ(note.get<std::string>().find("cluster.device"), std::string::npos);
 }
 
+TEST(ImportCli, OpenRlhfScriptIsPricedOnTheZeroStageItSets) {
+  const auto r = run_realign(
+      "import " + std::string(REALIGN_SOURCE_DIR) +
+      "/examples/openrlhf_grpo_qwen2.5_7b_8xh100.sh --engine openrlhf plan.time_budget_s=1 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["config"]["algorithm"], "grpo");
+  EXPECT_EQ(j["config"]["batch"]["samples_per_prompt"], 8);
+  // The script's ZeRO-3 placement only, though the same layout runs on ZeRO-2 too.
+  ASSERT_EQ(j["as_engine_runs_it"]["placements"].size(), 1u);
+  EXPECT_GT(j["as_engine_runs_it"]["pricing"]["zero3_gather_s"].get<double>(), 0);
+  EXPECT_GT(j["best"]["iteration_time_s"].get<double>(), 0);
+}
+
 TEST(ImportCli, ErrorsNameTheScriptsKeyOrTheFlag) {
   const std::string dir = ::testing::TempDir();
   auto script_with = [&](const std::string& name, const std::string& from, const std::string& to) {
@@ -61,7 +75,8 @@ TEST(ImportCli, ErrorsNameTheScriptsKeyOrTheFlag) {
     std::string args, expected;
   };
   const std::vector<Case> cases = {
-      {kScript + " --engine nemo-rl", "--engine: realign reads veRL launch scripts only so far"},
+      {kScript + " --engine nemo-rl",
+       "--engine: realign reads veRL's and OpenRLHF's launch scripts only so far"},
       {script_with("unknown_model.sh", "Qwen/Qwen2.5-7B-Instruct", "org/unknown-13b") + " --engine verl",
        "actor_rollout_ref.model.path: 'org/unknown-13b' is neither a built-in model shape"},
       {script_with("group_of_one.sh", "rollout.n=5", "rollout.n=1") + " --engine verl",

@@ -26,7 +26,7 @@ struct Read {
 Read read_script(const std::string& script) {
   const auto verl = engines::make_engine("verl");
   Read r;
-  r.run = verl->read_run(engines::read_launch_overrides(script, "launch.sh"));
+  r.run = verl->read_run(script, "launch.sh", {});
   Json config = r.run.config;
   ObjectReader root(config, "");
   r.algorithm = algorithm_config_from_json(root);

@@ -1,0 +1,173 @@
+// A user's OpenRLHF launch script (`python3 -m openrlhf.cli.train_ppo_ray --flag value ...`, often behind
+// `ray job submit ... --`) read back into a realign config and plan: the inverse of the OpenRLHF writer
+// (openrlhf.cc), with train_ppo_ray.py's argparse defaults for the flags a script leaves out.
+#include <algorithm>
+#include <optional>
+
+#include "core/error.h"
+#include "engines/adapters.h"
+#include "engines/placements.h"
+#include "engines/script_reader.h"
+
+namespace realign::engines {
+namespace {
+
+// Estimators whose dataflow is GRPO's (no critic): group_norm is GRPO; the others baseline within the group
+// or the batch the same calls.
+const std::vector<std::string> kCriticFree = {"group_norm", "rloo", "reinforce", "reinforce_baseline",
+                                              "dr_grpo"};
+
+// A role's GPUs: --<role>_num_nodes x --<role>_num_gpus_per_node.
+int role_gpus(const LaunchSettings& s, const std::string& role) {
+  return int(s.integer("--" + role + "_num_nodes", 1) * s.integer("--" + role + "_num_gpus_per_node", 8));
+}
+
+// Micro-batches per dp rank: a rank's sequences over the per-GPU micro-batch size, an uneven last one counted
+// as a full one (rounded up to a count that divides the rank's sequences).
+int micro_batches(const std::string& k, int64_t seqs, int dp, int64_t per_gpu) {
+  if (per_gpu < 1) throw Error(k, "must be at least 1, got " + std::to_string(per_gpu));
+  if (seqs % dp != 0)
+    throw Error(k, std::to_string(seqs) + " sequences do not split over " + std::to_string(dp) + " GPUs");
+  const int64_t per_rank = seqs / dp;
+  int64_t n = (per_rank + per_gpu - 1) / per_gpu;
+  while (per_rank % n != 0) ++n;
+  return int(n);
+}
+
+}  // namespace
+
+ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
+  const LaunchSettings s(entries);
+  ReadRun run;
+  auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
+  if (!s.has("--vllm_num_engines"))
+    throw Error("--vllm_num_engines", "not set; realign prices OpenRLHF with vLLM engines for generation");
+  for (const char* k : {"--ds_tensor_parallel_size", "--ring_attn_size"})
+    if (s.integer(k, 1) > 1) throw Error(k, "not priced by realign (DeepSpeed data parallelism only)");
+  if (s.integer("--lora_rank", 0) > 0) throw Error("--lora_rank", "LoRA training is not priced by realign");
+  const std::string estimator = s.text("--advantage_estimator", "gae");
+  const bool ppo = estimator == "gae";
+  if (!ppo && std::find(kCriticFree.begin(), kCriticFree.end(), estimator) == kCriticFree.end())
+    throw Error("--advantage_estimator", "'" + estimator +
+                                             "'; realign prices gae (PPO) and the critic-free estimators "
+                                             "group_norm, rloo, reinforce, reinforce_baseline and dr_grpo");
+  if (!ppo && estimator != "group_norm")
+    note("--advantage_estimator", estimator + " priced as GRPO's dataflow (the same calls, no critic)");
+
+  // The workload.
+  const int64_t prompts = s.integer("--rollout_batch_size", 1024);
+  const int64_t n = s.integer("--n_samples_per_prompt", 1);
+  const int64_t per_step = s.integer("--train_batch_size", 128);
+  if (per_step < 1 || (prompts * n) % per_step != 0)
+    throw Error("--train_batch_size",
+                std::to_string(per_step) + " samples per optimizer step do not divide the " +
+                    std::to_string(prompts * n) + " of --rollout_batch_size x " + "--n_samples_per_prompt");
+  Json& c = run.config;
+  c["algorithm"] = ppo ? "ppo" : "grpo";
+  auto model = [&](const std::string& role, const std::string& k) {
+    c["models"][role] = model_for_path(s.text(k, ""));
+    run.sources["models." + role] = k;
+  };
+  if (!s.has("--pretrain")) throw Error("--pretrain", "not set: the actor's model");
+  model("actor", "--pretrain");
+  if (ppo) {
+    if (!s.has("--critic_pretrain")) throw Error("--critic_pretrain", "not set: PPO's critic (gae)");
+    model("critic", "--critic_pretrain");
+  }
+  const bool reward_model = s.has("--reward_pretrain") && !s.has("--remote_rm_url");
+  if (reward_model) model("reward", "--reward_pretrain");
+  c["batch"] = {{"prompts", prompts},
+                {"samples_per_prompt", n},
+                {"prompt_len", s.integer("--prompt_max_len", 1024)},
+                {"gen_len", s.integer("--generate_max_len", 1024)},
+                {"mini_batches", prompts * n / per_step},
+                {"epochs", s.integer("--max_epochs", 1)}};
+  c["reward"]["kind"] = reward_model ? "model" : "verifier";
+  run.sources.insert({{"algorithm", "--advantage_estimator"},
+                      {"batch.prompts", "--rollout_batch_size"},
+                      {"batch.samples_per_prompt", "--n_samples_per_prompt"},
+                      {"batch.prompt_len", "--prompt_max_len"},
+                      {"batch.gen_len", "--generate_max_len"},
+                      {"batch.mini_batches", "--train_batch_size"},
+                      {"batch.epochs", "--max_epochs"}});
+  if (s.flag("--async_train", false)) c["train"]["staleness"] = s.integer("--async_queue_size", 1);
+  run.sources["train.staleness"] = "--async_queue_size";
+  if (s.number("--init_kl_coef", 0.01) == 0 && !s.flag("--use_kl_loss", false))
+    note("--init_kl_coef",
+         "no KL term, so OpenRLHF runs no reference model; priced with the reference's "
+         "log-probs, which realign's graphs compute");
+  for (const char* k : {"--adam_offload", "--ref_reward_offload"})
+    if (s.flag(k, false)) note(k, "priced without offloading");
+
+  // The cluster: the GPUs of the groups the flags describe, in nodes of the roles' largest per-node count.
+  const bool all = s.flag("--colocate_all_models", false);
+  const int gen_gpus = int(s.integer("--vllm_num_engines", 1) * s.integer("--vllm_tensor_parallel_size", 1));
+  const int actor = role_gpus(s, "actor"),
+            critic = ppo || reward_model ? role_gpus(s, ppo ? "critic" : "reward") : 0;
+  // Colocated, vLLM shares the actor's GPUs, except with --async_train (vLLM apart, the DeepSpeed models
+  // together).
+  const bool async = s.flag("--async_train", false);
+  const int total = all ? (async ? gen_gpus + actor : actor) : gen_gpus + actor + critic;
+  // The node size is the Ray cluster's, not in the script: 8 GPUs (at least the roles' per-node counts),
+  // or one node holding them all.
+  int per_node = 8;
+  for (const char* role : {"actor", "ref", "critic", "reward"})
+    per_node = std::max<int>(per_node, int(s.integer(std::string("--") + role + "_num_gpus_per_node", 8)));
+  if (total % per_node != 0) per_node = total;
+  note("cluster.devices_per_node",
+       "the node size is not in the script: " + std::to_string(per_node) +
+           " GPUs per node (pass cluster.devices_per_node and cluster.nodes for another)");
+  run.sources.insert(
+      {{"cluster.nodes", "--actor_num_nodes"}, {"cluster.devices_per_node", "--actor_num_gpus_per_node"}});
+  c["cluster"] = {{"nodes", total / per_node}, {"devices_per_node", per_node}};
+  c["plan"] = {{"mode", "search"}, {"seed", 1}, {"time_budget_s", 5}};
+
+  // The layout: the engine's placement whose switches and group sizes the flags give.
+  run.options = {{"zero_stage", s.integer("--zero_stage", 2)},
+                 {"gradient_checkpointing", s.flag("--gradient_checkpointing", false)},
+                 {"colocate_all_models", all}};
+  run.plan = [s, all, gen_gpus, actor, critic, want = run.options](
+                 const DataflowGraph& g, const Cluster& cluster, std::vector<std::string>&) {
+    const int gen = g.mfc_index("actor_gen"), train = g.mfc_index("actor_train");
+    const int second = g.mfc_index(g.mfc_index("critic_train") >= 0 ? "critic_train" : "reward_inf");
+    std::optional<Placement> chosen;
+    for (const Placement& p : make_engine("openrlhf")->placements(g, cluster))
+      if (has_options(p, want) && p.meshes[size_t(gen)].size == gen_gpus &&
+          p.meshes[size_t(train)].size == actor &&
+          (all || second < 0 || p.meshes[size_t(second)].size == critic)) {
+        chosen = p;
+        break;
+      }
+    if (!chosen)
+      throw Error(
+          all ? "--colocate_all_models" : "--colocate_actor_ref",
+          "realign prices OpenRLHF's documented layouts: --colocate_all_models (vLLM on the actor's GPUs), "
+          "or vLLM apart with --colocate_actor_ref and --colocate_critic_reward; this script's groups "
+          "(vLLM " +
+              std::to_string(gen_gpus) + " GPUs, actor " + std::to_string(actor) + ", critic/reward " +
+              std::to_string(critic) + ") are not one of them");
+    ExecutionPlan plan;
+    plan.name = "script";
+    for (size_t i = 0; i < g.mfcs.size(); ++i) {
+      const Mfc& m = g.mfcs[i];
+      const DeviceMesh mesh = chosen->meshes[i];
+      Strategy st;
+      if (m.kind() == MfcKind::kGenerate) {
+        st.tp = int(s.integer("--vllm_tensor_parallel_size", 1));
+        st.dp = mesh.size / st.tp;
+      } else {
+        st.dp = mesh.size;
+        const bool training = m.kind() == MfcKind::kTrain;
+        const std::string k = training ? "--micro_train_batch_size" : "--micro_rollout_batch_size";
+        st.micro_batches =
+            micro_batches(k, training ? m.min_seqs_per_step() : m.n_seqs, st.dp, s.integer(k, 8));
+        if (training) st.zero1 = st.dp > 1, st.recompute = s.flag("--gradient_checkpointing", false);
+      }
+      plan.assignments.push_back({m.name, mesh, st});
+    }
+    return plan;
+  };
+  return run;
+}
+
+}  // namespace realign::engines

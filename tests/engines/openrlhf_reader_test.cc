@@ -1,0 +1,142 @@
+// OpenRLHF launch scripts read back into a realign workload and plan: what realign's writer writes reads back
+// to its plan, a user's `ray job submit ... -- python3 -m openrlhf.cli.train_ppo_ray` script to the layout it
+// runs, and what realign cannot price is refused naming the flag.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "engines/engine.h"
+#include "engines/engine_fixtures.h"
+
+namespace realign {
+namespace {
+
+using testing::h100;
+
+struct Read {
+  engines::ReadRun run;
+  DataflowGraph graph;
+  ExecutionPlan plan;
+};
+
+Read read_script(const std::string& script) {
+  Read r;
+  r.run = engines::make_engine("openrlhf")->read_run(script, "train.sh", {});
+  Json config = r.run.config;
+  ObjectReader root(config, "");
+  AlgorithmConfig a = algorithm_config_from_json(root);
+  a.reward_model = config["reward"]["kind"] == "model";
+  if (config.contains("train")) a.staleness = config["train"]["staleness"].get<int64_t>();
+  r.graph = build_graph(a);
+  const Cluster c =
+      h100(config["cluster"]["nodes"].get<int>(), config["cluster"]["devices_per_node"].get<int>());
+  std::vector<std::string> notes;
+  r.plan = r.run.plan(r.graph, c, notes);
+  return r;
+}
+
+TEST(OpenRlhfReader, ScriptWrittenByRealignReadsBackToItsPlan) {
+  const AlgorithmConfig a = testing::ppo_7b();
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(2);
+  ExecutionPlan plan;
+  for (const auto& m : g.mfcs) {
+    if (m.name == "actor_gen")
+      plan.assignments.push_back({m.name, {0, 8}, Strategy{4, 2, 1, 1}});
+    else if (m.name == "actor_train" || m.name == "critic_train")
+      plan.assignments.push_back(
+          {m.name, {m.name == "actor_train" ? 8 : 12, 4}, Strategy{4, 1, 1, 8, true, true}});
+    else
+      plan.assignments.push_back(
+          {m.name, {m.name == "actor_inf" || m.name == "ref_inf" ? 8 : 12, 4}, Strategy{4, 1, 1, 4}});
+  }
+  const auto openrlhf = engines::make_engine("openrlhf");
+  ASSERT_EQ(engines::can_run(*openrlhf, g, c, plan), "");
+  engines::WriteInput in;
+  in.graph = &g;
+  in.cluster = &c;
+  in.batch = a.batch;
+  in.raw_config = Json::parse(R"({"models": {"actor": "/ckpt/llama2-7b", "critic": "/ckpt/critic/llama2-7b",
+                                             "reward": "/ckpt/rm/llama2-7b"}})");
+  const Read r = read_script(openrlhf->launch_files(in, plan).at(0).text);
+  EXPECT_EQ(r.run.config["algorithm"], "ppo");
+  EXPECT_EQ(r.run.config["batch"]["prompts"], a.batch.prompts);
+  EXPECT_EQ(r.run.config["batch"]["mini_batches"], a.batch.mini_batches);
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 2, "devices_per_node": 8})"));
+  EXPECT_EQ(r.run.options["gradient_checkpointing"], true);
+  ASSERT_EQ(r.plan.assignments.size(), plan.assignments.size());
+  for (size_t i = 0; i < plan.assignments.size(); ++i) {
+    SCOPED_TRACE(plan.assignments[i].mfc);
+    // Each group's size is in the flags; which GPUs Ray gives which group is not.
+    EXPECT_EQ(r.plan.assignments[i].mesh.size, plan.assignments[i].mesh.size);
+    EXPECT_EQ(to_string(r.plan.assignments[i].strategy), to_string(plan.assignments[i].strategy));
+  }
+}
+
+TEST(OpenRlhfReader, UsersRayJobScriptReadsToTheLayoutItRuns) {
+  const Read r = read_script(R"(#!/bin/bash
+set -x
+ray job submit --address="http://127.0.0.1:8265" \
+   --runtime-env-json='{"working_dir": "/openrlhf"}' \
+   -- python3 -m openrlhf.cli.train_ppo_ray \
+   --ref_num_nodes 1 --ref_num_gpus_per_node 8 \
+   --actor_num_nodes 1 --actor_num_gpus_per_node 8 \
+   --vllm_num_engines 4 --vllm_tensor_parallel_size 2 \
+   --colocate_all_models --vllm_enable_sleep --vllm_gpu_memory_utilization 0.5 \
+   --pretrain Qwen/Qwen2.5-7B-Instruct \
+   --remote_rm_url http://localhost:5000/get_reward \
+   --micro_train_batch_size 4 --train_batch_size 128 \
+   --micro_rollout_batch_size 16 --rollout_batch_size 64 --n_samples_per_prompt 8 \
+   --max_epochs 1 --prompt_max_len 1024 --generate_max_len 2048 \
+   --advantage_estimator reinforce_baseline \
+   --zero_stage 3 --bf16 --gradient_checkpointing \
+   --init_kl_coef 1e-3 --packing_samples
+)");
+  EXPECT_EQ(r.run.config["algorithm"], "grpo");
+  EXPECT_EQ(r.run.config["models"]["actor"], "qwen2.5-7b");
+  EXPECT_EQ(r.run.config["reward"]["kind"], "verifier");
+  EXPECT_EQ(r.run.config["batch"]["mini_batches"], 4);  // 64 x 8 samples, 128 per step
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 1, "devices_per_node": 8})"));
+  EXPECT_EQ(r.run.options["zero_stage"], 3);
+  auto at = [&](const std::string& call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))]; };
+  EXPECT_EQ(to_string(at("actor_gen").strategy), to_string(Strategy{4, 2, 1, 1}));
+  // 128 samples per step over 8 GPUs: 16 each, in micro-batches of 4; 512 samples of inference, 64 each in
+  // 16s.
+  EXPECT_EQ(to_string(at("actor_train").strategy), to_string(Strategy{8, 1, 1, 4, true, true}));
+  EXPECT_EQ(to_string(at("ref_inf").strategy), to_string(Strategy{8, 1, 1, 4}));
+  EXPECT_EQ(at("actor_gen").mesh, (DeviceMesh{0, 8}));
+  EXPECT_EQ(at("actor_train").mesh, (DeviceMesh{0, 8}));
+}
+
+TEST(OpenRlhfReader, WhatRealignCannotPriceIsRefusedNamingTheFlag) {
+  const std::string base =
+      "python3 -m openrlhf.cli.train_ppo_ray --pretrain Qwen/Qwen2.5-7B --advantage_estimator group_norm "
+      "--n_samples_per_prompt 4 --rollout_batch_size 128 --train_batch_size 128 --vllm_num_engines 8 "
+      "--colocate_all_models ";
+  EXPECT_NO_THROW(read_script(base));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--advantage_estimator kto", "--advantage_estimator"},
+      {"--ds_tensor_parallel_size 2", "--ds_tensor_parallel_size"},
+      {"--ring_attn_size 2", "--ring_attn_size"},
+      {"--lora_rank 16", "--lora_rank"},
+      {"--train_batch_size 100", "--train_batch_size"},
+      {"--vllm_tensor_parallel_size 2", "--colocate_all_models"},  // 16 vLLM GPUs on the actor's 8
+  };
+  for (const auto& [flags, key] : cases) {
+    SCOPED_TRACE(flags);
+    try {
+      read_script(base + flags);
+      ADD_FAILURE() << "read without complaint";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.path(), key) << e.what();
+    }
+  }
+  try {
+    read_script("python3 -m openrlhf.cli.train_ppo_ray --pretrain x --rollout_batch_size 8");
+    ADD_FAILURE() << "read without vLLM engines";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "--vllm_num_engines");
+  }
+}
+
+}  // namespace
+}  // namespace realign
