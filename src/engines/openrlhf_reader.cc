@@ -22,18 +22,6 @@ int role_gpus(const LaunchSettings& s, const std::string& role) {
   return int(s.integer("--" + role + "_num_nodes", 1) * s.integer("--" + role + "_num_gpus_per_node", 8));
 }
 
-// Micro-batches per dp rank: a rank's sequences over the per-GPU micro-batch size, an uneven last one counted
-// as a full one (rounded up to a count that divides the rank's sequences).
-int micro_batches(const std::string& k, int64_t seqs, int dp, int64_t per_gpu) {
-  if (per_gpu < 1) throw Error(k, "must be at least 1, got " + std::to_string(per_gpu));
-  if (seqs % dp != 0)
-    throw Error(k, std::to_string(seqs) + " sequences do not split over " + std::to_string(dp) + " GPUs");
-  const int64_t per_rank = seqs / dp;
-  int64_t n = (per_rank + per_gpu - 1) / per_gpu;
-  while (per_rank % n != 0) ++n;
-  return int(n);
-}
-
 }  // namespace
 
 ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
@@ -160,7 +148,7 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
         const bool training = m.kind() == MfcKind::kTrain;
         const std::string k = training ? "--micro_train_batch_size" : "--micro_rollout_batch_size";
         st.micro_batches =
-            micro_batches(k, training ? m.min_seqs_per_step() : m.n_seqs, st.dp, s.integer(k, 8));
+            micro_batches_of(k, training ? m.min_seqs_per_step() : m.n_seqs, st.dp, s.integer(k, 8));
         if (training) st.zero1 = st.dp > 1, st.recompute = s.flag("--gradient_checkpointing", false);
       }
       plan.assignments.push_back({m.name, mesh, st});

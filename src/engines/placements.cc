@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "core/error.h"
 #include "cost/memory_model.h"
 
 namespace realign::engines {
@@ -102,6 +103,17 @@ std::string batch_split_problem(const Mfc& mfc, const Strategy& s) {
 
 int64_t micro_batch_per_gpu(const Mfc& mfc, const Strategy& s) {
   return std::max<int64_t>(1, seqs_per_micro_batch(mfc, s));
+}
+
+int micro_batches_of(const std::string& key, int64_t seqs, int dp, int64_t per_gpu) {
+  if (per_gpu < 1) throw Error(key, "must be at least 1 sequence, got " + std::to_string(per_gpu));
+  if (seqs % dp != 0)
+    throw Error(key, std::to_string(seqs) + " sequences do not split over " + std::to_string(dp) +
+                         " data-parallel ranks");
+  const int64_t per_rank = seqs / dp;
+  int64_t n = (per_rank + per_gpu - 1) / per_gpu;
+  while (per_rank % n != 0) ++n;
+  return int(n);
 }
 
 bool has_options(const Placement& placement, const Json& options) {

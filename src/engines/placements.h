@@ -51,5 +51,10 @@ std::string batch_split_problem(const Mfc& mfc, const Strategy& s);
 
 // Sequences per GPU in one micro-batch of a call under `s` (at least 1).
 int64_t micro_batch_per_gpu(const Mfc& mfc, const Strategy& s);
+// Its inverse, for a launch script's setting `key`: the micro-batches per dp rank that `seqs` sequences (per
+// optimizer step for a train call) over `dp` ranks make in micro-batches of `per_gpu`, an uneven last one
+// counted as a full one (the count rounded up to one dividing the rank's sequences, as realign's
+// micro-batches are equal). Throws Error(key) when the sequences do not split over the ranks.
+int micro_batches_of(const std::string& key, int64_t seqs, int dp, int64_t per_gpu);
 
 }  // namespace realign::engines

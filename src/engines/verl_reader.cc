@@ -117,20 +117,6 @@ Strategy rollout_layout(const LaunchSettings& s, int gpus) {
   return st;
 }
 
-// Micro-batches per dp rank for `seqs` sequences (per optimizer step for a train call) in micro-batches of
-// `per_gpu` sequences; an uneven last micro-batch is priced as a full one (realign's micro-batches are
-// equal), the count rounded up to one that divides the rank's sequences.
-int micro_batches(const std::string& k, int64_t seqs, int dp, int64_t per_gpu) {
-  if (per_gpu < 1) throw Error(k, "must be at least 1 sequence, got " + std::to_string(per_gpu));
-  if (seqs % dp != 0)
-    throw Error(k, std::to_string(seqs) + " sequences do not split over " + std::to_string(dp) +
-                       " data-parallel ranks");
-  const int64_t per_rank = seqs / dp;
-  int64_t n = (per_rank + per_gpu - 1) / per_gpu;
-  while (per_rank % n != 0) ++n;
-  return int(n);
-}
-
 // The GPU pools: the hybrid engine's one pool (trainer.*), or fully_async's trainer and rollout pools, and
 // the cluster they make together (one node split between them, or whole nodes of one size).
 struct Pools {
@@ -313,7 +299,7 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
       const CallKeys& k = call_keys(m.name);
       Strategy st = role_layout(s, k.role, megatron, train_mesh.size);
       const int64_t seqs = m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs;
-      st.micro_batches = micro_batches(k.micro_batch, seqs, st.dp, per_gpu_sequences(s, k, m, notes));
+      st.micro_batches = micro_batches_of(k.micro_batch, seqs, st.dp, per_gpu_sequences(s, k, m, notes));
       if (m.kind() == MfcKind::kTrain) {
         st.zero1 = megatron ? s.flag(key(k.role, "megatron.use_distributed_optimizer"), true) : st.dp > 1;
         st.recompute = megatron

@@ -46,6 +46,22 @@ inline Cluster h100(int nodes, int per_node = 8) {
   return Cluster{nodes, per_node, builtin_device("h100-sxm", "cluster.device")};
 }
 
+// OpenRLHF's documented split of PPO on 2 x 8 GPUs: vLLM (4 engines of tp 2) on 0-7, actor and reference on
+// 8-11, critic and reward model on 12-15, ZeRO data parallelism with 8 training and 4 inference
+// micro-batches.
+inline ExecutionPlan openrlhf_split(const DataflowGraph& g, bool checkpointing) {
+  ExecutionPlan plan;
+  for (const auto& m : g.mfcs) {
+    const bool actor_side = m.name == "actor_train" || m.name == "actor_inf" || m.name == "ref_inf";
+    const DeviceMesh mesh = m.name == "actor_gen" ? DeviceMesh{0, 8} : DeviceMesh{actor_side ? 8 : 12, 4};
+    Strategy s = m.name == "actor_gen"         ? Strategy{4, 2, 1, 1}
+                 : m.kind() == MfcKind::kTrain ? Strategy{4, 1, 1, 8, true, checkpointing}
+                                               : Strategy{4, 1, 1, 4};
+    plan.assignments.push_back({m.name, mesh, s});
+  }
+  return plan;
+}
+
 struct EnginePlan {
   engines::EngineSearchResult search;
   engines::EngineEstimate estimate;

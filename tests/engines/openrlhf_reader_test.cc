@@ -38,17 +38,7 @@ TEST(OpenRlhfReader, ScriptWrittenByRealignReadsBackToItsPlan) {
   const AlgorithmConfig a = testing::ppo_7b();
   const DataflowGraph g = build_graph(a);
   const Cluster c = h100(2);
-  ExecutionPlan plan;
-  for (const auto& m : g.mfcs) {
-    if (m.name == "actor_gen")
-      plan.assignments.push_back({m.name, {0, 8}, Strategy{4, 2, 1, 1}});
-    else if (m.name == "actor_train" || m.name == "critic_train")
-      plan.assignments.push_back(
-          {m.name, {m.name == "actor_train" ? 8 : 12, 4}, Strategy{4, 1, 1, 8, true, true}});
-    else
-      plan.assignments.push_back(
-          {m.name, {m.name == "actor_inf" || m.name == "ref_inf" ? 8 : 12, 4}, Strategy{4, 1, 1, 4}});
-  }
+  const ExecutionPlan plan = testing::openrlhf_split(g, true);
   const auto openrlhf = engines::make_engine("openrlhf");
   ASSERT_EQ(engines::can_run(*openrlhf, g, c, plan), "");
   engines::WriteInput in;

@@ -105,19 +105,7 @@ TEST(EngineWriters, OpenRlhfSeparateVllmLaunchScript) {
   const AlgorithmConfig a = ppo_7b();
   const DataflowGraph g = build_graph(a);
   const Cluster c = h100(2);
-  ExecutionPlan plan;
-  for (const auto& m : g.mfcs) {
-    if (m.name == "actor_gen")
-      plan.assignments.push_back({m.name, {0, 8}, Strategy{4, 2, 1, 1}});
-    else if (m.name == "actor_train")
-      plan.assignments.push_back({m.name, {8, 4}, Strategy{4, 1, 1, 8, true}});
-    else if (m.name == "critic_train")
-      plan.assignments.push_back({m.name, {12, 4}, Strategy{4, 1, 1, 8, true}});
-    else if (m.name == "actor_inf" || m.name == "ref_inf")
-      plan.assignments.push_back({m.name, {8, 4}, Strategy{4, 1, 1, 4}});
-    else
-      plan.assignments.push_back({m.name, {12, 4}, Strategy{4, 1, 1, 4}});
-  }
+  const ExecutionPlan plan = testing::openrlhf_split(g, false);
   const auto o = engines::make_engine("openrlhf");
   ASSERT_EQ(engines::can_run(*o, g, c, plan), "");
   const auto files = o->launch_files(input(g, c, a, Json::object()), plan);
