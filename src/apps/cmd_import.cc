@@ -1,6 +1,6 @@
-// `realign import SCRIPT --engine verl [key=value ...]`: a user's own launch script for an engine, priced
-// before launch. The script's overrides become a realign config (the workload) and a plan (the layout it
-// runs); the plan is priced as the engine runs it, and the engine's best plan for the same workload is
+// `realign import SCRIPT --engine verl|openrlhf [key=value ...]`: a user's own launch script for an engine,
+// priced before launch. The script's settings become a realign config (the workload) and a plan (the layout
+// it runs); the plan is priced as the engine runs it, and the engine's best plan for the same workload is
 // searched beside it, so the user sees what the script costs and what a better layout gains, with the files
 // to launch it.
 #include <algorithm>
@@ -109,14 +109,17 @@ EnginePricedPlan priced_with_waves(const RunConfig& config, ExecutionPlan& plan,
 
 void add_import_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
-      "import", "Price a launch script of an engine (veRL) before launch, beside the best plan it can run");
+      "import",
+      "Price an engine's launch script (veRL, OpenRLHF) before launch, beside the best plan it can run");
   auto args = std::make_shared<Args>();
-  sub->add_option("script", args->script, "The engine's launch script (bash: python3 -m ... key=value ...)")
+  sub->add_option("script", args->script,
+                  "The engine's launch script (bash: python3 -m ... key=value ... or --flag value ...)")
       ->required();
   sub->add_option("overrides", args->overrides,
                   "key=value overrides of the realign config read from it, e.g. cluster.device=a100-80gb "
                   "models.actor=path/config.json plan.time_budget_s=20");
-  sub->add_option("--engine", args->engine, "The engine the script launches: verl (docs/engines.md)")
+  sub->add_option("--engine", args->engine,
+                  "The engine the script launches: verl | openrlhf (docs/engines.md)")
       ->required();
   sub->add_option("--env", args->env,
                   "NAME=VALUE: a variable the script reads from its environment (repeat it)")
@@ -160,24 +163,29 @@ void add_import_command(CLI::App& app) {
       std::printf("%s\n", j.dump().c_str());
     } else {
       const BatchShape& b = config.algorithm.batch;
+      const Json& actor = config.raw["models"]["actor"];
       std::printf(
           "%s: %s of %s, %lld prompts x %lld samples of %lld + %lld tokens, on %d x %d %s; its layout:\n",
           args->script.c_str(), to_string(config.graph.algorithm).c_str(),
-          config.raw["models"]["actor"].is_string() ? config.raw["models"]["actor"].get<std::string>().c_str()
-                                                    : "?",
-          (long long)b.prompts, (long long)b.samples_per_prompt, (long long)b.prompt_len,
-          (long long)b.gen_len, config.cluster.n_nodes, config.cluster.devices_per_node,
-          config.cluster.device.name.c_str());
+          (actor.is_string() ? actor.get<std::string>() : actor.dump()).c_str(), (long long)b.prompts,
+          (long long)b.samples_per_prompt, (long long)b.prompt_len, (long long)b.gen_len,
+          config.cluster.n_nodes, config.cluster.devices_per_node, config.cluster.device.name.c_str());
       for (const MfcAssignment& a : plan.assignments)
         std::printf("  %-13s %s\n", a.mfc.c_str(), to_string(a.strategy).c_str());
       for (const std::string& n : run.notes) std::printf("  note: %s\n", n.c_str());
       std::printf("\n%s", format_engine_pricing(priced).c_str());
       std::printf("\nthe best plan %s runs for the same workload:\n%s", priced.engine->display_name().c_str(),
                   format_engine_report(best).c_str());
-      if (script_fits && best_fits)
-        std::printf("\n%.2fx the script's speed (%s per iteration against %s)\n",
-                    script_s / best.estimate.iteration_time_s,
+      const double speedup = best_fits ? script_s / best.estimate.iteration_time_s : 0;
+      if (script_fits && speedup >= 1)
+        std::printf("\n%.2fx the script's speed (%s per iteration against %s)\n", speedup,
                     format_seconds(best.estimate.iteration_time_s).c_str(), format_seconds(script_s).c_str());
+      else if (script_fits && best_fits)
+        std::printf(
+            "\nthe script's layout is %.2fx as fast as the plan found within plan.time_budget_s (%s "
+            "against %s): keep it, or search longer\n",
+            1 / speedup, format_seconds(script_s).c_str(),
+            format_seconds(best.estimate.iteration_time_s).c_str());
       for (const std::string& f : written) std::printf("wrote %s\n", f.c_str());
     }
     return script_fits ? 0 : 2;
