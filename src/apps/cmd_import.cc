@@ -139,6 +139,15 @@ void add_import_command(CLI::App& app) {
         engines::make_engine(args->engine)->read_run(read_file(args->script), args->script, env);
     const RunConfig config = imported_config(*args, run);
     ExecutionPlan plan = run.plan(config.graph, config.cluster, run.notes);
+    // A degree the model cannot take (tp not dividing its heads, pp above its layers), named by the call.
+    for (size_t i = 0; i < plan.assignments.size(); ++i) {
+      const Mfc& m = config.graph.mfcs[i];
+      const MfcAssignment& a = plan.assignments[i];
+      if (std::string why =
+              strategy_problem(m, config.graph.model(m.model).spec, config.cluster, a.mesh.size, a.strategy);
+          !why.empty())
+        throw Error(args->script, "the script runs " + a.mfc + " as " + to_string(a.strategy) + ": " + why);
+    }
     validate_plan(config.graph, config.cluster, plan, args->script);
     const EnginePricedPlan priced = priced_with_waves(config, plan, args->engine, run, run.notes);
     const EngineReport best = make_engine_report(config, args->engine);
