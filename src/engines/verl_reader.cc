@@ -175,6 +175,15 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
   ReadRun run;
   auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
   const std::string config_name = s.text("--config-name", "ppo_trainer");
+  {
+    std::string base = config_name.substr(0, config_name.rfind(".yaml"));
+    if (base != "ppo_trainer" && base != "ppo_megatron_trainer" && base != "fully_async_ppo_trainer" &&
+        base != "fully_async_ppo_megatron_trainer")
+      note("--config-name",
+           "'" + config_name +
+               "' is not one of veRL's trainer configs; what it sets beyond the command line is "
+               "read as veRL's defaults");
+  }
   const Pools pools = read_pools(s, config_name);
   if (pools.rollout_gpus == 0 && !s.flag("actor_rollout_ref.hybrid_engine", true))
     throw Error("actor_rollout_ref.hybrid_engine",

@@ -184,6 +184,12 @@ TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
       "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 "
       "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.rollout.n=4 ";
   EXPECT_NO_THROW(read_script(base));
+  // A recipe's own config may set what the command line does not: said, not guessed.
+  const Read recipe = read_script(base + "--config-name=my_recipe");
+  ASSERT_FALSE(recipe.notes.empty());
+  EXPECT_NE(recipe.notes.front().find("--config-name: 'my_recipe' is not one of veRL's trainer configs"),
+            std::string::npos)
+      << recipe.notes.front();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"algorithm.adv_estimator=remax", "algorithm.adv_estimator"},
       {"async_training.staleness_threshold=0 rollout.nnodes=1", "async_training.staleness_threshold"},
