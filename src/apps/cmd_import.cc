@@ -1,8 +1,8 @@
-// `realign import SCRIPT --engine verl|openrlhf [key=value ...]`: a user's own launch script for an engine,
-// priced before launch. The script's settings become a realign config (the workload) and a plan (the layout
-// it runs); the plan is priced as the engine runs it, and the engine's best plan for the same workload is
-// searched beside it, so the user sees what the script costs and what a better layout gains, with the files
-// to launch it.
+// `realign import SCRIPT --engine verl|openrlhf|nemo-rl [key=value ...]`: a user's own launch script for an
+// engine, priced before launch. The script's settings become a realign config (the workload) and a plan (the
+// layout it runs); the plan is priced as the engine runs it, and the engine's best plan for the same workload
+// is searched beside it, so the user sees what the script costs and what a better layout gains, with the
+// files to launch it.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -108,9 +108,9 @@ EnginePricedPlan priced_with_waves(const RunConfig& config, ExecutionPlan& plan,
 }  // namespace
 
 void add_import_command(CLI::App& app) {
-  auto* sub = app.add_subcommand(
-      "import",
-      "Price an engine's launch script (veRL, OpenRLHF) before launch, beside the best plan it can run");
+  auto* sub = app.add_subcommand("import",
+                                 "Price an engine's launch script (veRL, OpenRLHF, NeMo-RL) before launch, "
+                                 "beside the best plan it can run");
   auto args = std::make_shared<Args>();
   sub->add_option("script", args->script,
                   "The engine's launch script (bash: python3 -m ... key=value ... or --flag value ...)")
@@ -119,7 +119,7 @@ void add_import_command(CLI::App& app) {
                   "key=value overrides of the realign config read from it, e.g. cluster.device=a100-80gb "
                   "models.actor=path/config.json plan.time_budget_s=20");
   sub->add_option("--engine", args->engine,
-                  "The engine the script launches: verl | openrlhf (docs/engines.md)")
+                  "The engine the script launches: verl | openrlhf | nemo-rl (docs/engines.md)")
       ->required();
   sub->add_option("--env", args->env,
                   "NAME=VALUE: a variable the script reads from its environment (repeat it)")

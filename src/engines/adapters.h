@@ -1,5 +1,5 @@
 // The engine adapters realign ships (verl.cc, openrlhf.cc, areal.cc, nemo_rl.cc) and the script readers
-// (veRL's, OpenRLHF's).
+// (veRL's, OpenRLHF's, NeMo-RL's).
 #pragma once
 
 #include <memory>
@@ -18,5 +18,7 @@ std::unique_ptr<Engine> make_nemo_rl();
 ReadRun read_verl_run(const std::vector<ConfigEntry>& entries);
 // OpenRLHF's (openrlhf_reader.cc): a train_ppo_ray script's workload and layout.
 ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries);
+// NeMo-RL's (nemo_rl_reader.cc): a run_grpo.py launch's workload and layout.
+ReadRun read_nemo_rl_run(const std::vector<ConfigEntry>& entries);
 
 }  // namespace realign::engines

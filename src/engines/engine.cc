@@ -20,7 +20,7 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& 
 ReadRun Engine::read_run(const std::string& /*script*/, const std::string& /*file*/,
                          const std::map<std::string, std::string>& /*env*/) const {
   throw Error("--engine",
-              "realign reads veRL's and OpenRLHF's launch scripts only so far, not " + display_name() +
+              "realign reads veRL's, OpenRLHF's and NeMo-RL's launch scripts so far, not " + display_name() +
                   "'s; write the layout as a plan file and price it with `realign simulate CONFIG "
                   "--plan FILE --engine " +
                   name() + "`");

@@ -10,6 +10,7 @@
 #include "engines/adapters.h"
 #include "engines/expert_rules.h"
 #include "engines/placements.h"
+#include "engines/script_reader.h"
 #include "engines/write_helpers.h"
 #include "plan/expert_parallel.h"
 
@@ -254,6 +255,11 @@ class NemoRl : public Engine {
                                "environment are the config's math ones: set data.* for yours)",
                            entries, "uv run examples/run_grpo.py", args),
              true}};
+  }
+
+  ReadRun read_run(const std::string& script, const std::string& file,
+                   const std::map<std::string, std::string>& env) const override {
+    return read_nemo_rl_run(read_launch_overrides(script, file, env));
   }
 
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {

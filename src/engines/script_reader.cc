@@ -191,6 +191,10 @@ std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const 
         put(entries, "--config-name", w.substr(14));
       } else if (w == "--config-name" && i + 1 < command.size()) {
         put(entries, "--config-name", command[++i]);
+      } else if (w.rfind("--config=", 0) == 0) {
+        put(entries, "--config", w.substr(9));
+      } else if (w == "--config" && i + 1 < command.size()) {
+        put(entries, "--config", command[++i]);
       }
     }
     if (overrides > best_overrides) best = std::move(entries), best_overrides = overrides;

@@ -15,10 +15,11 @@ namespace realign::engines {
 
 // The overrides of the script's command line: the line that passes the most `dotted.key=value` arguments.
 // Each entry's value is a JSON scalar (integers, numbers, true/false/True/False, null/None; anything else a
-// string, unquoted). Hydra's `+`/`++` prefixes are dropped; `--config-name NAME` becomes the entry
-// {"--config-name", NAME}. A later override of the same key replaces the earlier one, in place. A variable
-// the script does not assign stays in the value as written (`${NNODES}`), for the adapter to name. Throws
-// Error(file) when no line passes such overrides. `env`: variables as if exported before the script ran.
+// string, unquoted). Hydra's `+`/`++` prefixes are dropped; `--config-name NAME` and `--config FILE`
+// (NeMo-RL's base config) become the entries {"--config-name", NAME} and {"--config", FILE}. A later override
+// of the same key replaces the earlier one, in place. A variable the script does not assign stays in the
+// value as written (`${NNODES}`), for the adapter to name. Throws Error(file) when no line passes such
+// overrides. `env`: variables as if exported before the script ran.
 std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const std::string& file,
                                                const std::map<std::string, std::string>& env = {});
 

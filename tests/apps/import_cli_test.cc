@@ -75,8 +75,8 @@ TEST(ImportCli, ErrorsNameTheScriptsKeyOrTheFlag) {
     std::string args, expected;
   };
   const std::vector<Case> cases = {
-      {kScript + " --engine nemo-rl",
-       "--engine: realign reads veRL's and OpenRLHF's launch scripts only so far"},
+      {kScript + " --engine areal",
+       "--engine: realign reads veRL's, OpenRLHF's and NeMo-RL's launch scripts so far, not AReaL's"},
       {script_with("unknown_model.sh", "Qwen/Qwen2.5-7B-Instruct", "org/unknown-13b") + " --engine verl",
        "actor_rollout_ref.model.path: 'org/unknown-13b' is neither a built-in model shape"},
       {script_with("group_of_one.sh", "rollout.n=5", "rollout.n=1") + " --engine verl",

@@ -1,0 +1,153 @@
+// A user's NeMo-RL GRPO launch (`uv run examples/run_grpo.py --config <base>.yaml key=value ...`) read back
+// into a realign config and plan: the inverse of the NeMo-RL writer (nemo_rl.cc), with the defaults of the
+// base config the writer launches (NVIDIA-NeMo/RL examples/configs/grpo_math_1B.yaml, and
+// grpo_math_1B_megatron.yaml over it) for the keys the command line leaves out.
+#include <algorithm>
+#include <optional>
+
+#include "core/error.h"
+#include "engines/adapters.h"
+#include "engines/placements.h"
+#include "engines/script_reader.h"
+
+namespace realign::engines {
+namespace {
+
+constexpr const char* kMegatron = "policy.megatron_cfg";
+constexpr const char* kDtensor = "policy.dtensor_cfg";
+constexpr const char* kVllm = "policy.generation.vllm_cfg";
+
+std::string key(const std::string& prefix, const std::string& leaf) { return prefix + "." + leaf; }
+
+}  // namespace
+
+ReadRun read_nemo_rl_run(const std::vector<ConfigEntry>& entries) {
+  const LaunchSettings s(entries);
+  ReadRun run;
+  auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
+  const std::string base = s.text("--config", "examples/configs/grpo_math_1B.yaml");
+  const std::string file =
+      base.substr(base.find_last_of('/') == std::string::npos ? 0 : base.find_last_of('/') + 1);
+  const bool megatron_base = file == "grpo_math_1B_megatron.yaml";
+  if (file != "grpo_math_1B.yaml" && !megatron_base)
+    note("--config", "'" + base +
+                         "' is not one of the base configs realign knows (grpo_math_1B.yaml, "
+                         "grpo_math_1B_megatron.yaml); what it sets beyond the command line is read as "
+                         "grpo_math_1B.yaml's defaults");
+  const bool megatron = s.flag(key(kMegatron, "enabled"), megatron_base);
+  if (megatron == s.flag(key(kDtensor, "enabled"), !megatron_base))
+    throw Error(key(kMegatron, "enabled"),
+                "exactly one of policy.megatron_cfg and policy.dtensor_cfg is enabled");
+  run.options = {{"backend", megatron ? "megatron" : "dtensor"}};
+  for (const std::string& k :
+       {key(kMegatron, "context_parallel_size"), key(kDtensor, "context_parallel_size")})
+    if (s.integer(k, 1) > 1) throw Error(k, "context parallelism is not priced by realign");
+  if (s.integer(key(kVllm, "pipeline_parallel_size"), 1) > 1)
+    throw Error(key(kVllm, "pipeline_parallel_size"), "vLLM pipeline parallelism is not priced by realign");
+
+  // The workload: GRPO with a verifier (NeMo-RL's math environment).
+  const int64_t prompts = s.integer("grpo.num_prompts_per_step", 32);
+  const int64_t n = s.integer("grpo.num_generations_per_prompt", 16);
+  const int64_t total = s.integer("policy.max_total_sequence_length", 512);
+  const int64_t gen_len = s.integer("policy.generation.max_new_tokens", total);
+  if (gen_len >= total)
+    throw Error("policy.generation.max_new_tokens",
+                std::to_string(gen_len) +
+                    " (its default is policy.max_total_sequence_length): realign needs the "
+                    "prompts' length, max_total_sequence_length - max_new_tokens; set it");
+  const int64_t per_step = s.integer("policy.train_global_batch_size", 512);
+  if (per_step < 1 || (prompts * n) % per_step != 0)
+    throw Error("policy.train_global_batch_size",
+                std::to_string(per_step) + " samples per optimizer step do not divide the " +
+                    std::to_string(prompts * n) +
+                    " of grpo.num_prompts_per_step x num_generations_per_prompt");
+  Json& c = run.config;
+  c["algorithm"] = "grpo";
+  c["models"]["actor"] = model_for_path(s.text("policy.model_name", "Qwen/Qwen2.5-1.5B"));
+  c["batch"] = {{"prompts", prompts},
+                {"samples_per_prompt", n},
+                {"prompt_len", total - gen_len},
+                {"gen_len", gen_len},
+                {"mini_batches", prompts * n / per_step},
+                {"epochs", 1}};
+  c["reward"]["kind"] = "verifier";
+  c["cluster"] = {{"nodes", s.integer("cluster.num_nodes", 1)},
+                  {"devices_per_node", s.integer("cluster.gpus_per_node", 1)}};
+  c["plan"] = {{"mode", "search"}, {"seed", 1}, {"time_budget_s", 5}};
+  if (s.flag("grpo.async_grpo.enabled", false))
+    c["train"]["staleness"] = s.integer("grpo.async_grpo.max_trajectory_age_steps", 1);
+  run.sources = {{"models.actor", "policy.model_name"},
+                 {"batch.prompts", "grpo.num_prompts_per_step"},
+                 {"batch.samples_per_prompt", "grpo.num_generations_per_prompt"},
+                 {"batch.gen_len", "policy.generation.max_new_tokens"},
+                 {"batch.mini_batches", "policy.train_global_batch_size"},
+                 {"cluster.nodes", "cluster.num_nodes"},
+                 {"cluster.devices_per_node", "cluster.gpus_per_node"},
+                 {"train.staleness", "grpo.async_grpo.max_trajectory_age_steps"}};
+  if (s.number("loss_fn.reference_policy_kl_penalty", 0.01) == 0)
+    note("loss_fn.reference_policy_kl_penalty", "0: NeMo-RL then runs no reference model; priced with it");
+
+  // The layout: generation colocated or on resources of its own; the policy's calls in one layout.
+  run.plan = [s, megatron, options = run.options](const DataflowGraph& g, const Cluster& cluster,
+                                                  std::vector<std::string>&) {
+    const bool colocated = s.flag("policy.generation.colocated.enabled", true);
+    const int gen_gpus =
+        colocated ? cluster.n_devices()
+        : cluster.n_nodes == 1
+            ? int(s.integer("policy.generation.colocated.resources.gpus_per_node", 0))
+            : int(s.integer("policy.generation.colocated.resources.num_nodes", 0)) * cluster.devices_per_node;
+    const size_t gen = size_t(g.mfc_index("actor_gen")), train = size_t(g.mfc_index("actor_train"));
+    std::optional<Placement> chosen;
+    for (const Placement& p : make_engine("nemo-rl")->placements(g, cluster))
+      if (has_options(p, options) && p.meshes[gen].size == gen_gpus &&
+          (colocated ==
+           (p.meshes[gen].first == p.meshes[train].first && p.meshes[gen].size == p.meshes[train].size))) {
+        chosen = p;
+        break;
+      }
+    if (!chosen)
+      throw Error("policy.generation.colocated.resources.gpus_per_node",
+                  "no NeMo-RL placement gives generation " + std::to_string(gen_gpus) + " GPUs of the " +
+                      std::to_string(cluster.n_devices()) + (colocated ? " (colocated)" : " (apart)"));
+    const std::string logprob_key = "policy.logprob_batch_size";
+    const int64_t logprob_default = megatron ? 8 : 4;
+    ExecutionPlan plan;
+    plan.name = "script";
+    for (size_t i = 0; i < g.mfcs.size(); ++i) {
+      const Mfc& m = g.mfcs[i];
+      const DeviceMesh mesh = chosen->meshes[i];
+      Strategy st;
+      if (m.kind() == MfcKind::kGenerate) {
+        st.tp = int(s.integer(key(kVllm, "tensor_parallel_size"), 1));
+        st.ep = int(s.integer(key(kVllm, "expert_parallel_size"), 1));
+        st.dp = mesh.size / std::max(1, st.tp);
+      } else {
+        st.tp = int(s.integer(
+            megatron ? key(kMegatron, "tensor_model_parallel_size") : key(kDtensor, "tensor_parallel_size"),
+            1));
+        st.pp = megatron ? int(s.integer(key(kMegatron, "pipeline_model_parallel_size"), 1)) : 1;
+        st.ep = megatron ? int(s.integer(key(kMegatron, "expert_model_parallel_size"), 1)) : 1;
+        if (st.tp * st.pp < 1 || mesh.size % (st.tp * st.pp) != 0)
+          throw Error(
+              megatron ? key(kMegatron, "tensor_model_parallel_size") : key(kDtensor, "tensor_parallel_size"),
+              "tp x pp does not divide the policy's " + std::to_string(mesh.size) + " GPUs");
+        st.dp = mesh.size / (st.tp * st.pp);
+        const bool training = m.kind() == MfcKind::kTrain;
+        const std::string k = training ? "policy.train_micro_batch_size" : logprob_key;
+        st.micro_batches = micro_batches_of(k, training ? m.min_seqs_per_step() : m.n_seqs, st.dp,
+                                            s.integer(k, training ? 4 : logprob_default));
+        if (training) {
+          st.zero1 =
+              megatron ? s.flag(key(kMegatron, "optimizer.use_distributed_optimizer"), true) : st.dp > 1;
+          st.recompute = s.flag(key(megatron ? kMegatron : kDtensor, "activation_checkpointing"), false);
+        }
+      }
+      plan.assignments.push_back({m.name, mesh, st});
+    }
+    plan.offload = {Role::kRef};  // NeMo-RL keeps the reference in host memory
+    return plan;
+  };
+  return run;
+}
+
+}  // namespace realign::engines

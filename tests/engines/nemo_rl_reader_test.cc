@@ -1,0 +1,94 @@
+// NeMo-RL launches read back into a realign workload and plan: NeMo-RL's own Qwen3-30B-A3B recipe, as
+// realign's writer writes it (tests/engines/golden), reads back to the recipe's layout, and what realign
+// cannot price is refused naming the key.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "engines/engine.h"
+#include "engines/engine_fixtures.h"
+
+namespace realign {
+namespace {
+
+using testing::h100;
+
+struct Read {
+  engines::ReadRun run;
+  DataflowGraph graph;
+  ExecutionPlan plan;
+};
+
+Read read_script(const std::string& script) {
+  Read r;
+  r.run = engines::make_engine("nemo-rl")->read_run(script, "run.sh", {});
+  Json config = r.run.config;
+  ObjectReader root(config, "");
+  AlgorithmConfig a = algorithm_config_from_json(root);
+  a.reward_model = false;
+  if (config.contains("train")) a.staleness = config["train"]["staleness"].get<int64_t>();
+  r.graph = build_graph(a);
+  const Cluster c =
+      h100(config["cluster"]["nodes"].get<int>(), config["cluster"]["devices_per_node"].get<int>());
+  std::vector<std::string> notes;
+  r.plan = r.run.plan(r.graph, c, notes);
+  return r;
+}
+
+TEST(NemoRlReader, ItsOwnQwen3MoeRecipeReadsBackToTheRecipesLayout) {
+  std::ifstream in(std::string(REALIGN_SOURCE_DIR) +
+                   "/tests/engines/golden/nemo_rl_qwen3_30b_a3b_32xh100_launch.sh");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string script = text.str();
+  const std::string placeholder = "\"${ACTOR_MODEL_PATH}\"";
+  script.replace(script.find(placeholder), placeholder.size(), "Qwen/Qwen3-30B-A3B");
+  const Read r = read_script(script);
+  EXPECT_EQ(r.run.config["models"]["actor"], "qwen3-30b-a3b");
+  EXPECT_EQ(r.run.config["batch"], Json::parse(R"({"prompts": 64, "samples_per_prompt": 32, "prompt_len": 256,
+      "gen_len": 2898, "mini_batches": 4, "epochs": 1})"));
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 4, "devices_per_node": 8})"));
+  EXPECT_EQ(r.run.options["backend"], "megatron");
+  auto at = [&](const std::string& call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))]; };
+  Strategy gen{16, 2, 1, 1};
+  EXPECT_EQ(to_string(at("actor_gen").strategy), to_string(gen));
+  Strategy train{32, 1, 1, 16, true, false};  // 512 per step over 32 ranks, micro-batches of 1
+  train.ep = 8;
+  EXPECT_EQ(to_string(at("actor_train").strategy), to_string(train));
+  Strategy logprobs{32, 1, 1, 16};  // 2,048 samples over 32 ranks in fours
+  logprobs.ep = 8;
+  EXPECT_EQ(to_string(at("ref_inf").strategy), to_string(logprobs));
+  EXPECT_EQ(at("actor_gen").mesh, (DeviceMesh{0, 32}));  // colocated
+  EXPECT_EQ(r.plan.offload, std::vector<Role>{Role::kRef});
+}
+
+TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
+  const std::string base =
+      "uv run examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml cluster.gpus_per_node=8 "
+      "policy.model_name=Qwen/Qwen2.5-7B policy.max_total_sequence_length=2048 "
+      "policy.generation.max_new_tokens=1536 ";
+  EXPECT_NO_THROW(read_script(base));
+  EXPECT_EQ(read_script(base).run.options["backend"], "dtensor");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"policy.generation.max_new_tokens=2048", "policy.generation.max_new_tokens"},
+      {"policy.megatron_cfg.enabled=true", "policy.megatron_cfg.enabled"},
+      {"policy.dtensor_cfg.context_parallel_size=2", "policy.dtensor_cfg.context_parallel_size"},
+      {"policy.generation.vllm_cfg.pipeline_parallel_size=2",
+       "policy.generation.vllm_cfg.pipeline_parallel_size"},
+      {"policy.train_global_batch_size=100", "policy.train_global_batch_size"},
+  };
+  for (const auto& [override_, key] : cases) {
+    SCOPED_TRACE(override_);
+    try {
+      read_script(base + override_);
+      ADD_FAILURE() << "read without complaint";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.path(), key) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace realign
