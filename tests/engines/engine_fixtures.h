@@ -1,10 +1,17 @@
-// Graphs, clusters and a searched engine plan for the engines' tests.
+// Graphs, clusters, a searched engine plan and launch scripts read as import reads them, for engine tests.
+// tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config_file.h"
+#include "core/error.h"
 #include "cost/simulator.h"
+#include "engines/engine.h"
 #include "engines/engine_search.h"
 #include "graph/algorithms.h"
 
@@ -60,6 +67,46 @@ inline ExecutionPlan openrlhf_split(const DataflowGraph& g, bool checkpointing) 
     plan.assignments.push_back({m.name, mesh, s});
   }
   return plan;
+}
+
+// A launch script's run as `realign import` builds it: the engine reads the script, its workload's graph on
+// H100s, then its layout.
+struct ReadScript {
+  engines::ReadRun run;
+  AlgorithmConfig algorithm;
+  DataflowGraph graph;
+  Cluster cluster;
+  ExecutionPlan plan;
+  std::vector<std::string> notes;
+};
+
+inline ReadScript read_script(const std::string& engine, const std::string& script) {
+  ReadScript r;
+  r.run = engines::make_engine(engine)->read_run(script, "launch.sh", {});
+  Json config = r.run.config;
+  ObjectReader root(config, "");
+  r.algorithm = algorithm_config_from_json(root);
+  r.algorithm.reward_model = config["reward"]["kind"] == "model";
+  if (config.contains("train")) r.algorithm.staleness = config["train"]["staleness"].get<int64_t>();
+  r.graph = build_graph(r.algorithm);
+  r.cluster = h100(config["cluster"]["nodes"].get<int>(), config["cluster"]["devices_per_node"].get<int>());
+  r.notes = r.run.notes;
+  r.plan = r.run.plan(r.graph, r.cluster, r.notes);
+  return r;
+}
+
+// Each of `cases` ({settings appended to `base`, the key the error must name}) is refused naming its key.
+inline void expect_refused(const std::string& engine, const std::string& base,
+                           const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [settings, key] : cases) {
+    SCOPED_TRACE(settings);
+    try {
+      read_script(engine, base + settings);
+      ADD_FAILURE() << "read without complaint";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.path(), key) << e.what();
+    }
+  }
 }
 
 struct EnginePlan {

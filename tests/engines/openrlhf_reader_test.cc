@@ -12,27 +12,9 @@ namespace {
 
 using testing::h100;
 
-struct Read {
-  engines::ReadRun run;
-  DataflowGraph graph;
-  ExecutionPlan plan;
-};
+using Read = testing::ReadScript;
 
-Read read_script(const std::string& script) {
-  Read r;
-  r.run = engines::make_engine("openrlhf")->read_run(script, "train.sh", {});
-  Json config = r.run.config;
-  ObjectReader root(config, "");
-  AlgorithmConfig a = algorithm_config_from_json(root);
-  a.reward_model = config["reward"]["kind"] == "model";
-  if (config.contains("train")) a.staleness = config["train"]["staleness"].get<int64_t>();
-  r.graph = build_graph(a);
-  const Cluster c =
-      h100(config["cluster"]["nodes"].get<int>(), config["cluster"]["devices_per_node"].get<int>());
-  std::vector<std::string> notes;
-  r.plan = r.run.plan(r.graph, c, notes);
-  return r;
-}
+Read read_script(const std::string& script) { return testing::read_script("openrlhf", script); }
 
 TEST(OpenRlhfReader, ScriptWrittenByRealignReadsBackToItsPlan) {
   const AlgorithmConfig a = testing::ppo_7b();
@@ -103,23 +85,17 @@ TEST(OpenRlhfReader, WhatRealignCannotPriceIsRefusedNamingTheFlag) {
       "--n_samples_per_prompt 4 --rollout_batch_size 128 --train_batch_size 128 --vllm_num_engines 8 "
       "--colocate_all_models ";
   EXPECT_NO_THROW(read_script(base));
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--advantage_estimator kto", "--advantage_estimator"},
-      {"--ds_tensor_parallel_size 2", "--ds_tensor_parallel_size"},
-      {"--ring_attn_size 2", "--ring_attn_size"},
-      {"--lora_rank 16", "--lora_rank"},
-      {"--train_batch_size 100", "--train_batch_size"},
-      {"--vllm_tensor_parallel_size 2", "--colocate_all_models"},  // 16 vLLM GPUs on the actor's 8
-  };
-  for (const auto& [flags, key] : cases) {
-    SCOPED_TRACE(flags);
-    try {
-      read_script(base + flags);
-      ADD_FAILURE() << "read without complaint";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.path(), key) << e.what();
-    }
-  }
+  testing::expect_refused(
+      "openrlhf", base,
+      {
+          {"--advantage_estimator kto", "--advantage_estimator"},
+          {"--ds_tensor_parallel_size 2", "--ds_tensor_parallel_size"},
+          {"--ring_attn_size 2", "--ring_attn_size"},
+          {"--lora_rank 16", "--lora_rank"},
+          {"--train_batch_size 100", "--train_batch_size"},
+          {"--vllm_tensor_parallel_size 2", "--colocate_all_models"},  // 16 vLLM GPUs on the actor's 8
+      });
+
   try {
     read_script("python3 -m openrlhf.cli.train_ppo_ray --pretrain x --rollout_batch_size 8");
     ADD_FAILURE() << "read without vLLM engines";

@@ -13,31 +13,9 @@ namespace {
 
 using testing::h100;
 
-struct Read {
-  engines::ReadRun run;
-  AlgorithmConfig algorithm;
-  DataflowGraph graph;
-  Cluster cluster;
-  ExecutionPlan plan;
-  std::vector<std::string> notes;
-};
+using Read = testing::ReadScript;
 
-// The script's run as `realign import` builds it: its workload's graph on H100s, then its layout.
-Read read_script(const std::string& script) {
-  const auto verl = engines::make_engine("verl");
-  Read r;
-  r.run = verl->read_run(script, "launch.sh", {});
-  Json config = r.run.config;
-  ObjectReader root(config, "");
-  r.algorithm = algorithm_config_from_json(root);
-  if (config["reward"]["kind"] != "model") r.algorithm.reward_model = false;
-  if (config.contains("train")) r.algorithm.staleness = config["train"]["staleness"].get<int64_t>();
-  r.graph = build_graph(r.algorithm);
-  r.cluster = h100(config["cluster"]["nodes"].get<int>(), config["cluster"]["devices_per_node"].get<int>());
-  r.notes = r.run.notes;
-  r.plan = r.run.plan(r.graph, r.cluster, r.notes);
-  return r;
-}
+Read read_script(const std::string& script) { return testing::read_script("verl", script); }
 
 // What veRL's writer writes for `plan` (models as checkpoint directories named like their shapes), read back.
 Read round_trip(const AlgorithmConfig& a, const Cluster& c, const ExecutionPlan& plan) {
@@ -190,32 +168,25 @@ TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   EXPECT_NE(recipe.notes.front().find("--config-name: 'my_recipe' is not one of veRL's trainer configs"),
             std::string::npos)
       << recipe.notes.front();
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"algorithm.adv_estimator=remax", "algorithm.adv_estimator"},
-      {"async_training.staleness_threshold=0 rollout.nnodes=1", "async_training.staleness_threshold"},
-      {"async_training.staleness_threshold=1 algorithm.adv_estimator=gae", "algorithm.adv_estimator"},
-      {"async_training.staleness_threshold=1 trainer.nnodes=2 rollout.n_gpus_per_node=4",
-       "rollout.n_gpus_per_node"},
-      {"actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.hybrid_engine"},
-      {"actor_rollout_ref.actor.strategy=deepspeed", "actor_rollout_ref.actor.strategy"},
-      {"actor_rollout_ref.model.lora_rank=32", "actor_rollout_ref.model.lora_rank"},
-      {"actor_rollout_ref.actor.ulysses_sequence_parallel_size=2",
-       "actor_rollout_ref.actor.ulysses_sequence_parallel_size"},
-      {"actor_rollout_ref.actor.ppo_mini_batch_size=300", "actor_rollout_ref.actor.ppo_mini_batch_size"},
-      {"actor_rollout_ref.rollout.tensor_model_parallel_size=3",
-       "actor_rollout_ref.rollout.tensor_model_parallel_size"},
-      {"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=null",
-       "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"},
-  };
-  for (const auto& [override_, key] : cases) {
-    SCOPED_TRACE(override_);
-    try {
-      read_script(base + override_);
-      ADD_FAILURE() << "read without complaint";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.path(), key) << e.what();
-    }
-  }
+  testing::expect_refused(
+      "verl", base,
+      {
+          {"algorithm.adv_estimator=remax", "algorithm.adv_estimator"},
+          {"async_training.staleness_threshold=0 rollout.nnodes=1", "async_training.staleness_threshold"},
+          {"async_training.staleness_threshold=1 algorithm.adv_estimator=gae", "algorithm.adv_estimator"},
+          {"async_training.staleness_threshold=1 trainer.nnodes=2 rollout.n_gpus_per_node=4",
+           "rollout.n_gpus_per_node"},
+          {"actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.hybrid_engine"},
+          {"actor_rollout_ref.actor.strategy=deepspeed", "actor_rollout_ref.actor.strategy"},
+          {"actor_rollout_ref.model.lora_rank=32", "actor_rollout_ref.model.lora_rank"},
+          {"actor_rollout_ref.actor.ulysses_sequence_parallel_size=2",
+           "actor_rollout_ref.actor.ulysses_sequence_parallel_size"},
+          {"actor_rollout_ref.actor.ppo_mini_batch_size=300", "actor_rollout_ref.actor.ppo_mini_batch_size"},
+          {"actor_rollout_ref.rollout.tensor_model_parallel_size=3",
+           "actor_rollout_ref.rollout.tensor_model_parallel_size"},
+          {"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=null",
+           "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"},
+      });
 }
 
 }  // namespace
