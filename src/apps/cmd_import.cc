@@ -30,14 +30,15 @@ struct Args {
 // names no known shape is reported against the config key that would name it.
 RunConfig imported_config(const Args& args, engines::ReadRun& run) {
   Json raw = run.config;
-  if (!raw["cluster"].contains("device")) {
+  auto overridden = [&](const std::string& key) {
+    return std::any_of(args.overrides.begin(), args.overrides.end(),
+                       [&](const std::string& o) { return o.rfind(key + "=", 0) == 0; });
+  };
+  if (!raw["cluster"].contains("device") && !overridden("cluster.device")) {
     raw["cluster"]["device"] = "h100-sxm";
-    for (const std::string& o : args.overrides)
-      if (o.rfind("cluster.device=", 0) == 0) raw["cluster"].erase("device");
-    if (raw["cluster"].contains("device"))
-      run.notes.push_back(
-          "cluster.device: launch scripts do not name the GPU; priced on h100-sxm (pass "
-          "cluster.device=a100-80gb or a device spec file for another)");
+    run.notes.push_back(
+        "cluster.device: launch scripts do not name the GPU; priced on h100-sxm (pass "
+        "cluster.device=a100-80gb or a device spec file for another)");
   }
   apply_overrides(raw, args.overrides);
   // A model the script names by a path realign cannot read (a hub name of no built-in shape, a directory
@@ -61,10 +62,7 @@ RunConfig imported_config(const Args& args, engines::ReadRun& run) {
   } catch (const Error& e) {
     // A value the script set, refused by realign's config: named by the script's key.
     const auto from = run.sources.find(e.path());
-    const bool overridden =
-        std::any_of(args.overrides.begin(), args.overrides.end(),
-                    [&](const std::string& o) { return o.rfind(e.path() + "=", 0) == 0; });
-    if (from == run.sources.end() || overridden) throw;
+    if (from == run.sources.end() || overridden(e.path())) throw;
     throw Error(from->second,
                 std::string(e.what()).substr(e.path().size() + 2) + " (realign's " + e.path() + ")");
   }

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "engines/adapters.h"
 #include "engines/placements.h"
+#include "engines/pricing.h"
 #include "engines/script_reader.h"
 
 namespace realign::engines {
@@ -110,6 +111,8 @@ ReadRun read_nemo_rl_run(const std::vector<ConfigEntry>& entries) {
                   "no NeMo-RL placement gives generation " + std::to_string(gen_gpus) + " GPUs of the " +
                       std::to_string(cluster.n_devices()) + (colocated ? " (colocated)" : " (apart)"));
     const std::string logprob_key = "policy.logprob_batch_size";
+    const std::string tp_key =
+        megatron ? key(kMegatron, "tensor_model_parallel_size") : key(kDtensor, "tensor_parallel_size");
     const int64_t logprob_default = megatron ? 8 : 4;
     ExecutionPlan plan;
     plan.name = "script";
@@ -120,17 +123,17 @@ ReadRun read_nemo_rl_run(const std::vector<ConfigEntry>& entries) {
       if (m.kind() == MfcKind::kGenerate) {
         st.tp = int(s.integer(key(kVllm, "tensor_parallel_size"), 1));
         st.ep = int(s.integer(key(kVllm, "expert_parallel_size"), 1));
-        st.dp = mesh.size / std::max(1, st.tp);
+        if (st.tp < 1 || mesh.size % st.tp != 0)
+          throw Error(
+              key(kVllm, "tensor_parallel_size"),
+              std::to_string(st.tp) + " does not divide generation's " + std::to_string(mesh.size) + " GPUs");
+        st.dp = mesh.size / st.tp;
       } else {
-        st.tp = int(s.integer(
-            megatron ? key(kMegatron, "tensor_model_parallel_size") : key(kDtensor, "tensor_parallel_size"),
-            1));
+        st.tp = int(s.integer(tp_key, 1));
         st.pp = megatron ? int(s.integer(key(kMegatron, "pipeline_model_parallel_size"), 1)) : 1;
         st.ep = megatron ? int(s.integer(key(kMegatron, "expert_model_parallel_size"), 1)) : 1;
-        if (st.tp * st.pp < 1 || mesh.size % (st.tp * st.pp) != 0)
-          throw Error(
-              megatron ? key(kMegatron, "tensor_model_parallel_size") : key(kDtensor, "tensor_parallel_size"),
-              "tp x pp does not divide the policy's " + std::to_string(mesh.size) + " GPUs");
+        if (st.tp < 1 || st.pp < 1 || mesh.size % (st.tp * st.pp) != 0)
+          throw Error(tp_key, "tp x pp does not divide the policy's " + std::to_string(mesh.size) + " GPUs");
         st.dp = mesh.size / (st.tp * st.pp);
         const bool training = m.kind() == MfcKind::kTrain;
         const std::string k = training ? "policy.train_micro_batch_size" : logprob_key;
@@ -144,8 +147,8 @@ ReadRun read_nemo_rl_run(const std::vector<ConfigEntry>& entries) {
       }
       plan.assignments.push_back({m.name, mesh, st});
     }
-    plan.offload = {Role::kRef};  // NeMo-RL keeps the reference in host memory
-    return plan;
+    // NeMo-RL keeps the reference in host memory (its pricing's host_resident).
+    return with_host_resident(plan, g, make_engine("nemo-rl")->pricing(g));
   };
   return run;
 }

@@ -84,6 +84,7 @@ TEST(ImportCli, ErrorsNameTheScriptsKeyOrTheFlag) {
       {script_with("unset.sh", "trainer.nnodes=$NNODES", "trainer.nnodes=$NODES") + " --engine verl",
        "trainer.nnodes: '$NODES' names a variable the script does not set"},
       {dir + "missing.sh --engine verl", "missing.sh: cannot open"},
+      {kScript + " --engine verl --env NNODES", "--env: 'NNODES': write NAME=VALUE"},
       {script_with("tp8.sh", "TP=4", "TP=8") + " --engine verl", "tp 8 does not divide 28 attention heads"},
   };
   for (const auto& c : cases) {

@@ -60,6 +60,8 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
           {"policy.generation.vllm_cfg.pipeline_parallel_size=2",
            "policy.generation.vllm_cfg.pipeline_parallel_size"},
           {"policy.train_global_batch_size=100", "policy.train_global_batch_size"},
+          {"policy.generation.vllm_cfg.tensor_parallel_size=3",
+           "policy.generation.vllm_cfg.tensor_parallel_size"},
       });
 }
 
