@@ -42,10 +42,13 @@ std::string no_fit_message(const EngineReport& r, const SimulationResult& sim) {
   return out;
 }
 
-// How the engine's estimate departs from realign's simulator: its generation, weight broadcast and ZeRO-3.
+// How the engine's estimate departs from realign's simulator: its generation (inside the simulation), weight
+// broadcast and ZeRO-3.
 std::string pricing_breakdown(const engines::EngineEstimate& e) {
-  std::string out = line("  realign's simulator %s; generation on a serving engine with CUDA graphs %+.2f s",
-                         format_seconds(e.simulation.iteration_time_s).c_str(), e.generation_delta_s);
+  std::string out = line(
+      "  realign's simulator %s, generating on a serving engine with CUDA graphs (its calls %+.2f s each "
+      "on its own)",
+      format_seconds(e.simulation.iteration_time_s).c_str(), e.generation_delta_s);
   // Only where the engine broadcasts (generation apart from training).
   if (e.sync_s > 0 || e.sync_delta_s != 0)
     out += line("  weight broadcast %s in place of reallocation %+.2f s", format_seconds(e.sync_s).c_str(),

@@ -83,6 +83,11 @@ void Simulator::set_call_time(int mfc, double time_s) {
   calls_.clear();
 }
 
+void Simulator::set_generation_profile(HardwareProfile profile) {
+  generation_profile_ = std::move(profile);
+  calls_.clear();
+}
+
 const ShardSizes& Simulator::shards(int model, int tp, int pp, int ep) {
   const Key key{model | (int64_t(ep) << 32), tp, pp};
   auto it = shards_.find(key);
@@ -108,9 +113,11 @@ const CallEstimate& Simulator::call_estimate(int i, const MfcAssignment& a) {
 CallEstimate Simulator::estimate(int i, const MfcAssignment& a, double busy_ranks) {
   const int m = call_model_[size_t(i)];
   const Strategy& s = a.strategy;
-  CallEstimate e =
-      estimate_call(graph_.models[size_t(m)], graph_.mfcs[size_t(i)], s, mesh_spans_nodes(a.mesh, cluster_),
-                    cluster_.devices_per_node, profile_, shards(m, s.tp, s.pp, s.ep), busy_ranks);
+  const Mfc& mfc = graph_.mfcs[size_t(i)];
+  const HardwareProfile& profile =
+      mfc.kind() == MfcKind::kGenerate && generation_profile_ ? *generation_profile_ : profile_;
+  CallEstimate e = estimate_call(graph_.models[size_t(m)], mfc, s, mesh_spans_nodes(a.mesh, cluster_),
+                                 cluster_.devices_per_node, profile, shards(m, s.tp, s.pp, s.ep), busy_ranks);
   if (const double fixed = fixed_time_[size_t(i)]; fixed >= 0) {
     e.time_s = e.compute_s = fixed;
     e.comm_s = e.overhead_s = 0;

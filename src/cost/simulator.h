@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -56,6 +57,10 @@ class Simulator {
   // tests and what-if questions ("if generation took 3 s"). Clears the call cache.
   void set_call_time(int mfc, double time_s);
 
+  // Generation calls estimated under `profile` from now on (a serving engine's: engines/pricing.h), every
+  // other call under the simulator's own; so a staleness steady state overlaps the generation the engine
+  // runs. Clears the call cache.
+  void set_generation_profile(HardwareProfile profile);
   // Cached per-call estimate (the same as estimate_call()).
   const CallEstimate& call_estimate(int mfc_index, const MfcAssignment& a);
   // Cached reallocation cost of `model` (an index into graph().models) between two layouts.
@@ -109,6 +114,7 @@ class Simulator {
   DataflowGraph graph_;
   Cluster cluster_;
   HardwareProfile profile_;
+  std::optional<HardwareProfile> generation_profile_;
   // Per call: its model's index, and per input (data index, producer call index or -1 for the dataset).
   std::vector<int> call_model_;
   std::vector<std::vector<std::pair<int, int>>> inputs_;

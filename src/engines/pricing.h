@@ -37,16 +37,20 @@ struct EngineEstimate {
   std::vector<double> device_saving_bytes;  // what ZeRO-2/3 saves on each device, all iteration
   bool fits = true;
   double zero3_delta_s = 0;  // ZeRO-3's weight all-gathers before each micro-batch's forward and backward
-  double generation_delta_s = 0;  // engine generation minus realign's, over the generate calls
+  // Engine generation minus realign's over the generate calls, each on its own: what the simulation (which
+  // prices generation as the engine runs it) gains there; on the iteration only where on its critical path.
+  double generation_delta_s = 0;
   double sync_s = 0;              // the engine's weight broadcast (0 when it reshards in place)
   double sync_delta_s = 0;        // the broadcast minus realign's reallocation before generation
-  double iteration_time_s = 0;    // simulation + the deltas (ZeRO-3's as if on the critical path)
+  double iteration_time_s = 0;    // simulation + the sync and ZeRO-3 deltas (as if on the critical path)
 };
 
 class EngineEvaluator : public PlanEvaluator {
  public:
   // `engine_sync`: price the engine's weight broadcast and its host-resident models (an engine's plan); false
-  // for realign's own plans, which move weights by reallocation and keep models where the plan says.
+  // for realign's own plans, which move weights by reallocation and keep models where the plan says. Sets
+  // `simulator`'s generation profile to the engine's (generation_profile): every evaluator of one simulator
+  // must price generation alike.
   EngineEvaluator(Simulator& simulator, Pricing pricing, bool engine_sync);
   // The engine-wide switches of the placement being priced (Placement::options; "zero_stage").
   void set_placement_options(const Json& options) { options_ = options; }

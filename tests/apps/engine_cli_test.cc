@@ -89,7 +89,6 @@ TEST(EngineCli, SimulatePricesAGivenPlanAsTheEngineRunsIt) {
   EXPECT_LT(as_engine["pricing"]["generation_delta_s"].get<double>(), 0);
   EXPECT_NEAR(as_engine["iteration_time_s"].get<double>(),
               as_engine["pricing"]["simulated_s"].get<double>() +
-                  as_engine["pricing"]["generation_delta_s"].get<double>() +
                   as_engine["pricing"]["weight_sync_delta_s"].get<double>(),
               1e-6);
   r = run_realign(args + " --engine areal");
