@@ -1,8 +1,8 @@
-// `realign import SCRIPT --engine verl|openrlhf|nemo-rl [key=value ...]`: a user's own launch script for an
-// engine, priced before launch. The script's settings become a realign config (the workload) and a plan (the
-// layout it runs); the plan is priced as the engine runs it, and the engine's best plan for the same workload
-// is searched beside it, so the user sees what the script costs and what a better layout gains, with the
-// files to launch it.
+// `realign import SCRIPT --engine verl|openrlhf|areal|nemo-rl [key=value ...]`: a user's own launch script
+// (or AReaL config) for an engine, priced before launch. The script's settings become a realign config (the
+// workload) and a plan (the layout it runs); the plan is priced as the engine runs it, and the engine's best
+// plan for the same workload is searched beside it, so the user sees what the script costs and what a better
+// layout gains, with the files to launch it.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -111,13 +111,14 @@ void add_import_command(CLI::App& app) {
                                  "beside the best plan it can run");
   auto args = std::make_shared<Args>();
   sub->add_option("script", args->script,
-                  "The engine's launch script (bash: python3 -m ... key=value ... or --flag value ...)")
+                  "The engine's launch script (bash: python3 -m ... key=value ... or --flag value ...), or "
+                  "AReaL's YAML config")
       ->required();
   sub->add_option("overrides", args->overrides,
                   "key=value overrides of the realign config read from it, e.g. cluster.device=a100-80gb "
                   "models.actor=path/config.json plan.time_budget_s=20");
   sub->add_option("--engine", args->engine,
-                  "The engine the script launches: verl | openrlhf | nemo-rl (docs/engines.md)")
+                  "The engine the script launches: verl | openrlhf | areal | nemo-rl (docs/engines.md)")
       ->required();
   sub->add_option("--env", args->env,
                   "NAME=VALUE: a variable the script reads from its environment (repeat it)")

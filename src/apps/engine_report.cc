@@ -255,6 +255,9 @@ Json engine_report_json(const EngineReport& r) {
   const engines::Pricing pricing = r.engine->pricing(r.config->graph);
   j["pricing_sources"] = {{"generation", pricing.cuda_graph_source},
                           {"weight_sync", pricing.weight_sync_source}};
+  if (!pricing.host_resident.empty()) j["pricing_sources"]["host_resident"] = pricing.host_resident_source;
+  if (!pricing.micro_batch_size_from.empty())
+    j["pricing_sources"]["micro_batch_size"] = pricing.micro_batch_size_source;
   j["realign_own_terms"] = {
       "training and inference passes",         "per-call and per-step overheads",
       "resharding on the same devices",        "optimizer step",

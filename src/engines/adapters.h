@@ -1,5 +1,5 @@
 // The engine adapters realign ships (verl.cc, openrlhf.cc, areal.cc, nemo_rl.cc) and the script readers
-// (veRL's, OpenRLHF's, NeMo-RL's).
+// (one for each).
 #pragma once
 
 #include <memory>
@@ -20,5 +20,7 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries);
 ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries);
 // NeMo-RL's (nemo_rl_reader.cc): a run_grpo.py launch's workload and layout.
 ReadRun read_nemo_rl_run(const std::vector<ConfigEntry>& entries);
+// AReaL's (areal_reader.cc): a YAML config's (launch_config.h) workload and layout.
+ReadRun read_areal_run(const std::vector<ConfigEntry>& entries);
 
 }  // namespace realign::engines

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "engines/adapters.h"
 #include "engines/expert_rules.h"
+#include "engines/launch_config.h"
 #include "engines/placements.h"
 #include "engines/write_helpers.h"
 
@@ -17,6 +18,7 @@ namespace {
 
 constexpr const char* kExample = "inclusionAI/AReaL examples/math/gsm8k_ppo_megatron.yaml";
 constexpr const char* kAlloc = "inclusionAI/AReaL areal/api/alloc_mode.py";
+constexpr const char* kArgs = "inclusionAI/AReaL areal/api/cli_args.py";
 
 const std::vector<std::string> kTrainCalls = {"actor_train", "actor_inf", "ref_inf", "critic_inf",
                                               "critic_train"};
@@ -26,6 +28,16 @@ const std::vector<std::string> kTrainCalls = {"actor_train", "actor_inf", "ref_i
 std::string dims(const Strategy& s) {
   return "d" + std::to_string(s.dp) + "p" + std::to_string(s.pp) + "t" + std::to_string(s.tp) +
          (s.ep > 1 ? "e" + std::to_string(s.ep) : "");
+}
+
+// The tokens of one micro-batch of `call` at the lengths' caps: as mb_spec.max_tokens_per_mb (n_mbs left at
+// its default 1), AReaL splits a rank's sequences into the plan's micro-batches.
+int64_t micro_batch_tokens(const DataflowGraph& g, const ExecutionPlan& plan, const std::string& call) {
+  const size_t i = size_t(g.mfc_index(call));
+  const Mfc& m = g.mfcs[i];
+  const Strategy& s = plan.assignments[i].strategy;
+  const int64_t seqs = (m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs) / s.dp;
+  return seqs / s.micro_batches * m.seq_len();
 }
 
 class Areal : public Engine {
@@ -60,6 +72,9 @@ class Areal : public Engine {
         {"Megatron's distributed optimizer is not a key realign found in AReaL's config: training is priced "
          "without ZeRO-1",
          kExample},
+        {"One micro-batch spec per engine (mb_spec, written as max_tokens_per_mb at the lengths' caps): the "
+         "actor computes log-probs with its training micro-batch size, the critic its values likewise",
+         kArgs},
         {"Or FSDP ('fsdp:dXpYtZ'; it refuses e): weights, gradients and optimizer state sharded over the "
          "allocation's dp ranks, priced as ZeRO-3; realign proposes it without pipeline parallelism and for "
          "dense models only",
@@ -118,6 +133,9 @@ class Areal : public Engine {
     p.broadcast_weight_sync = true;
     p.weight_sync_source =
         "not read in AReaL's source: priced as veRL's and OpenRLHF's NCCL broadcast from one training rank";
+    p.micro_batch_size_from = {{"actor_inf", "actor_train"}, {"critic_inf", "critic_train"}};
+    p.micro_batch_size_source =
+        std::string(kArgs) + ": one MicroBatchSpec per engine (PPOActorConfig.mb_spec)";
     return p;
   }
 
@@ -146,6 +164,7 @@ class Areal : public Engine {
     put("gconfig.max_new_tokens", train.gen_len);
     put("actor.path", model_path(in.raw_config, Role::kActor));
     put("actor.gradient_checkpointing", actor.strategy.recompute);
+    put("actor.mb_spec.max_tokens_per_mb", micro_batch_tokens(g, plan, "actor_train"));
     put("actor.ppo_n_minibatches", train.mini_batches);
     put("actor.recompute_logprob", true);
     put("actor.use_decoupled_loss", g.staleness > 0);
@@ -153,10 +172,12 @@ class Areal : public Engine {
       put("critic.path", model_path(in.raw_config, Role::kCritic));
       put("critic.is_critic", true);
       put("critic.gradient_checkpointing", critic->strategy.recompute);
+      put("critic.mb_spec.max_tokens_per_mb", micro_batch_tokens(g, plan, "critic_train"));
       put("critic.scheduling_strategy.type", "colocation");
       put("critic.scheduling_strategy.target", "actor");
     }
     put("ref.path", model_path(in.raw_config, Role::kRef));
+    put("ref.mb_spec.max_tokens_per_mb", micro_batch_tokens(g, plan, "ref_inf"));
     put("ref.scheduling_strategy.type", "colocation");
     put("ref.scheduling_strategy.target", "actor");
     put("train_dataset.path", train_data(in.raw_config));
@@ -179,6 +200,11 @@ class Areal : public Engine {
         "# AReaL config planned by realign (`realign plan --engine areal`); see realign's docs/engines.md.\n"
         "# Placeholders ${oc.env:NAME} are read from the environment.\n";
     return {{"config.yaml", text + nested_yaml(entries), false}};
+  }
+
+  ReadRun read_run(const std::string& script, const std::string& file,
+                   const std::map<std::string, std::string>& env) const override {
+    return read_areal_run(read_launch_config(script, file, env));
   }
 
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {

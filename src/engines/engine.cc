@@ -17,15 +17,6 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& 
   throw Error(path, "unknown engine '" + name + "'; choose verl, openrlhf, areal or nemo-rl");
 }
 
-ReadRun Engine::read_run(const std::string& /*script*/, const std::string& /*file*/,
-                         const std::map<std::string, std::string>& /*env*/) const {
-  throw Error("--engine",
-              "realign reads veRL's, OpenRLHF's and NeMo-RL's launch scripts so far, not " + display_name() +
-                  "'s; write the layout as a plan file and price it with `realign simulate CONFIG "
-                  "--plan FILE --engine " +
-                  name() + "`");
-}
-
 namespace {
 
 std::string strategies_problem(const Engine& engine, const DataflowGraph& graph, const Placement& placement,

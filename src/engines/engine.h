@@ -56,6 +56,11 @@ struct Pricing {
   // policy): priced as offloaded (plan.offload), their weights copied in for each call.
   std::vector<Role> host_resident;
   std::string host_resident_source;
+  // Calls the engine runs with another call's micro-batch size in sequences ({follower, leader}: AReaL's
+  // actor computes log-probs under its training mb_spec): priced with the leader's size whatever the plan
+  // says.
+  std::vector<std::pair<std::string, std::string>> micro_batch_size_from;
+  std::string micro_batch_size_source;
 };
 
 // What the writers need beyond the plan: the model paths and data the realign config names.
@@ -123,9 +128,9 @@ class Engine {
   // The run a user's launch script describes (`script`: the file's text; `env`: variables it takes from the
   // environment), read in the engine's own syntax (script_reader.h): the inverse of write_config for the keys
   // it writes, with the engine's defaults for those the script leaves out. Throws Error naming the key
-  // realign cannot price (and, for an engine without a reader, naming --engine).
+  // realign cannot price.
   virtual ReadRun read_run(const std::string& script, const std::string& file,
-                           const std::map<std::string, std::string>& env) const;
+                           const std::map<std::string, std::string>& env) const = 0;
 };
 
 std::vector<std::string> engine_names();  // verl, openrlhf, areal, nemo-rl

@@ -117,7 +117,7 @@ EngineSearchResult search_engine_plan(const Engine& engine, const DataflowGraph&
     }
   }
   if (out.plan) {
-    out.plan = with_host_resident(*out.plan, graph, engine.pricing(graph));
+    out.plan = as_engine_runs(*out.plan, graph, engine.pricing(graph));
     const std::string why = can_run(engine, graph, cluster, *out.plan);
     REALIGN_CHECK(why.empty()) << "the engine search proposed a plan " << engine.name()
                                << " cannot run: " << why;

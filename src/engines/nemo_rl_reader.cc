@@ -148,7 +148,7 @@ ReadRun read_nemo_rl_run(const std::vector<ConfigEntry>& entries) {
       plan.assignments.push_back({m.name, mesh, st});
     }
     // NeMo-RL keeps the reference in host memory (its pricing's host_resident).
-    return with_host_resident(plan, g, make_engine("nemo-rl")->pricing(g));
+    return as_engine_runs(plan, g, make_engine("nemo-rl")->pricing(g));
   };
   return run;
 }

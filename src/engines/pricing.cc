@@ -109,18 +109,31 @@ EngineEvaluator::EngineEvaluator(Simulator& simulator, Pricing pricing, bool eng
   sim_.set_generation_profile(gen_profile_);
 }
 
-ExecutionPlan with_host_resident(const ExecutionPlan& plan, const DataflowGraph& graph,
-                                 const Pricing& pricing) {
+ExecutionPlan as_engine_runs(const ExecutionPlan& plan, const DataflowGraph& graph, const Pricing& pricing) {
   ExecutionPlan out = plan;
   for (Role role : pricing.host_resident)
     if (graph.home_call(role) >= 0 && std::count(out.offload.begin(), out.offload.end(), role) == 0)
       out.offload.push_back(role);
+  // A rank's sequences in one pass of call i: an optimizer step's for training, the whole batch's otherwise.
+  auto per_rank = [&](size_t i) {
+    const Mfc& m = graph.mfcs[i];
+    return (m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs) / out.assignments[i].strategy.dp;
+  };
+  for (const auto& [follower, leader] : pricing.micro_batch_size_from) {
+    const int f = graph.mfc_index(follower), l = graph.mfc_index(leader);
+    if (f < 0 || l < 0) continue;
+    const int64_t size =
+        std::max<int64_t>(1, per_rank(size_t(l)) / out.assignments[size_t(l)].strategy.micro_batches);
+    int64_t n = std::max<int64_t>(1, per_rank(size_t(f)) / size);
+    while (per_rank(size_t(f)) % n != 0) ++n;
+    out.assignments[size_t(f)].strategy.micro_batches = int(n);
+  }
   return out;
 }
 
 EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& given) {
   // The engine holds its models its way; realign's own plans as they say.
-  const ExecutionPlan plan = engine_sync_ ? with_host_resident(given, sim_.graph(), pricing_) : given;
+  const ExecutionPlan plan = engine_sync_ ? as_engine_runs(given, sim_.graph(), pricing_) : given;
   EngineEstimate e;
   e.simulation = sim_.run(plan);
   const DataflowGraph& g = sim_.graph();

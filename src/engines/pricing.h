@@ -19,9 +19,9 @@ namespace realign::engines {
 double broadcast_sync_s(const DataflowGraph& graph, const Cluster& cluster, const HardwareProfile& profile,
                         Role model, const DeviceMesh& from, const DeviceMesh& to);
 
-// `plan` as the engine holds its models: pricing.host_resident added to plan.offload (those the graph has).
-ExecutionPlan with_host_resident(const ExecutionPlan& plan, const DataflowGraph& graph,
-                                 const Pricing& pricing);
+// `plan` as the engine runs it: pricing.host_resident added to plan.offload (those the graph has), and the
+// micro-batches of pricing.micro_batch_size_from's followers set to their leader's size in sequences.
+ExecutionPlan as_engine_runs(const ExecutionPlan& plan, const DataflowGraph& graph, const Pricing& pricing);
 
 // The profile a serving engine's generation runs under: with CUDA graphs the decoding step replays one graph,
 // so the per-layer launch overhead of an eager engine is not paid.

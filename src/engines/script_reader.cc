@@ -1,5 +1,6 @@
 #include "engines/script_reader.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <regex>
@@ -175,8 +176,11 @@ void put(std::vector<ConfigEntry>& entries, const std::string& key, Json value) 
 
 std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const std::string& file,
                                                const std::map<std::string, std::string>& env) {
-  static const std::regex override_word(R"(^\+{0,2}([A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)+)=(.*)$)",
-                                        std::regex::optimize);
+  // Dotted keys, or a top-level key in lower case (`allocation_mode=...`; an upper-case NAME=value is the
+  // environment's).
+  static const std::regex override_word(
+      R"(^\+{0,2}([A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)+|[a-z_][a-z0-9_]*)=(.*)$)",
+      std::regex::optimize);
   std::vector<ConfigEntry> best;
   int best_overrides = 0;
   for (const Command& command : commands_of(script, env)) {
@@ -197,11 +201,14 @@ std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const 
         put(entries, "--config", command[++i]);
       }
     }
+    // A line naming the config file is the launch even without overrides.
+    if (std::any_of(entries.begin(), entries.end(), [](const ConfigEntry& e) { return e.key[0] == '-'; }))
+      ++overrides;
     if (overrides > best_overrides) best = std::move(entries), best_overrides = overrides;
   }
   if (best.empty())
     throw Error(file,
-                "no command line passes key.path=value overrides (as `python3 -m "
+                "no command line passes key.path=value overrides or --config (as `python3 -m "
                 "verl.trainer.main_ppo data.train_batch_size=...` does)");
   return best;
 }

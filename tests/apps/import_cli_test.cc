@@ -1,6 +1,6 @@
-// `realign import SCRIPT --engine verl|openrlhf` as a user runs it on their own launch script: the script's
-// layout priced as veRL runs it (the same figure `realign simulate --engine verl` gives for the files it
-// writes), the best veRL plan beside it, and errors that name the script's key.
+// `realign import SCRIPT --engine NAME` as a user runs it on their own launch script (or AReaL config): the
+// layout priced as the engine runs it (the same figure `realign simulate --engine NAME` gives for the files
+// it writes), the engine's best plan beside it, and errors that name the script's key.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -62,6 +62,27 @@ TEST(ImportCli, OpenRlhfScriptIsPricedOnTheZeroStageItSets) {
   EXPECT_GT(j["best"]["iteration_time_s"].get<double>(), 0);
 }
 
+TEST(ImportCli, ArealConfigIsPricedAsSimulateDoesOnItsOwnBackend) {
+  const std::string dir = ::testing::TempDir() + "areal_import";
+  const auto r =
+      run_realign("import " + std::string(REALIGN_SOURCE_DIR) +
+                  "/examples/areal_grpo_qwen2.5_7b_8xh100.yaml --engine areal plan.time_budget_s=1 "
+                  "--json --out " +
+                  dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["config"]["models"]["actor"], "qwen2.5-7b");
+  EXPECT_EQ(j["config"]["train"]["staleness"], 2);
+  ASSERT_EQ(j["as_engine_runs_it"]["placements"].size(), 1u);  // FSDP's, as actor.backend says
+  const double script_s = j["as_engine_runs_it"]["iteration_time_s"].get<double>();
+  const auto sim = run_realign("simulate " + dir + "/config.json --plan " + dir +
+                               "/script_plan.json --engine areal --json");
+  ASSERT_EQ(sim.code, 0) << sim.out;
+  EXPECT_NEAR(Json::parse(sim.out)["as_engine_runs_it"]["iteration_time_s"].get<double>(), script_s,
+              1e-9 * script_s);
+  EXPECT_TRUE(std::ifstream(dir + "/planned/config.yaml").good());
+}
+
 TEST(ImportCli, ErrorsNameTheScriptsKeyOrTheFlag) {
   const std::string dir = ::testing::TempDir();
   auto script_with = [&](const std::string& name, const std::string& from, const std::string& to) {
@@ -75,8 +96,7 @@ TEST(ImportCli, ErrorsNameTheScriptsKeyOrTheFlag) {
     std::string args, expected;
   };
   const std::vector<Case> cases = {
-      {kScript + " --engine areal",
-       "--engine: realign reads veRL's, OpenRLHF's and NeMo-RL's launch scripts so far, not AReaL's"},
+      {kScript + " --engine areal", "names no YAML config (--config FILE) for the run's settings"},
       {script_with("unknown_model.sh", "Qwen/Qwen2.5-7B-Instruct", "org/unknown-13b") + " --engine verl",
        "actor_rollout_ref.model.path: 'org/unknown-13b' is neither a built-in model shape"},
       {script_with("group_of_one.sh", "rollout.n=5", "rollout.n=1") + " --engine verl",

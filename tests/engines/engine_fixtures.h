@@ -80,9 +80,10 @@ struct ReadScript {
   std::vector<std::string> notes;
 };
 
-inline ReadScript read_script(const std::string& engine, const std::string& script) {
+inline ReadScript read_script(const std::string& engine, const std::string& script,
+                              const std::string& file = "launch.sh") {
   ReadScript r;
-  r.run = engines::make_engine(engine)->read_run(script, "launch.sh", {});
+  r.run = engines::make_engine(engine)->read_run(script, file, {});
   Json config = r.run.config;
   ObjectReader root(config, "");
   r.algorithm = algorithm_config_from_json(root);
@@ -97,11 +98,12 @@ inline ReadScript read_script(const std::string& engine, const std::string& scri
 
 // Each of `cases` ({settings appended to `base`, the key the error must name}) is refused naming its key.
 inline void expect_refused(const std::string& engine, const std::string& base,
-                           const std::vector<std::pair<std::string, std::string>>& cases) {
+                           const std::vector<std::pair<std::string, std::string>>& cases,
+                           const std::string& file = "launch.sh") {
   for (const auto& [settings, key] : cases) {
     SCOPED_TRACE(settings);
     try {
-      read_script(engine, base + settings);
+      read_script(engine, base + settings, file);
       ADD_FAILURE() << "read without complaint";
     } catch (const Error& e) {
       EXPECT_EQ(e.path(), key) << e.what();

@@ -1,6 +1,6 @@
 // The engines' pricing over realign's simulator: generation priced inside the simulation (so that where
 // iterations overlap, a faster engine generation shortens the iteration only as far as it is on the critical
-// path).
+// path), and plans as the engine runs them (as_engine_runs).
 #include "engines/pricing.h"
 
 #include <gtest/gtest.h>
@@ -61,10 +61,25 @@ TEST(EnginePricing, OverlappedGenerationShortensTheIterationOnlyOnTheCriticalPat
       // Synchronous, generation is on the critical path: the engine saves on the iteration what it saves on
       // the call.
       Simulator eager(s.g, h100(1), builtin_profile(h100(1).device));
-      EXPECT_NEAR(e.simulation.iteration_time_s - eager.run(s.plan).iteration_time_s, e.generation_delta_s,
-                  1e-6 * e.simulation.iteration_time_s);
+      EXPECT_NEAR(e.simulation.iteration_time_s -
+                      eager.run(engines::as_engine_runs(s.plan, s.g, areal->pricing(s.g))).iteration_time_s,
+                  e.generation_delta_s, 1e-6 * e.simulation.iteration_time_s);
     }
   }
+}
+
+TEST(EnginePricing, FollowersRunWithTheirLeadersMicroBatchSize) {
+  const Split s = areal_split(0);
+  engines::Pricing p;
+  p.micro_batch_size_from = {{"actor_inf", "actor_train"}, {"no_such_call", "actor_train"}};
+  const ExecutionPlan runs = engines::as_engine_runs(s.plan, s.g, p);
+  // actor_train: 1,280 / 4 steps / 4 ranks = 80 a rank in 4 micro-batches of 20; actor_inf's 320 a rank in
+  // micro-batches of 20.
+  EXPECT_EQ(runs.assignments[size_t(s.g.mfc_index("actor_inf"))].strategy.micro_batches, 16);
+  EXPECT_EQ(runs.assignments[size_t(s.g.mfc_index("ref_inf"))].strategy.micro_batches, 16);  // not a follower
+  engines::Pricing host;
+  host.host_resident = {Role::kRef, Role::kReward};  // the graph has no reward model
+  EXPECT_EQ(engines::as_engine_runs(s.plan, s.g, host).offload, std::vector<Role>{Role::kRef});
 }
 
 }  // namespace

@@ -61,6 +61,23 @@ python3 -m verl.trainer.main_ppo --config-path=config \
   EXPECT_EQ(*value_of(with_env, "trainer.nnodes"), 4);
 }
 
+TEST(ScriptReader, TopLevelKeysAndALineNamingOnlyItsConfigAreOverrides) {
+  // AReaL's launch: top-level keys in lower case; an upper-case NAME=value before the command is the
+  // environment's.
+  const auto e = read_launch_overrides(
+      "CUDA_VISIBLE_DEVICES=0,1 python3 -m areal.launcher.local train.py --config my.yaml "
+      "allocation_mode=sglang:d4+fsdp:d4 experiment_name=x\n",
+      "run.sh");
+  EXPECT_EQ(*value_of(e, "--config"), "my.yaml");
+  EXPECT_EQ(*value_of(e, "allocation_mode"), "sglang:d4+fsdp:d4");
+  EXPECT_EQ(value_of(e, "CUDA_VISIBLE_DEVICES"), nullptr);
+  // A launch that overrides nothing still names its config.
+  const auto bare =
+      read_launch_overrides("echo start\nuv run examples/run_grpo.py --config base.yaml\n", "run.sh");
+  ASSERT_EQ(bare.size(), 1u);
+  EXPECT_EQ(bare[0].key, "--config");
+}
+
 TEST(ScriptReader, SettingsNameTheKeyOfAWrongOrUnsetValue) {
   const auto e = read_launch_overrides(
       "python3 -m verl.trainer.main_ppo trainer.nnodes=$NODES trainer.n_gpus_per_node=eight a.b=null\n",

@@ -1,0 +1,134 @@
+#include "engines/launch_config.h"
+
+#include <filesystem>
+
+#include "core/config_file.h"
+#include "core/error.h"
+#include "core/read_file.h"
+#include "engines/script_reader.h"
+
+namespace realign::engines {
+namespace {
+
+bool is_yaml(const std::string& file) {
+  const std::string ext = std::filesystem::path(file).extension().string();
+  return ext == ".yaml" || ext == ".yml";
+}
+
+const ConfigEntry* entry(const std::vector<ConfigEntry>& entries, const std::string& key) {
+  for (const ConfigEntry& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+// The value of one interpolation's body ("actor.path", "oc.env:NAME,default"), or null when it names
+// nothing known.
+const Json* lookup(const std::string& body, const std::vector<ConfigEntry>& entries,
+                   const std::map<std::string, std::string>& env, Json& scratch) {
+  if (body.rfind("oc.env:", 0) == 0) {
+    const std::string spec = body.substr(7);
+    const size_t comma = spec.find(',');
+    const auto it = env.find(spec.substr(0, comma));
+    if (it != env.end()) return &(scratch = it->second);
+    if (comma == std::string::npos) return nullptr;
+    std::string fallback = spec.substr(comma + 1);
+    while (!fallback.empty() && fallback.front() == ' ') fallback.erase(0, 1);
+    return &(scratch = fallback);
+  }
+  const ConfigEntry* e = entry(entries, body);
+  return e ? &e->value : nullptr;
+}
+
+// One pass over the entries: each "${...}" whose target is itself free of interpolations is replaced.
+// Returns whether anything changed.
+bool resolve_once(std::vector<ConfigEntry>& entries, const std::map<std::string, std::string>& env) {
+  bool changed = false;
+  for (ConfigEntry& e : entries) {
+    if (!e.value.is_string()) continue;
+    const std::string text = e.value.get<std::string>();
+    std::string out;
+    size_t at = 0;
+    bool whole = false;
+    Json typed;
+    for (size_t open = text.find("${"); open != std::string::npos; open = text.find("${", at)) {
+      const size_t close = text.find('}', open);
+      if (close == std::string::npos) break;
+      Json scratch;
+      const Json* target = lookup(text.substr(open + 2, close - open - 2), entries, env, scratch);
+      const bool pending =
+          target && target->is_string() && target->get<std::string>().find("${") != std::string::npos;
+      out += text.substr(at, open - at);
+      if (!target || pending) {
+        out += text.substr(open, close + 1 - open);
+      } else {
+        if (open == 0 && close + 1 == text.size()) whole = true, typed = *target;
+        out += target->is_string() ? target->get<std::string>() : target->dump();
+      }
+      at = close + 1;
+    }
+    out += text.substr(std::min(at, text.size()));
+    if (whole) {
+      e.value = typed, changed = true;
+    } else if (out != text) {
+      e.value = out, changed = true;
+    }
+  }
+  return changed;
+}
+
+std::string config_path(const std::string& named, const std::string& script) {
+  if (std::filesystem::exists(named)) return named;
+  const std::filesystem::path beside = std::filesystem::path(script).parent_path() / named;
+  if (!std::filesystem::path(named).is_absolute() && std::filesystem::exists(beside)) return beside.string();
+  throw Error("--config", "'" + named + "' (named in " + script +
+                              ") is not found from the working directory or beside the script; run realign "
+                              "where the launch runs, or import the YAML file itself");
+}
+
+}  // namespace
+
+std::vector<ConfigEntry> flatten_config(const Json& tree, const std::string& prefix) {
+  std::vector<ConfigEntry> out;
+  if (!tree.is_object()) return {{prefix, tree}};
+  for (const auto& [key, value] : tree.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object() && !value.empty()) {
+      for (ConfigEntry& e : flatten_config(value, path)) out.push_back(std::move(e));
+    } else {
+      out.push_back({path, value});
+    }
+  }
+  return out;
+}
+
+void resolve_interpolations(std::vector<ConfigEntry>& entries,
+                            const std::map<std::string, std::string>& env) {
+  // Chains resolve one link per pass; a loop stops changing.
+  for (size_t pass = 0; pass < 16 && resolve_once(entries, env); ++pass) {
+  }
+}
+
+std::vector<ConfigEntry> read_launch_config(const std::string& text, const std::string& file,
+                                            const std::map<std::string, std::string>& env) {
+  std::vector<ConfigEntry> entries;
+  if (is_yaml(file)) {
+    entries = flatten_config(parse_yaml(text, file));
+  } else {
+    const std::vector<ConfigEntry> overrides = read_launch_overrides(text, file, env);
+    const ConfigEntry* named = entry(overrides, "--config");
+    if (!named || !named->value.is_string())
+      throw Error("--config", file + " names no YAML config (--config FILE) for the run's settings");
+    const std::string path = config_path(named->value.get<std::string>(), file);
+    entries = flatten_config(parse_yaml(read_file(path), path));
+    for (const ConfigEntry& o : overrides) {
+      bool replaced = false;
+      for (ConfigEntry& e : entries)
+        if (e.key == o.key) e.value = o.value, replaced = true;
+      if (!replaced) entries.push_back(o);
+    }
+  }
+  resolve_interpolations(entries, env);
+  return entries;
+}
+
+}  // namespace realign::engines

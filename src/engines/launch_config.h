@@ -1,0 +1,33 @@
+// A launch whose settings live in a YAML config file of the user's (AReaL: `python3 -m
+// areal.launcher.local train.py --config my.yaml key=value ...`), or that YAML file itself: the settings as
+// one list of dotted entries, the command line's overrides over the file's, OmegaConf's interpolations
+// resolved, so an adapter reads them as it reads a script's overrides (LaunchSettings).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "engines/engine.h"
+
+namespace realign::engines {
+
+// Every leaf of a config tree as a dotted entry ("actor.mb_spec.n_mbs"), in the file's order; a list is one
+// entry's value.
+std::vector<ConfigEntry> flatten_config(const Json& tree, const std::string& prefix = "");
+
+// OmegaConf's interpolations in the entries' string values: "${actor.path}" (another entry's value, with its
+// type when the reference is the whole value) and "${oc.env:NAME}" / "${oc.env:NAME,default}" (the
+// environment, `env`). A reference to no entry, or to an unset variable without a default, stays as written
+// (LaunchSettings names the key if an adapter reads it).
+void resolve_interpolations(std::vector<ConfigEntry>& entries, const std::map<std::string, std::string>& env);
+
+// The settings a launch runs with. `file` ending in .yaml/.yml: `text` is the config itself. Otherwise `text`
+// is a launch script: the overrides of its command line (read_launch_overrides) over the YAML its --config
+// names, looked for as given (from the working directory) and then beside the script. Throws Error naming
+// --config when the command line names no config or the file is not found.
+std::vector<ConfigEntry> read_launch_config(const std::string& text, const std::string& file,
+                                            const std::map<std::string, std::string>& env);
+
+}  // namespace realign::engines

@@ -1,0 +1,210 @@
+// AReaL runs read back into a realign workload and plan: the config realign's writer writes reads back to the
+// plan it was written from (as AReaL runs it), a user's YAML config and the launch line that names it read to
+// the layout they run, and what realign cannot price is refused naming the key.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "engines/engine.h"
+#include "engines/engine_fixtures.h"
+#include "engines/launch_config.h"
+#include "engines/pricing.h"
+
+namespace realign {
+namespace {
+
+using testing::h100;
+
+// A user's GRPO config in AReaL's own style: interpolations, the older allocation_mode with a bare training
+// allocation, micro-batches by token budget.
+const std::string kUsersConfig = R"(experiment_name: gsm8k-grpo
+trial_name: trial0
+tokenizer_path: ${actor.path}
+cluster:
+  n_nodes: 1
+  n_gpus_per_node: 8
+  fileroot: /tmp/areal/experiments
+allocation_mode: sglang:d4p1t1+d4p1t1
+rollout:
+  experiment_name: ${experiment_name}
+  consumer_batch_size: ${train_dataset.batch_size}
+  max_head_offpolicyness: 2
+gconfig:
+  n_samples: 4
+  max_new_tokens: 1024
+actor:
+  path: Qwen/Qwen2.5-7B-Instruct
+  gradient_checkpointing: true
+  mb_spec:
+    max_tokens_per_mb: 10240
+  optimizer:
+    lr: 1.70e-5
+    eps: 1e-8
+  kl_ctl: 0.0
+  ppo_n_minibatches: 2
+  recompute_logprob: true
+  use_decoupled_loss: true
+  scheduling_spec:
+    - task_type: worker
+      gpu: 1
+      env_vars: {}
+ref:
+  path: ${actor.path}
+  mb_spec:
+    n_mbs: 4
+  scheduling_strategy:
+    type: colocation
+    target: actor
+train_dataset:
+  batch_size: 128
+  path: openai/gsm8k
+  max_length: 1024
+)";
+
+const Strategy& strategy(const testing::ReadScript& r, const std::string& call) {
+  return r.plan.assignments[size_t(r.graph.mfc_index(call))].strategy;
+}
+
+// A directory of its own with `files` written in it.
+std::string write_files(const std::string& name, const std::map<std::string, std::string>& files) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("realign_areal_" + name)).string();
+  std::filesystem::create_directories(dir);
+  for (const auto& [file, text] : files) std::ofstream(dir + "/" + file) << text;
+  return dir;
+}
+
+TEST(ArealReader, ConfigWrittenByRealignReadsBackToItsPlanAsArealRunsIt) {
+  AlgorithmConfig a = testing::ppo_7b(2);
+  a.reward_model = false;
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(2);
+  ExecutionPlan plan;
+  for (const auto& m : g.mfcs) {
+    const bool gen = m.kind() == MfcKind::kGenerate;
+    Strategy s = gen ? Strategy{4, 2, 1, 1} : Strategy{2, 2, 2, m.name == "ref_inf" ? 2 : 4};
+    if (m.kind() == MfcKind::kTrain) s.recompute = m.name == "actor_train";
+    plan.assignments.push_back({m.name, gen ? DeviceMesh{0, 8} : DeviceMesh{8, 8}, s});
+  }
+  const auto areal = engines::make_engine("areal");
+  ASSERT_EQ(engines::can_run(*areal, g, c, plan), "");
+  engines::WriteInput in;
+  in.graph = &g, in.cluster = &c, in.batch = a.batch;
+  in.raw_config =
+      Json::parse(R"({"models": {"actor": "/ckpt/llama2-7b", "critic": "/ckpt/critic/llama2-7b"}})");
+  const auto r = testing::read_script("areal", areal->launch_files(in, plan).at(0).text, "config.yaml");
+  EXPECT_EQ(r.run.config["algorithm"], "ppo");
+  EXPECT_EQ(r.run.config["models"]["critic"], "llama2-7b");
+  EXPECT_EQ(r.run.config["train"]["staleness"], 2);
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 2, "devices_per_node": 8})"));
+  EXPECT_EQ(r.run.options["backend"], "megatron");
+  // AReaL's actor and critic infer with their training micro-batch size: 16 sequences, so 16 micro-batches
+  // of the 256 a rank holds.
+  const ExecutionPlan runs = engines::as_engine_runs(plan, g, areal->pricing(g));
+  EXPECT_EQ(runs.assignments[size_t(g.mfc_index("actor_inf"))].strategy.micro_batches, 16);
+  ASSERT_EQ(r.plan.assignments.size(), runs.assignments.size());
+  for (size_t i = 0; i < runs.assignments.size(); ++i) {
+    SCOPED_TRACE(runs.assignments[i].mfc);
+    EXPECT_EQ(r.plan.assignments[i].mesh, runs.assignments[i].mesh);
+    EXPECT_EQ(to_string(r.plan.assignments[i].strategy), to_string(runs.assignments[i].strategy));
+  }
+}
+
+TEST(ArealReader, UsersConfigReadsToTheLayoutItRuns) {
+  const auto r = testing::read_script("areal", kUsersConfig, "gsm8k_grpo.yaml");
+  EXPECT_EQ(r.run.config["algorithm"], "grpo");
+  EXPECT_EQ(r.run.config["models"]["actor"], "qwen2.5-7b");
+  EXPECT_EQ(r.run.config["batch"],
+            Json::parse(R"({"prompts": 128, "samples_per_prompt": 4, "prompt_len": 1024,
+      "gen_len": 1024, "mini_batches": 2, "epochs": 1})"));
+  EXPECT_EQ(r.run.config["train"]["staleness"], 2);
+  EXPECT_EQ(r.run.options["backend"], "fsdp");  // the bare d4p1t1, as older AReaL chose it
+  EXPECT_EQ(to_string(strategy(r, "actor_gen")), to_string(Strategy{4, 1, 1, 1}));
+  // 512 sequences over 4 ranks in 2 steps: 64 a step, 5 of 2,048 tokens in 10,240, so 13 -> 16 micro-batches.
+  EXPECT_EQ(to_string(strategy(r, "actor_train")), to_string(Strategy{4, 1, 1, 16, true, true}));
+  EXPECT_EQ(strategy(r, "actor_inf").micro_batches, 32);  // the same size over a rank's 128
+  EXPECT_EQ(strategy(r, "ref_inf").micro_batches, 4);     // n_mbs
+  EXPECT_EQ(r.plan.assignments[0].mesh, (DeviceMesh{0, 4}));
+  EXPECT_EQ(r.plan.assignments[size_t(r.graph.mfc_index("actor_train"))].mesh, (DeviceMesh{4, 4}));
+}
+
+TEST(ArealReader, LaunchLineOverridesTheConfigItNames) {
+  const std::string dir = write_files("launch", {{"gsm8k_grpo.yaml", kUsersConfig}});
+  const std::string script =
+      "#!/bin/bash\nexport MODEL=Qwen/Qwen3-30B-A3B\n"
+      "python3 -m areal.launcher.local examples/math/gsm8k_rl.py --config " +
+      dir +
+      "/gsm8k_grpo.yaml \\\n"
+      "  experiment_name=mine rollout.backend=sglang:d2t2 "
+      "actor.backend='megatron:(attn:d2p2t1|ffn:d1p2t1e2)' \\\n"
+      "  actor.path=$MODEL actor.mb_spec.max_tokens_per_mb=null actor.mb_spec.n_mbs=2\n";
+  const auto r = testing::read_script("areal", script);
+  EXPECT_EQ(r.run.config["models"]["actor"], "qwen3-30b-a3b");
+  EXPECT_EQ(r.run.options["backend"], "megatron");
+  EXPECT_EQ(to_string(strategy(r, "actor_gen")), to_string(Strategy{2, 2, 1, 1}));
+  Strategy train{2, 1, 2, 2, false, true};
+  train.ep = 2;
+  EXPECT_EQ(to_string(strategy(r, "actor_train")), to_string(train));
+  // A config beside the script is found by its name.
+  const std::string beside = write_files("beside", {{"my.yaml", kUsersConfig}});
+  EXPECT_EQ(
+      engines::make_engine("areal")
+          ->read_run("python3 -m areal.launcher.local train.py --config my.yaml", beside + "/run.sh", {})
+          .config["batch"]["prompts"],
+      128);
+  try {
+    engines::make_engine("areal")->read_run("python3 train.py --config none.yaml", beside + "/run.sh", {});
+    ADD_FAILURE() << "a missing config read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "--config");
+  }
+}
+
+TEST(ArealReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
+  const std::string dir = write_files("refused", {{"base.yaml", kUsersConfig}});
+  const std::string base = "python3 -m areal.launcher.local train.py --config " + dir + "/base.yaml ";
+  EXPECT_NO_THROW(testing::read_script("areal", base + "experiment_name=x"));
+  testing::expect_refused(
+      "areal", base,
+      {
+          {"allocation_mode='sglang[r]:d4|fsdp[a]:d4'", "allocation_mode"},
+          {"allocation_mode=sglang:d4+archon:d4", "allocation_mode"},
+          {"allocation_mode=sglang:d4+fsdp:d2c2", "allocation_mode"},
+          {"allocation_mode=sglang:d4+fsdp:d2e2", "allocation_mode"},
+          {"allocation_mode=sglang:d2p2+fsdp:d4", "allocation_mode"},
+          {"allocation_mode=sglang:d4+fsdp:d4+fsdp:d2", "allocation_mode"},
+          {"allocation_mode=sglang:d8+fsdp:d4", "allocation_mode"},
+          {"allocation_mode=sglang:d4x2+fsdp:d4", "allocation_mode"},
+          {"rollout.backend=sglang:d4", "actor.backend"},
+          {"rollout.backend=sglang:d4 actor.backend=fsdp:d4 ref.backend=fsdp:d2", "ref.backend"},
+          {"actor.backend='megatron:(attn:d2t2|ffn:d1t2e2)' rollout.backend=sglang:d4", "actor.backend"},
+          {"actor.use_lora=true", "actor.use_lora"},
+          {"actor.recompute_logprob=false actor.use_decoupled_loss=false", "actor.recompute_logprob"},
+          {"actor.ppo_n_minibatches=3", "actor.ppo_n_minibatches"},
+          {"train_dataset.max_length=null", "train_dataset.max_length"},
+          {"actor.mb_spec.n_mbs=0", "actor.mb_spec.n_mbs"},
+      });
+}
+
+TEST(LaunchConfig, InterpolationsResolveThroughChainsAndTheEnvironment) {
+  std::vector<engines::ConfigEntry> entries = engines::flatten_config(Json::parse(R"({
+      "a": {"b": 4, "path": "${c.d}"}, "c": {"d": "${oc.env:MODEL,Qwen/Qwen2.5-7B}"},
+      "n": "${a.b}", "mixed": "/runs/${a.b}/x", "loop": "${loop}", "unset": "${oc.env:NOPE}",
+      "list": [1, 2]})"));
+  engines::resolve_interpolations(entries, {});
+  std::map<std::string, Json> v;
+  for (const auto& e : entries) v[e.key] = e.value;
+  EXPECT_EQ(v["a.path"], "Qwen/Qwen2.5-7B");
+  EXPECT_EQ(v["n"], 4);  // typed when the reference is the whole value
+  EXPECT_EQ(v["mixed"], "/runs/4/x");
+  EXPECT_EQ(v["loop"], "${loop}");
+  EXPECT_EQ(v["unset"], "${oc.env:NOPE}");
+  EXPECT_EQ(v["list"], Json::parse("[1, 2]"));
+  engines::resolve_interpolations(
+      entries = engines::flatten_config(Json::parse(R"({"m": "${oc.env:MODEL}"})")), {{"MODEL", "/ckpt/m"}});
+  EXPECT_EQ(entries[0].value, "/ckpt/m");
+}
+
+}  // namespace
+}  // namespace realign
