@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "engines/engine.h"
+#include "engines/launch_config.h"
 
 namespace realign::engines {
 
@@ -19,7 +20,7 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries);
 // OpenRLHF's (openrlhf_reader.cc): a train_ppo_ray script's workload and layout.
 ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries);
 // NeMo-RL's (nemo_rl_reader.cc): a run_grpo.py launch's workload and layout.
-ReadRun read_nemo_rl_run(const std::vector<ConfigEntry>& entries);
+ReadRun read_nemo_rl_run(const LaunchConfig& launch);
 // AReaL's (areal_reader.cc): a YAML config's (launch_config.h) workload and layout.
 ReadRun read_areal_run(const std::vector<ConfigEntry>& entries);
 

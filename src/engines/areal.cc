@@ -204,7 +204,7 @@ class Areal : public Engine {
 
   ReadRun read_run(const std::string& script, const std::string& file,
                    const std::map<std::string, std::string>& env) const override {
-    return read_areal_run(read_launch_config(script, file, env));
+    return read_areal_run(read_launch_config(script, file, env, true).entries);
   }
 
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {

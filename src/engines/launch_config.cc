@@ -76,13 +76,53 @@ bool resolve_once(std::vector<ConfigEntry>& entries, const std::map<std::string,
   return changed;
 }
 
-std::string config_path(const std::string& named, const std::string& script) {
+// The config a script names, found from the working directory or beside the script; "" when neither has it.
+std::string find_config(const std::string& named, const std::string& script) {
   if (std::filesystem::exists(named)) return named;
   const std::filesystem::path beside = std::filesystem::path(script).parent_path() / named;
   if (!std::filesystem::path(named).is_absolute() && std::filesystem::exists(beside)) return beside.string();
-  throw Error("--config", "'" + named + "' (named in " + script +
-                              ") is not found from the working directory or beside the script; run realign "
-                              "where the launch runs, or import the YAML file itself");
+  return "";
+}
+
+// `child` over `base`: objects merge key by key, anything else replaces; a child section with `_override_:
+// true` replaces the base's whole section.
+void merge_into(Json& base, Json child) {
+  for (auto& [key, value] : child.items()) {
+    if (value.is_object() && value.value("_override_", false)) {
+      value.erase("_override_");
+      base[key] = std::move(value);
+    } else if (value.is_object() && base.contains(key) && base[key].is_object()) {
+      merge_into(base[key], std::move(value));
+    } else {
+      base[key] = std::move(value);
+    }
+  }
+}
+
+Json load_tree(const std::filesystem::path& path, int depth);
+
+// `config` (read from `path`) with the configs its `defaults` names merged under it.
+Json with_defaults(Json config, const std::filesystem::path& path, int depth) {
+  if (!config.is_object()) throw Error(path.string(), "a config file must hold a mapping");
+  if (!config.contains("defaults")) return config;
+  Json defaults = config["defaults"];
+  config.erase("defaults");
+  if (!defaults.is_array()) defaults = Json::array({defaults});
+  Json merged = Json::object();
+  for (const Json& parent : defaults) {
+    if (!parent.is_string())
+      throw Error(path.string(), "defaults: expected file paths, got " + parent.dump());
+    const std::filesystem::path named = parent.get<std::string>();
+    merge_into(merged, load_tree(named.is_absolute() ? named : path.parent_path() / named, depth + 1));
+  }
+  merge_into(merged, std::move(config));
+  return merged;
+}
+
+Json load_tree(const std::filesystem::path& path, int depth) {
+  if (depth > 16) throw Error(path.string(), "its defaults include one another in a loop");
+  if (!std::filesystem::exists(path)) throw Error(path.string(), "not found (named as a config's defaults)");
+  return with_defaults(parse_yaml(read_file(path.string()), path.string()), path, depth);
 }
 
 }  // namespace
@@ -108,27 +148,34 @@ void resolve_interpolations(std::vector<ConfigEntry>& entries,
   }
 }
 
-std::vector<ConfigEntry> read_launch_config(const std::string& text, const std::string& file,
-                                            const std::map<std::string, std::string>& env) {
-  std::vector<ConfigEntry> entries;
+Json load_config_tree(const std::string& path) { return load_tree(path, 0); }
+
+LaunchConfig read_launch_config(const std::string& text, const std::string& file,
+                                const std::map<std::string, std::string>& env, bool config_required) {
+  LaunchConfig out;
   if (is_yaml(file)) {
-    entries = flatten_config(parse_yaml(text, file));
+    out.entries = flatten_config(with_defaults(parse_yaml(text, file), file, 0));
+    out.config_file = file;
   } else {
     const std::vector<ConfigEntry> overrides = read_launch_overrides(text, file, env);
     const ConfigEntry* named = entry(overrides, "--config");
-    if (!named || !named->value.is_string())
-      throw Error("--config", file + " names no YAML config (--config FILE) for the run's settings");
-    const std::string path = config_path(named->value.get<std::string>(), file);
-    entries = flatten_config(parse_yaml(read_file(path), path));
+    if (named && !named->value.is_string()) throw Error("--config", "expected a file path");
+    if (named) out.config_file = find_config(named->value.get<std::string>(), file);
+    if (config_required && out.config_file.empty())
+      throw Error("--config", named ? "'" + named->value.get<std::string>() + "' (named in " + file +
+                                          ") is not found from the working directory or beside the script; "
+                                          "run realign where the launch runs, or import the YAML file itself"
+                                    : file + " names no YAML config (--config FILE) for the run's settings");
+    if (!out.config_file.empty()) out.entries = flatten_config(load_config_tree(out.config_file));
     for (const ConfigEntry& o : overrides) {
       bool replaced = false;
-      for (ConfigEntry& e : entries)
+      for (ConfigEntry& e : out.entries)
         if (e.key == o.key) e.value = o.value, replaced = true;
-      if (!replaced) entries.push_back(o);
+      if (!replaced) out.entries.push_back(o);
     }
   }
-  resolve_interpolations(entries, env);
-  return entries;
+  resolve_interpolations(out.entries, env);
+  return out;
 }
 
 }  // namespace realign::engines

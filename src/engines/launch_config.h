@@ -23,11 +23,23 @@ std::vector<ConfigEntry> flatten_config(const Json& tree, const std::string& pre
 // (LaunchSettings names the key if an adapter reads it).
 void resolve_interpolations(std::vector<ConfigEntry>& entries, const std::map<std::string, std::string>& env);
 
+// A launch's settings and the config file they were read from ("" when none was).
+struct LaunchConfig {
+  std::vector<ConfigEntry> entries;
+  std::string config_file;
+};
+
+// A YAML config file as a tree, with the configs its `defaults` names (a path or a list of paths, relative to
+// the file; NeMo-RL's inheritance) merged under it depth-first, a later one over an earlier one, a section
+// marked `_override_: true` replacing its parents' whole. Errors name the file.
+Json load_config_tree(const std::string& path);
+
 // The settings a launch runs with. `file` ending in .yaml/.yml: `text` is the config itself. Otherwise `text`
 // is a launch script: the overrides of its command line (read_launch_overrides) over the YAML its --config
-// names, looked for as given (from the working directory) and then beside the script. Throws Error naming
-// --config when the command line names no config or the file is not found.
-std::vector<ConfigEntry> read_launch_config(const std::string& text, const std::string& file,
-                                            const std::map<std::string, std::string>& env);
+// names (load_config_tree), looked for as given (from the working directory) and then beside the script.
+// Without `config_required`, a config that is not found leaves the command line's overrides alone; with it,
+// that and a command line naming no config throw Error naming --config.
+LaunchConfig read_launch_config(const std::string& text, const std::string& file,
+                                const std::map<std::string, std::string>& env, bool config_required);
 
 }  // namespace realign::engines

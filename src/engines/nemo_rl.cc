@@ -9,8 +9,8 @@
 #include "core/error.h"
 #include "engines/adapters.h"
 #include "engines/expert_rules.h"
+#include "engines/launch_config.h"
 #include "engines/placements.h"
-#include "engines/script_reader.h"
 #include "engines/write_helpers.h"
 #include "plan/expert_parallel.h"
 
@@ -259,7 +259,7 @@ class NemoRl : public Engine {
 
   ReadRun read_run(const std::string& script, const std::string& file,
                    const std::map<std::string, std::string>& env) const override {
-    return read_nemo_rl_run(read_launch_overrides(script, file, env));
+    return read_nemo_rl_run(read_launch_config(script, file, env, false));
   }
 
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {

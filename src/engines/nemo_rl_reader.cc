@@ -1,12 +1,14 @@
-// A user's NeMo-RL GRPO launch (`uv run examples/run_grpo.py --config <base>.yaml key=value ...`) read back
-// into a realign config and plan: the inverse of the NeMo-RL writer (nemo_rl.cc), with the defaults of the
-// base config the writer launches (NVIDIA-NeMo/RL examples/configs/grpo_math_1B.yaml, and
-// grpo_math_1B_megatron.yaml over it) for the keys the command line leaves out.
+// A user's NeMo-RL GRPO launch (`uv run examples/run_grpo.py --config <config>.yaml key=value ...`) read back
+// into a realign config and plan: the inverse of the NeMo-RL writer (nemo_rl.cc). The config is read where it
+// is found (a recipe and the configs its defaults name); where it is not, the defaults of the base configs
+// the writer launches (NVIDIA-NeMo/RL examples/configs/grpo_math_1B.yaml, and grpo_math_1B_megatron.yaml over
+// it) stand for the keys the command line leaves out.
 #include <algorithm>
 #include <optional>
 
 #include "core/error.h"
 #include "engines/adapters.h"
+#include "engines/launch_config.h"
 #include "engines/placements.h"
 #include "engines/pricing.h"
 #include "engines/script_reader.h"
@@ -22,19 +24,22 @@ std::string key(const std::string& prefix, const std::string& leaf) { return pre
 
 }  // namespace
 
-ReadRun read_nemo_rl_run(const std::vector<ConfigEntry>& entries) {
-  const LaunchSettings s(entries);
+ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
+  const LaunchSettings s(launch.entries);
   ReadRun run;
   auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
   const std::string base = s.text("--config", "examples/configs/grpo_math_1B.yaml");
   const std::string file =
       base.substr(base.find_last_of('/') == std::string::npos ? 0 : base.find_last_of('/') + 1);
   const bool megatron_base = file == "grpo_math_1B_megatron.yaml";
-  if (file != "grpo_math_1B.yaml" && !megatron_base)
+  if (!launch.config_file.empty())
+    note("--config", "read " + launch.config_file + " and the configs its defaults name");
+  else if (file != "grpo_math_1B.yaml" && !megatron_base)
     note("--config", "'" + base +
-                         "' is not one of the base configs realign knows (grpo_math_1B.yaml, "
-                         "grpo_math_1B_megatron.yaml); what it sets beyond the command line is read as "
-                         "grpo_math_1B.yaml's defaults");
+                         "' is not found here and is not one of the base configs realign knows "
+                         "(grpo_math_1B.yaml, grpo_math_1B_megatron.yaml); what it sets beyond the command "
+                         "line is read as grpo_math_1B.yaml's defaults (run realign in the NeMo-RL checkout "
+                         "to read it)");
   const bool megatron = s.flag(key(kMegatron, "enabled"), megatron_base);
   if (megatron == s.flag(key(kDtensor, "enabled"), !megatron_base))
     throw Error(key(kMegatron, "enabled"),

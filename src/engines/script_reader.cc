@@ -252,10 +252,18 @@ std::vector<ConfigEntry> read_launch_flags(const std::string& script, const std:
 const Json* LaunchSettings::find(const std::string& key) const {
   for (const ConfigEntry& e : entries_)
     if (e.key == key) {
-      if (e.value.is_string() && e.value.get<std::string>().find('$') != std::string::npos)
-        throw Error(key, "'" + e.value.get<std::string>() +
+      if (e.value.is_string() && e.value.get<std::string>().find('$') != std::string::npos) {
+        const std::string v = e.value.get<std::string>();
+        const size_t open = v.find("${");
+        if (open != std::string::npos && v.find(':', open) < v.find('}', open) &&
+            v.compare(open, 9, "${oc.env:") != 0)
+          throw Error(key, "'" + v +
+                               "' calls an OmegaConf resolver realign does not evaluate; set the key "
+                               "on the command line");
+        throw Error(key, "'" + v +
                              "' names a variable the script does not set; set it there or pass it as "
                              "--env NAME=VALUE");
+      }
       return e.value.is_null() ? nullptr : &e.value;
     }
   return nullptr;

@@ -11,6 +11,7 @@
 #include "engines/engine_fixtures.h"
 #include "engines/launch_config.h"
 #include "engines/pricing.h"
+#include "engines/script_reader.h"
 
 namespace realign {
 namespace {
@@ -204,6 +205,15 @@ TEST(LaunchConfig, InterpolationsResolveThroughChainsAndTheEnvironment) {
   engines::resolve_interpolations(
       entries = engines::flatten_config(Json::parse(R"({"m": "${oc.env:MODEL}"})")), {{"MODEL", "/ckpt/m"}});
   EXPECT_EQ(entries[0].value, "/ckpt/m");
+  // A resolver realign does not evaluate is named as such when read.
+  try {
+    const std::vector<engines::ConfigEntry> resolver = {{"policy.batch", "${mul:${a},2}"}};
+    engines::LaunchSettings(resolver).integer("policy.batch", 1);
+    ADD_FAILURE() << "an unevaluated resolver read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "policy.batch");
+    EXPECT_NE(std::string(e.what()).find("OmegaConf resolver"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

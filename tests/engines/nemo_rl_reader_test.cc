@@ -3,6 +3,8 @@
 // cannot price is refused naming the key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -63,6 +65,83 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
           {"policy.generation.vllm_cfg.tensor_parallel_size=3",
            "policy.generation.vllm_cfg.tensor_parallel_size"},
       });
+}
+
+// A recipe as NeMo-RL's are written (examples/configs/recipes/llm/*.yaml): `defaults` naming a base config
+// by a path relative to the recipe, the recipe's keys over the base's, `_override_` replacing a whole
+// section, interpolations; read where the launch finds it, with the command line's overrides over it.
+TEST(NemoRlReader, RecipeIsReadWithTheConfigsItsDefaultsName) {
+  const auto dir = std::filesystem::temp_directory_path() / "realign_nemo_rl_recipe";
+  std::filesystem::create_directories(dir / "recipes" / "llm");
+  std::ofstream(dir / "base.yaml") << R"(grpo:
+  num_prompts_per_step: 32
+  num_generations_per_prompt: 16
+policy:
+  model_name: Qwen/Qwen2.5-1.5B
+  train_global_batch_size: 512
+  train_micro_batch_size: 4
+  logprob_batch_size: 4
+  max_total_sequence_length: 512
+  dtensor_cfg:
+    enabled: true
+    tensor_parallel_size: 1
+    activation_checkpointing: true
+  megatron_cfg:
+    enabled: false
+    tensor_model_parallel_size: 1
+    pipeline_model_parallel_size: 1
+  generation:
+    max_new_tokens: ${policy.max_total_sequence_length}
+    vllm_cfg:
+      tensor_parallel_size: 1
+    colocated:
+      enabled: true
+cluster:
+  gpus_per_node: 1
+  num_nodes: 1
+)";
+  std::ofstream(dir / "recipes" / "llm" / "grpo-7b-1n8g.yaml") << R"(defaults: ../../base.yaml
+grpo:
+  num_prompts_per_step: 64
+  num_generations_per_prompt: 8
+policy:
+  model_name: Qwen/Qwen2.5-7B-Instruct
+  max_total_sequence_length: 3072
+  generation:
+    max_new_tokens: 2048
+    vllm_cfg:
+      tensor_parallel_size: 2
+  dtensor_cfg:
+    _override_: true
+    enabled: true
+    tensor_parallel_size: 2
+cluster:
+  gpus_per_node: 8
+)";
+  const std::string script = "uv run examples/run_grpo.py --config " +
+                             (dir / "recipes" / "llm" / "grpo-7b-1n8g.yaml").string() +
+                             " policy.train_micro_batch_size=2\n";
+  const Read r = read_script(script);
+  EXPECT_EQ(r.run.config["models"]["actor"], "qwen2.5-7b");
+  EXPECT_EQ(r.run.config["batch"], Json::parse(R"({"prompts": 64, "samples_per_prompt": 8, "prompt_len": 1024,
+      "gen_len": 2048, "mini_batches": 1, "epochs": 1})"));
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 1, "devices_per_node": 8})"));
+  auto at = [&](const std::string& call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))]; };
+  EXPECT_EQ(to_string(at("actor_gen").strategy), to_string(Strategy{4, 2, 1, 1}));
+  // 512 a step over 4 ranks of tp 2 in the line's micro-batches of 2; the recipe's dtensor_cfg replaced the
+  // base's, checkpointing with it.
+  EXPECT_EQ(to_string(at("actor_train").strategy), to_string(Strategy{4, 2, 1, 64, true, false}));
+  EXPECT_NE(std::find_if(r.notes.begin(), r.notes.end(),
+                         [](const std::string& n) { return n.find("--config: read ") == 0; }),
+            r.notes.end());
+  // A base the recipe names that is not there is named.
+  std::ofstream(dir / "orphan.yaml") << "defaults: missing.yaml\n";
+  try {
+    read_script("uv run examples/run_grpo.py --config " + (dir / "orphan.yaml").string() + "\n");
+    ADD_FAILURE() << "read without its base";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), (dir / "missing.yaml").string());
+  }
 }
 
 }  // namespace
