@@ -2,7 +2,7 @@
 // (or AReaL config) for an engine, priced before launch. The script's settings become a realign config (the
 // workload) and a plan (the layout it runs); the plan is priced as the engine runs it, and the engine's best
 // plan for the same workload is searched beside it, so the user sees what the script costs and what a better
-// layout gains, with the files to launch it.
+// layout gains, with the files to launch it; --compare adds the other engines' best plans for it.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -23,8 +23,34 @@ namespace {
 struct Args {
   std::string script, engine, out;
   std::vector<std::string> overrides, env;
-  bool json = false;
+  bool json = false, compare = false;
 };
+
+// The same workload's best plan on each other engine, priced alike (make_engine_report), or why the engine
+// cannot run it.
+struct OtherEngine {
+  std::string name, display, placement, problem;
+  double time_s = 0;
+};
+
+std::vector<OtherEngine> other_engines(const RunConfig& config, const std::string& engine) {
+  std::vector<OtherEngine> out;
+  for (const std::string& name : engines::engine_names()) {
+    if (name == engine) continue;
+    OtherEngine o{name, engines::make_engine(name)->display_name(), "", "", 0};
+    try {
+      const EngineReport r = make_engine_report(config, name);
+      if (r.search.plan && r.fits)
+        o.placement = r.search.placement.name, o.time_s = r.estimate.iteration_time_s;
+      else
+        o.problem = r.problem;
+    } catch (const Error& e) {
+      o.problem = e.what();
+    }
+    out.push_back(o);
+  }
+  return out;
+}
 
 // The realign config the script describes, the command line's overrides applied last. A model path that
 // names no known shape is reported against the config key that would name it.
@@ -127,6 +153,8 @@ void add_import_command(CLI::App& app) {
                   "A directory for the realign config (config.json), the script's plan (script_plan.json) "
                   "and the best plan's launch files");
   sub->add_flag("--json", args->json, "Print one JSON object instead of the report");
+  sub->add_flag("--compare", args->compare,
+                "Also search the same workload's best plan on each other engine, priced alike");
   on_run(sub, [args] {
     std::map<std::string, std::string> env;
     for (const std::string& e : args->env) {
@@ -154,6 +182,9 @@ void add_import_command(CLI::App& app) {
     const bool script_fits = priced.placements.front().estimate.fits;
     const bool best_fits = best.search.plan && best.fits;
 
+    const std::vector<OtherEngine> others =
+        args->compare ? other_engines(config, args->engine) : std::vector<OtherEngine>{};
+
     std::vector<std::string> written;
     if (!args->out.empty()) {
       std::filesystem::create_directories(args->out);
@@ -168,6 +199,11 @@ void add_import_command(CLI::App& app) {
                 {"script_plan", to_json(plan)},     {"as_engine_runs_it", engine_pricing_json(priced)},
                 {"best", engine_report_json(best)}, {"notes", run.notes}};
       if (script_fits && best_fits) j["speedup"] = script_s / best.estimate.iteration_time_s;
+      for (const OtherEngine& o : others)
+        j["other_engines"].push_back(
+            o.problem.empty()
+                ? Json{{"engine", o.name}, {"placement", o.placement}, {"iteration_time_s", o.time_s}}
+                : Json{{"engine", o.name}, {"problem", o.problem}});
       std::printf("%s\n", j.dump().c_str());
     } else {
       const BatchShape& b = config.algorithm.batch;
@@ -194,6 +230,12 @@ void add_import_command(CLI::App& app) {
             "against %s): keep it, or search longer\n",
             1 / speedup, format_seconds(script_s).c_str(),
             format_seconds(best.estimate.iteration_time_s).c_str());
+      if (!others.empty()) std::printf("\nthe same workload on the other engines (their best plans):\n");
+      for (const OtherEngine& o : others)
+        std::printf("  %-9s %s\n", o.display.c_str(),
+                    (o.problem.empty() ? format_seconds(o.time_s) + " per iteration, " + o.placement
+                                       : "cannot: " + o.problem)
+                        .c_str());
       for (const std::string& f : written) std::printf("wrote %s\n", f.c_str());
     }
     return script_fits ? 0 : 2;

@@ -67,7 +67,7 @@ TEST(ImportCli, ArealConfigIsPricedAsSimulateDoesOnItsOwnBackend) {
   const auto r =
       run_realign("import " + std::string(REALIGN_SOURCE_DIR) +
                   "/examples/areal_grpo_qwen2.5_7b_8xh100.yaml --engine areal plan.time_budget_s=1 "
-                  "--json --out " +
+                  "--json --compare --out " +
                   dir);
   ASSERT_EQ(r.code, 0) << r.out;
   const Json j = Json::parse(r.out);
@@ -81,6 +81,16 @@ TEST(ImportCli, ArealConfigIsPricedAsSimulateDoesOnItsOwnBackend) {
   EXPECT_NEAR(Json::parse(sim.out)["as_engine_runs_it"]["iteration_time_s"].get<double>(), script_s,
               1e-9 * script_s);
   EXPECT_TRUE(std::ifstream(dir + "/planned/config.yaml").good());
+  // --compare: the same workload (staleness 2 included) on every other engine, or why it cannot run it.
+  ASSERT_EQ(j["other_engines"].size(), 3u);
+  for (const Json& o : j["other_engines"]) {
+    SCOPED_TRACE(o.dump());
+    EXPECT_NE(o["engine"], "areal");
+    EXPECT_TRUE(o.contains("problem") || o["iteration_time_s"].get<double>() > 0);
+  }
+  EXPECT_EQ(j["other_engines"][0]["engine"], "verl");
+  // Asynchronous, as the workload is.
+  EXPECT_EQ(j["other_engines"][0]["placement"].get<std::string>().rfind("fully_async", 0), 0u);
 }
 
 TEST(ImportCli, ErrorsNameTheScriptsKeyOrTheFlag) {
