@@ -15,6 +15,15 @@ using testing::run_realign;
 
 const std::string kScript = std::string(REALIGN_SOURCE_DIR) + "/examples/verl_grpo_qwen2.5_7b_8xh100.sh";
 
+// The config and plan `import --out dir` wrote, priced by simulate, give the import's figure.
+void expect_simulate_gives(const std::string& dir, const std::string& engine, double script_s) {
+  const auto sim = run_realign("simulate " + dir + "/config.json --plan " + dir +
+                               "/script_plan.json --engine " + engine + " --json");
+  ASSERT_EQ(sim.code, 0) << sim.out;
+  EXPECT_NEAR(Json::parse(sim.out)["as_engine_runs_it"]["iteration_time_s"].get<double>(), script_s,
+              1e-9 * script_s);
+}
+
 TEST(ImportCli, PricesTheScriptAsSimulateDoesAndSearchesTheBestPlanBesideIt) {
   const std::string dir = ::testing::TempDir() + "verl_import";
   const auto r = run_realign("import " + kScript + " --engine verl plan.time_budget_s=1 --json --out " + dir);
@@ -27,12 +36,7 @@ TEST(ImportCli, PricesTheScriptAsSimulateDoesAndSearchesTheBestPlanBesideIt) {
   EXPECT_TRUE(j["as_engine_runs_it"]["fits"].get<bool>());
   EXPECT_GT(j["best"]["iteration_time_s"].get<double>(), 0);
   EXPECT_NEAR(j["speedup"].get<double>(), script_s / j["best"]["iteration_time_s"].get<double>(), 1e-9);
-  // The written config and plan, priced by simulate, give the import's figure.
-  const auto sim = run_realign("simulate " + dir + "/config.json --plan " + dir +
-                               "/script_plan.json --engine verl --json");
-  ASSERT_EQ(sim.code, 0) << sim.out;
-  EXPECT_NEAR(Json::parse(sim.out)["as_engine_runs_it"]["iteration_time_s"].get<double>(), script_s,
-              1e-9 * script_s);
+  expect_simulate_gives(dir, "verl", script_s);
   EXPECT_TRUE(std::ifstream(dir + "/planned/launch.sh").good());
 }
 
@@ -75,11 +79,7 @@ TEST(ImportCli, ArealConfigIsPricedAsSimulateDoesOnItsOwnBackend) {
   EXPECT_EQ(j["config"]["train"]["staleness"], 2);
   ASSERT_EQ(j["as_engine_runs_it"]["placements"].size(), 1u);  // FSDP's, as actor.backend says
   const double script_s = j["as_engine_runs_it"]["iteration_time_s"].get<double>();
-  const auto sim = run_realign("simulate " + dir + "/config.json --plan " + dir +
-                               "/script_plan.json --engine areal --json");
-  ASSERT_EQ(sim.code, 0) << sim.out;
-  EXPECT_NEAR(Json::parse(sim.out)["as_engine_runs_it"]["iteration_time_s"].get<double>(), script_s,
-              1e-9 * script_s);
+  expect_simulate_gives(dir, "areal", script_s);
   EXPECT_TRUE(std::ifstream(dir + "/planned/config.yaml").good());
   // --compare: the same workload (staleness 2 included) on every other engine, or why it cannot run it.
   ASSERT_EQ(j["other_engines"].size(), 3u);
