@@ -1,6 +1,7 @@
 // AReaL (inclusionAI/AReaL): generation on its own GPUs (SGLang, data x tensor parallel) apart from the
 // training engine (Megatron, data x pipeline x tensor; or FSDP, data x tensor), the two written as one
-// allocation_mode ("sglang:d4p1t2+megatron:d2p2t2", "sglang:d4p1t1+fsdp:d4p1t1"); critic and reference
+// allocation_mode ("sglang:d4p1t2+megatron:d2p2t2", "sglang:d4p1t1+fsdp:d4p1t1"), or on one node both on all
+// its GPUs taking turns ("sglang[rollout]:d8p1t1|fsdp[actor]:d8p1t1", on-policy); critic and reference
 // colocated with the actor; at most rollout.max_head_offpolicyness versions between the weights that generate
 // and those that train.
 #include <algorithm>
@@ -19,6 +20,7 @@ namespace {
 constexpr const char* kExample = "inclusionAI/AReaL examples/math/gsm8k_ppo_megatron.yaml";
 constexpr const char* kAlloc = "inclusionAI/AReaL areal/api/alloc_mode.py";
 constexpr const char* kArgs = "inclusionAI/AReaL areal/api/cli_args.py";
+constexpr const char* kColocated = "inclusionAI/AReaL examples/math/gsm8k_grpo_colocated.yaml";
 
 const std::vector<std::string> kTrainCalls = {"actor_train", "actor_inf", "ref_inf", "critic_inf",
                                               "critic_train"};
@@ -64,6 +66,10 @@ class Areal : public Engine {
         {"Generation allocations ('sglang:'/'vllm:') take d, t and p only: no expert parallelism (ep 1, "
          "the experts cut by tensor parallelism)",
          kAlloc},
+        {"Or colocated on one node (GPU time-sharing, 'sglang[rollout]:dXp1tZ|fsdp[actor]:dXp1tZ' with "
+         "enable_offload and weight_update_mode disk): generation and every other call on all the node's "
+         "GPUs, FSDP training, on-policy only (max_head_offpolicyness 0)",
+         kColocated},
         {"Rewards are functions: the configs read have no reward-model role, so a reward model is not "
          "proposed",
          kExample},
@@ -94,15 +100,25 @@ class Areal : public Engine {
       throw Error(
           "train.ppo.behaviour_logprobs",
           "AReaL's decoupled objective recomputes log-probs (actor.recompute_logprob); set it to recompute");
-    if (c.n_devices() < 2) throw Error("cluster", "AReaL needs separate GPUs for generation and training");
+    if (c.n_devices() < 2 && g.staleness > 0)
+      throw Error("cluster", "AReaL needs separate GPUs for asynchronous generation and training");
   }
 
   std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
     std::vector<Placement> out;
-    for (const Json& options : training_backends(g, c, "fsdp"))
+    for (const Json& options : training_backends(g, c, "fsdp")) {
       for (const auto& m : cover_cluster(c, 2))
         out.push_back(group_placement(g, {{"actor_gen"}, present(g, kTrainCalls)}, m,
                                       "decoupled, " + options["backend"].get<std::string>(), options));
+      if (options["backend"] == "fsdp" && c.n_nodes == 1 && g.staleness == 0) {
+        Json colocated = options;
+        colocated["colocated"] = true;
+        std::vector<std::string> all = present(g, kTrainCalls);
+        all.insert(all.begin(), "actor_gen");
+        out.push_back(
+            group_placement(g, {all}, {DeviceMesh{0, c.n_devices()}}, "colocated, fsdp", colocated));
+      }
+    }
     return out;
   }
 
@@ -156,8 +172,16 @@ class Areal : public Engine {
     put("tokenizer_path", model_path(in.raw_config, Role::kActor));
     put("cluster.n_nodes", c.n_nodes);
     put("cluster.n_gpus_per_node", c.devices_per_node);
-    const std::string backend = sharded_backend(written_placement(*this, in, plan)) ? "fsdp" : "megatron";
-    put("allocation_mode", "sglang:" + dims(gen.strategy) + "+" + backend + ":" + dims(actor.strategy));
+    const Placement placement = written_placement(*this, in, plan);
+    const std::string backend = sharded_backend(placement) ? "fsdp" : "megatron";
+    const bool colocated = placement.options.value("colocated", false);
+    if (colocated) {
+      put("enable_offload", true);  // torch_memory_saver: training and SGLang take turns on the GPUs
+      put("allocation_mode",
+          "sglang[rollout]:" + dims(gen.strategy) + "|fsdp[actor]:" + dims(actor.strategy));
+    } else {
+      put("allocation_mode", "sglang:" + dims(gen.strategy) + "+" + backend + ":" + dims(actor.strategy));
+    }
     put("rollout.max_head_offpolicyness", g.staleness);
     put("rollout.consumer_batch_size", in.batch.prompts);
     put("gconfig.n_samples", in.batch.samples_per_prompt);
@@ -168,6 +192,11 @@ class Areal : public Engine {
     put("actor.ppo_n_minibatches", train.mini_batches);
     put("actor.recompute_logprob", true);
     put("actor.use_decoupled_loss", g.staleness > 0);
+    if (colocated) {
+      put("actor.colocated", true);
+      put("actor.weight_update_mode", "disk");  // through /dev/shm, as colocated mode requires
+      put("sglang.enable_memory_saver", true);
+    }
     if (const MfcAssignment* critic = at("critic_train")) {
       put("critic.path", model_path(in.raw_config, Role::kCritic));
       put("critic.is_critic", true);
@@ -210,8 +239,9 @@ class Areal : public Engine {
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {
     const MfcAssignment& gen = plan.assignments[size_t(g.mfc_index("actor_gen"))];
     const MfcAssignment& actor = plan.assignments[size_t(g.mfc_index("actor_train"))];
-    return {"generation (SGLang): " + std::to_string(gen.mesh.size) + " GPUs " + to_string(gen.mesh) + ", " +
-                dims(gen.strategy),
+    const std::string shared = gen.mesh.overlaps(actor.mesh) ? ", taking turns with training" : "";
+    return {"generation (SGLang" + shared + "): " + std::to_string(gen.mesh.size) + " GPUs " +
+                to_string(gen.mesh) + ", " + dims(gen.strategy),
             "training (actor with critic and ref colocated): " + std::to_string(actor.mesh.size) + " GPUs " +
                 to_string(actor.mesh) + ", " + dims(actor.strategy)};
   }

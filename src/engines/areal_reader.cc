@@ -96,48 +96,61 @@ Allocation read_component(std::string text, const std::string& key) {
   return a;
 }
 
-// Generation's and training's allocations and the key they were read from.
-std::pair<Allocation, Allocation> read_allocations(const LaunchSettings& s, std::string& key) {
+// Generation's and training's allocations, whether they take turns on the same GPUs (colocated), and the key
+// they were read from.
+struct Layout {
   Allocation gen, train;
+  bool colocated = false;
+  std::string key;
+};
+
+Layout read_layout(const LaunchSettings& s) {
+  Layout l;
   const std::string rollout = s.text("rollout.backend", ""), actor = s.text("actor.backend", "");
   if (!rollout.empty() || !actor.empty()) {
-    key = rollout.empty() ? "rollout.backend" : "actor.backend";
+    l.key = rollout.empty() ? "rollout.backend" : "actor.backend";
     if (rollout.empty() || actor.empty())
-      throw Error(key, "not set; realign reads rollout.backend and actor.backend together");
+      throw Error(l.key, "not set; realign reads rollout.backend and actor.backend together");
     for (const char* role : {"critic.backend", "ref.backend"})
       if (!s.text(role, "").empty() && s.text(role, "") != actor)
         throw Error(role,
                     "differs from actor.backend; realign prices the critic and reference in the "
                     "actor's allocation (left empty, AReaL gives them the actor's)");
-    key = "rollout.backend", gen = read_component(rollout, key);
-    key = "actor.backend", train = read_component(actor, key);
+    l.key = "rollout.backend", l.gen = read_component(rollout, l.key);
+    l.key = "actor.backend", l.train = read_component(actor, l.key);
   } else {
-    key = "allocation_mode";
-    const std::string mode = s.text(key, "");
+    l.key = "allocation_mode";
+    const std::string mode = s.text(l.key, "");
     if (mode.empty()) throw Error("rollout.backend", "not set (nor allocation_mode): the run's layout");
+    // '+' puts engines on GPUs of their own, '|' on the same GPUs (binding tighter); MoE folding's '|' is
+    // inside its section.
     std::vector<std::string> parts(1);
     int depth = 0;
+    const bool folding = mode.find("attn") != std::string::npos;
     for (char c : mode) {
       depth += c == '(' ? 1 : c == ')' ? -1 : 0;
-      if (c == '|' && depth == 0 && mode.find("attn") == std::string::npos)
-        throw Error(key, "'" + mode +
-                             "' colocates engines ('|'); realign prices AReaL with generation on "
-                             "GPUs of its own ('<gen>+<train>')");
-      if (c == '+' && depth == 0)
+      if ((c == '+' || (c == '|' && !folding)) && depth == 0) {
+        l.colocated |= c == '|';
         parts.emplace_back();
-      else
+      } else {
         parts.back() += c;
+      }
     }
-    if (parts.size() != 2)
-      throw Error(key, "'" + mode +
-                           "': realign reads one generation and one training allocation "
-                           "('<gen>+<train>')");
-    gen = read_component(parts[0], key), train = read_component(parts[1], key);
+    if (parts.size() != 2 || (l.colocated && mode.find('+') != std::string::npos))
+      throw Error(l.key, "'" + mode +
+                             "': realign reads one generation and one training allocation, apart "
+                             "('<gen>+<train>') or colocated ('<gen>|<train>')");
+    l.gen = read_component(parts[0], l.key), l.train = read_component(parts[1], l.key);
   }
-  if (!inference_backend(gen.backend) || inference_backend(train.backend))
-    throw Error(key, "expected generation (sglang or vllm) and then training (fsdp or megatron)");
-  if (gen.grid.pp > 1) throw Error(key, "pipeline-parallel generation is not priced by realign");
-  return {gen, train};
+  if (!inference_backend(l.gen.backend) || inference_backend(l.train.backend))
+    throw Error(l.key, "expected generation (sglang or vllm) and then training (fsdp or megatron)");
+  if (l.gen.grid.pp > 1) throw Error(l.key, "pipeline-parallel generation is not priced by realign");
+  if (l.colocated && (l.train.backend != "fsdp" ||
+                      l.gen.grid.dp * l.gen.grid.tp != l.train.grid.dp * l.train.grid.tp * l.train.grid.pp))
+    throw Error(l.key,
+                "colocated engines: realign prices AReaL's colocated mode with FSDP training on the "
+                "GPUs generation takes (the same world size)");
+  return l;
 }
 
 // Micro-batches of one call run by `role`'s engine: AReaL's mb_spec splits a rank's sequences into n_mbs
@@ -176,10 +189,14 @@ ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
   const LaunchSettings s(entries);
   ReadRun run;
   auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
-  std::string layout_key;
-  const auto allocations = read_allocations(s, layout_key);
-  const Allocation gen = allocations.first, train = allocations.second;
-  run.options = {{"backend", train.backend}};
+  const Layout layout = read_layout(s);
+  const Allocation gen = layout.gen, train = layout.train;
+  const std::string layout_key = layout.key;
+  run.options = {{"backend", train.backend}, {"colocated", layout.colocated}};
+  if (layout.colocated && s.integer("rollout.max_head_offpolicyness", 0) > 0)
+    throw Error("rollout.max_head_offpolicyness",
+                "colocated engines take turns on the GPUs, on-policy (0) as AReaL's colocated example runs "
+                "them; realign prices them so");
   if (s.flag("actor.use_lora", false))
     throw Error("actor.use_lora", "LoRA training is not priced by realign");
   if (!s.flag("actor.recompute_logprob", false) && !s.flag("actor.use_decoupled_loss", false))
@@ -235,12 +252,15 @@ ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
          "AReaL's vLLM runs eagerly by default; priced with CUDA-graph decoding as SGLang's");
   if (gen.backend == "sglang" && s.flag("sglang.disable_cuda_graph", false))
     note("sglang.disable_cuda_graph", "priced with CUDA-graph decoding");
-  if (s.flag("enable_offload", false)) note("enable_offload", "priced without offloading");
+  if (s.flag("enable_offload", false))
+    note("enable_offload", layout.colocated
+                               ? "the offload and reload as the engines take turns are not priced"
+                               : "priced without offloading");
 
   // The cluster: the nodes the config gives, or just the GPUs the two allocations take.
   const int gen_gpus = gen.grid.dp * gen.grid.tp, train_gpus = train.grid.dp * train.grid.tp * train.grid.pp;
   int nodes = int(s.integer("cluster.n_nodes", 1)), per_node = int(s.integer("cluster.n_gpus_per_node", 8));
-  const int used = gen_gpus + train_gpus;
+  const int used = layout.colocated ? gen_gpus : gen_gpus + train_gpus;
   if (used > nodes * per_node)
     throw Error(layout_key, std::to_string(used) + " GPUs (generation " + std::to_string(gen_gpus) +
                                 ", training " + std::to_string(train_gpus) +

@@ -112,6 +112,45 @@ TEST(ArealReader, ConfigWrittenByRealignReadsBackToItsPlanAsArealRunsIt) {
   }
 }
 
+// On one node and on-policy, AReaL's colocated mode gives generation and training all the GPUs in turn, where
+// a split gives each half: the search takes it, and what the writer writes for it reads back to the plan.
+TEST(ArealReader, ColocatedPlanFoundOnOneNodeReadsBackAsWritten) {
+  AlgorithmConfig a = testing::algorithm_from_yaml(R"(
+algorithm: grpo
+models: {actor: qwen2.5-7b}
+batch: {prompts: 256, samples_per_prompt: 5, prompt_len: 1024, gen_len: 1024, mini_batches: 4}
+)");
+  a.reward_model = false;
+  a.recompute_logprobs = true;
+  const DataflowGraph g = build_graph(a);
+  const Cluster c = h100(1);
+  const auto areal = engines::make_engine("areal");
+  const auto found = testing::search(*areal, g, c, 2000);
+  ASSERT_TRUE(found.search.plan.has_value());
+  EXPECT_EQ(found.search.placement.name, "colocated, fsdp");
+  engines::WriteInput in;
+  in.graph = &g, in.cluster = &c, in.batch = a.batch, in.placement = found.search.placement;
+  in.raw_config = Json::parse(R"({"models": {"actor": "/ckpt/qwen2.5-7b"}})");
+  std::map<std::string, Json> written;
+  for (const auto& e : areal->write_config(in, *found.search.plan)) written[e.key] = e.value;
+  EXPECT_EQ(written["enable_offload"], true);
+  EXPECT_EQ(written["actor.weight_update_mode"], "disk");
+  EXPECT_NE(written["allocation_mode"].get<std::string>().find("|fsdp[actor]:d"), std::string::npos);
+  const auto r =
+      testing::read_script("areal", areal->launch_files(in, *found.search.plan).at(0).text, "config.yaml");
+  EXPECT_EQ(r.run.options["colocated"], true);
+  ExecutionPlan runs = engines::as_engine_runs(*found.search.plan, g, areal->pricing(g));
+  // Generation waves are SGLang's own scheduling, not a setting the config carries (import adds them where
+  // the KV cache needs them).
+  runs.assignments[size_t(g.mfc_index("actor_gen"))].strategy.micro_batches = 1;
+  ASSERT_EQ(r.plan.assignments.size(), runs.assignments.size());
+  for (size_t i = 0; i < runs.assignments.size(); ++i) {
+    SCOPED_TRACE(runs.assignments[i].mfc);
+    EXPECT_EQ(r.plan.assignments[i].mesh, runs.assignments[i].mesh);
+    EXPECT_EQ(to_string(r.plan.assignments[i].strategy), to_string(runs.assignments[i].strategy));
+  }
+}
+
 TEST(ArealReader, UsersConfigReadsToTheLayoutItRuns) {
   const auto r = testing::read_script("areal", kUsersConfig, "gsm8k_grpo.yaml");
   EXPECT_EQ(r.run.config["algorithm"], "grpo");
@@ -162,6 +201,19 @@ TEST(ArealReader, LaunchLineOverridesTheConfigItNames) {
   }
 }
 
+TEST(ArealReader, ColocatedEnginesTakeTurnsOnTheWholeNode) {
+  const std::string dir = write_files("colocated", {{"base.yaml", kUsersConfig}});
+  const auto r = testing::read_script(
+      "areal", "python3 -m areal.infra.launcher.local --config " + dir +
+                   "/base.yaml allocation_mode='sglang[rollout]:d4p1t2|fsdp[actor]:d8p1t1' "
+                   "rollout.max_head_offpolicyness=0 enable_offload=true\n");
+  EXPECT_EQ(r.run.options, Json::parse(R"({"backend": "fsdp", "colocated": true})"));
+  EXPECT_FALSE(r.run.config.contains("train"));  // on-policy
+  for (const auto& a : r.plan.assignments) EXPECT_EQ(a.mesh, (DeviceMesh{0, 8})) << a.mfc;
+  EXPECT_EQ(to_string(strategy(r, "actor_gen")), to_string(Strategy{4, 2, 1, 1}));
+  EXPECT_EQ(strategy(r, "actor_train").dp, 8);
+}
+
 TEST(ArealReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   const std::string dir = write_files("refused", {{"base.yaml", kUsersConfig}});
   const std::string base = "python3 -m areal.launcher.local train.py --config " + dir + "/base.yaml ";
@@ -169,7 +221,10 @@ TEST(ArealReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   testing::expect_refused(
       "areal", base,
       {
-          {"allocation_mode='sglang[r]:d4|fsdp[a]:d4'", "allocation_mode"},
+          {"allocation_mode='sglang[r]:d4|fsdp[a]:d4'", "rollout.max_head_offpolicyness"},
+          {"allocation_mode='sglang[r]:d4|fsdp[a]:d8' rollout.max_head_offpolicyness=0", "allocation_mode"},
+          {"allocation_mode='sglang[r]:d8|megatron[a]:d8' rollout.max_head_offpolicyness=0",
+           "allocation_mode"},
           {"allocation_mode=sglang:d4+archon:d4", "allocation_mode"},
           {"allocation_mode=sglang:d4+fsdp:d2c2", "allocation_mode"},
           {"allocation_mode=sglang:d4+fsdp:d2e2", "allocation_mode"},

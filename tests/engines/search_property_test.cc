@@ -94,17 +94,22 @@ void expect_config_adds_up(const std::string& engine, const DataflowGraph& g, co
                   (s.dp * entry_int(cfg, "policy.train_micro_batch_size")),
               0);
   } else {
-    // allocation_mode "sglang:dApBtC+megatron:dXpYtZ"
+    // allocation_mode "sglang:dApBtC+megatron:dXpYtZ" (apart: the GPUs add up) or
+    // "sglang[rollout]:dApBtC|fsdp[actor]:dXpYtZ" (colocated: each takes them all).
     std::string alloc;
     for (const auto& e : cfg)
       if (e.key == "allocation_mode") alloc = e.value.get<std::string>();
+    const bool colocated = alloc.find('|') != std::string::npos;
     int total = 0;
     for (size_t at_ = alloc.find(':'); at_ != std::string::npos; at_ = alloc.find(':', at_ + 1)) {
       int d = 0, p = 0, t = 0;
       ASSERT_EQ(std::sscanf(alloc.c_str() + at_ + 1, "d%dp%dt%d", &d, &p, &t), 3) << alloc;
+      if (colocated) {
+        EXPECT_EQ(d * p * t, n) << alloc;
+      }
       total += d * p * t;
     }
-    EXPECT_EQ(total, n) << alloc;
+    EXPECT_EQ(total, colocated ? 2 * n : n) << alloc;
   }
 }
 
@@ -218,10 +223,18 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
         }
         EXPECT_TRUE(gen.strategy.ep == 1 || gen.strategy.ep == gen.strategy.tp);
       } else {
-        EXPECT_FALSE(gen.mesh.overlaps(actor.mesh));
-        EXPECT_EQ(gen.strategy.ep, 1);  // the allocation has no e for SGLang
         // Megatron without the distributed optimizer, or FSDP sharding it with the rest.
         const bool fsdp = r.search.placement.options["backend"] == "fsdp";
+        if (r.search.placement.options.value("colocated", false)) {
+          // Taking turns on one node's GPUs: FSDP, on-policy.
+          EXPECT_EQ(gen.mesh, actor.mesh);
+          EXPECT_EQ(c.n_nodes, 1);
+          EXPECT_EQ(g.staleness, 0);
+          EXPECT_TRUE(fsdp);
+        } else {
+          EXPECT_FALSE(gen.mesh.overlaps(actor.mesh));
+        }
+        EXPECT_EQ(gen.strategy.ep, 1);  // the allocation has no e for SGLang
         for (const auto& x : plan.assignments) {
           if (x.mfc == "actor_gen") continue;
           EXPECT_EQ(x.mesh, actor.mesh);
