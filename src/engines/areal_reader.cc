@@ -58,10 +58,13 @@ void read_dims(const std::string& dims, const std::string& allowed, const std::s
 }
 
 // One component of an allocation: "sglang:d4t2", "megatron[actor]:d2p2t2e2",
-// "megatron:(attn:d1p2t4|ffn:d1p2t1e4)", or older AReaL's bare "d4p1t1" (the backend auto-selected as it did
-// then: megatron with p or e above 1, else fsdp).
+// "megatron:(attn:d1p2t4|ffn:d1p2t1e4)", or older AReaL's "sglang.d4p1t1" and bare "d4p1t1" (the backend
+// auto-selected as it did then: megatron with p or e above 1, else fsdp).
 Allocation read_component(std::string text, const std::string& key) {
   text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
+  // AReaL 0.3 wrote the backend with a dot ("sglang.d4p1t1").
+  for (const char* backend : {"sglang.", "vllm.", "fsdp.", "megatron."})
+    if (text.rfind(backend, 0) == 0) text[std::string(backend).size() - 1] = ':';
   Allocation a;
   const size_t colon = text.find(':');
   std::string dims = text;

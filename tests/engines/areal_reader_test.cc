@@ -166,6 +166,11 @@ TEST(ArealReader, UsersConfigReadsToTheLayoutItRuns) {
   EXPECT_EQ(strategy(r, "actor_inf").micro_batches, 32);  // the same size over a rank's 128
   EXPECT_EQ(strategy(r, "ref_inf").micro_batches, 4);     // n_mbs
   EXPECT_EQ(r.plan.assignments[0].mesh, (DeviceMesh{0, 4}));
+  // AReaL 0.3's dotted form reads alike.
+  std::string dotted = kUsersConfig;
+  dotted.replace(dotted.find("sglang:d4p1t1+d4p1t1"), 20, "sglang.d4p1t1+d4p1t1");
+  EXPECT_EQ(to_string(testing::read_script("areal", dotted, "old.yaml").plan.assignments[0].strategy),
+            to_string(Strategy{4, 1, 1, 1}));
   EXPECT_EQ(r.plan.assignments[size_t(r.graph.mfc_index("actor_train"))].mesh, (DeviceMesh{4, 4}));
 }
 
