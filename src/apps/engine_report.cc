@@ -55,6 +55,8 @@ std::string pricing_breakdown(const engines::EngineEstimate& e) {
                 e.sync_delta_s);
   if (e.zero3_delta_s > 0)
     out += line("  ZeRO-3 weight all-gathers before each micro-batch's passes +%.2f s", e.zero3_delta_s);
+  if (e.turn_swap_s > 0)
+    out += line("  training's state offloaded and reloaded as the engines take turns +%.2f s", e.turn_swap_s);
   return out;
 }
 
@@ -63,7 +65,8 @@ Json pricing_json(const engines::EngineEstimate& e) {
           {"generation_delta_s", e.generation_delta_s},
           {"weight_sync_s", e.sync_s},
           {"weight_sync_delta_s", e.sync_delta_s},
-          {"zero3_gather_s", e.zero3_delta_s}};
+          {"zero3_gather_s", e.zero3_delta_s},
+          {"turn_swap_s", e.turn_swap_s}};
 }
 
 }  // namespace

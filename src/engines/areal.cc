@@ -68,7 +68,8 @@ class Areal : public Engine {
          kAlloc},
         {"Or colocated on one node (GPU time-sharing, 'sglang[rollout]:dXp1tZ|fsdp[actor]:dXp1tZ' with "
          "enable_offload and weight_update_mode disk): generation and every other call on all the node's "
-         "GPUs, FSDP training, on-policy only (max_head_offpolicyness 0)",
+         "GPUs, FSDP training, on-policy only (max_head_offpolicyness 0); the training side's state "
+         "offloaded and reloaded around generation every iteration",
          kColocated},
         {"Rewards are functions: the configs read have no reward-model role, so a reward model is not "
          "proposed",

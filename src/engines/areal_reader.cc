@@ -255,10 +255,8 @@ ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
          "AReaL's vLLM runs eagerly by default; priced with CUDA-graph decoding as SGLang's");
   if (gen.backend == "sglang" && s.flag("sglang.disable_cuda_graph", false))
     note("sglang.disable_cuda_graph", "priced with CUDA-graph decoding");
-  if (s.flag("enable_offload", false))
-    note("enable_offload", layout.colocated
-                               ? "the offload and reload as the engines take turns are not priced"
-                               : "priced without offloading");
+  if (s.flag("enable_offload", false) && !layout.colocated)
+    note("enable_offload", "priced without offloading");
 
   // The cluster: the nodes the config gives, or just the GPUs the two allocations take.
   const int gen_gpus = gen.grid.dp * gen.grid.tp, train_gpus = train.grid.dp * train.grid.tp * train.grid.pp;

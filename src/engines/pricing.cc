@@ -96,6 +96,29 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
   }
 }
 
+// Engines that take turns on the same GPUs (a placement's "colocated": AReaL's colocated mode, whose memory
+// saver offloads the training side while generation runs): every model at home on generation's devices but
+// generation's own weight copy goes to host memory and comes back each iteration, its state after the ZeRO
+// stage's sharding, over the host link of the device that holds the most.
+double turn_swap_s(const DataflowGraph& g, const HardwareProfile& p, const ExecutionPlan& plan, int stage) {
+  const int gen = g.mfc_index("actor_gen");
+  if (gen < 0) return 0;
+  const DeviceMesh& shared = plan.assignments[size_t(gen)].mesh;
+  std::vector<double> bytes(size_t(shared.end()), 0.0);
+  for (const ModelRole& m : g.models) {
+    const int home = g.home_call(m.role);
+    if (home < 0) continue;
+    const MfcAssignment& a = plan.assignments[size_t(home)];
+    if (!a.mesh.overlaps(shared)) continue;
+    const double per_param =
+        kWeightBytesPerParam + (m.trained ? kGradBytesPerParam + kOptimizerBytesPerParam : 0.0);
+    const double sharded = stage >= 3 && zero_sharded(a.strategy) ? double(a.strategy.dp) : 1.0;
+    for (int d = a.mesh.first; d < a.mesh.end() && d < shared.end(); ++d)
+      bytes[size_t(d)] += shard_params(m, a.strategy) * per_param / sharded;
+  }
+  return 2.0 * *std::max_element(bytes.begin(), bytes.end()) / p.host_device_bandwidth.value;
+}
+
 }  // namespace
 
 EngineEvaluator::EngineEvaluator(Simulator& simulator, Pricing pricing, bool engine_sync)
@@ -157,7 +180,9 @@ EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& given) {
   apply_zero_stage(g, sim_.cluster(), sim_.profile(), plan, options_.value("zero_stage", 0), e);
   e.fits = std::all_of(e.device_peak_mem_bytes.begin(), e.device_peak_mem_bytes.end(),
                        [&](double peak) { return peak <= limit_; });
-  e.iteration_time_s = e.simulation.iteration_time_s + e.sync_delta_s + e.zero3_delta_s;
+  if (options_.value("colocated", false))
+    e.turn_swap_s = turn_swap_s(g, sim_.profile(), plan, options_.value("zero_stage", 0));
+  e.iteration_time_s = e.simulation.iteration_time_s + e.sync_delta_s + e.zero3_delta_s + e.turn_swap_s;
   return e;
 }
 

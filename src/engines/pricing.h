@@ -37,12 +37,15 @@ struct EngineEstimate {
   std::vector<double> device_saving_bytes;  // what ZeRO-2/3 saves on each device, all iteration
   bool fits = true;
   double zero3_delta_s = 0;  // ZeRO-3's weight all-gathers before each micro-batch's forward and backward
+  // Engines taking turns on the same GPUs (placement option "colocated"): the training side's state
+  // offloaded and reloaded around generation each iteration.
+  double turn_swap_s = 0;
   // Engine generation minus realign's over the generate calls, each on its own: what the simulation (which
   // prices generation as the engine runs it) gains there; on the iteration only where on its critical path.
   double generation_delta_s = 0;
   double sync_s = 0;              // the engine's weight broadcast (0 when it reshards in place)
   double sync_delta_s = 0;        // the broadcast minus realign's reallocation before generation
-  double iteration_time_s = 0;    // simulation + the sync and ZeRO-3 deltas (as if on the critical path)
+  double iteration_time_s = 0;    // simulation + the sync, ZeRO-3 and swap terms (as if on the critical path)
 };
 
 class EngineEvaluator : public PlanEvaluator {
@@ -52,7 +55,7 @@ class EngineEvaluator : public PlanEvaluator {
   // `simulator`'s generation profile to the engine's (generation_profile): every evaluator of one simulator
   // must price generation alike.
   EngineEvaluator(Simulator& simulator, Pricing pricing, bool engine_sync);
-  // The engine-wide switches of the placement being priced (Placement::options; "zero_stage").
+  // The engine-wide switches of the placement being priced (Placement::options; "zero_stage", "colocated").
   void set_placement_options(const Json& options) { options_ = options; }
   EngineEstimate estimate(const ExecutionPlan& plan);
   PlanScore evaluate(const ExecutionPlan& plan) override;

@@ -68,6 +68,35 @@ TEST(EnginePricing, OverlappedGenerationShortensTheIterationOnlyOnTheCriticalPat
   }
 }
 
+// AReaL's colocated mode: its memory saver moves the training side's state (the actor's weights, gradients
+// and Adam state and the reference's weights, each sharded by FSDP over the 8 GPUs) to host memory around
+// generation and back, every iteration.
+TEST(EnginePricing, EnginesTakingTurnsPayTheTrainingSidesOffloadAndReload) {
+  const Split s = areal_split(0);
+  ExecutionPlan plan = s.plan;
+  for (auto& a : plan.assignments) {
+    a.mesh = DeviceMesh{0, 8};
+    a.strategy.dp = 8;
+    if (s.g.mfcs[size_t(s.g.mfc_index(a.mfc))].kind() == MfcKind::kTrain) a.strategy.micro_batches = 2;
+  }
+  const auto areal = engines::make_engine("areal");
+  const Cluster c = h100(1);
+  Simulator sim(s.g, c, builtin_profile(c.device));
+  engines::EngineEvaluator ev(sim, areal->pricing(s.g), true);
+  ev.set_placement_options({{"backend", "fsdp"}, {"zero_stage", 3}});
+  EXPECT_EQ(ev.estimate(plan).turn_swap_s, 0);  // apart: nothing moves
+  ev.set_placement_options({{"backend", "fsdp"}, {"zero_stage", 3}, {"colocated", true}});
+  const engines::EngineEstimate e = ev.estimate(plan);
+  double params = 0;
+  for (const ParamInfo& p : model_params(s.g.model(Role::kActor).spec, s.g.model(Role::kActor).head))
+    params += double(p.numel());
+  const double per_device = params * (2 + 2 + 12) / 8 + params * 2 / 8;  // actor state + reference weights
+  EXPECT_NEAR(e.turn_swap_s, 2 * per_device / builtin_profile(c.device).host_device_bandwidth.value,
+              1e-9 * e.turn_swap_s);
+  EXPECT_DOUBLE_EQ(e.iteration_time_s,
+                   e.simulation.iteration_time_s + e.sync_delta_s + e.zero3_delta_s + e.turn_swap_s);
+}
+
 TEST(EnginePricing, FollowersRunWithTheirLeadersMicroBatchSize) {
   const Split s = areal_split(0);
   engines::Pricing p;
