@@ -64,6 +64,15 @@ train_dataset:
   max_length: 1024
 )";
 
+void expect_same_plan(const ExecutionPlan& read, const ExecutionPlan& written) {
+  ASSERT_EQ(read.assignments.size(), written.assignments.size());
+  for (size_t i = 0; i < written.assignments.size(); ++i) {
+    SCOPED_TRACE(written.assignments[i].mfc);
+    EXPECT_EQ(read.assignments[i].mesh, written.assignments[i].mesh);
+    EXPECT_EQ(to_string(read.assignments[i].strategy), to_string(written.assignments[i].strategy));
+  }
+}
+
 const Strategy& strategy(const testing::ReadScript& r, const std::string& call) {
   return r.plan.assignments[size_t(r.graph.mfc_index(call))].strategy;
 }
@@ -104,24 +113,13 @@ TEST(ArealReader, ConfigWrittenByRealignReadsBackToItsPlanAsArealRunsIt) {
   // of the 256 a rank holds.
   const ExecutionPlan runs = engines::as_engine_runs(plan, g, areal->pricing(g));
   EXPECT_EQ(runs.assignments[size_t(g.mfc_index("actor_inf"))].strategy.micro_batches, 16);
-  ASSERT_EQ(r.plan.assignments.size(), runs.assignments.size());
-  for (size_t i = 0; i < runs.assignments.size(); ++i) {
-    SCOPED_TRACE(runs.assignments[i].mfc);
-    EXPECT_EQ(r.plan.assignments[i].mesh, runs.assignments[i].mesh);
-    EXPECT_EQ(to_string(r.plan.assignments[i].strategy), to_string(runs.assignments[i].strategy));
-  }
+  expect_same_plan(r.plan, runs);
 }
 
 // On one node and on-policy, AReaL's colocated mode gives generation and training all the GPUs in turn, where
 // a split gives each half: the search takes it, and what the writer writes for it reads back to the plan.
 TEST(ArealReader, ColocatedPlanFoundOnOneNodeReadsBackAsWritten) {
-  AlgorithmConfig a = testing::algorithm_from_yaml(R"(
-algorithm: grpo
-models: {actor: qwen2.5-7b}
-batch: {prompts: 256, samples_per_prompt: 5, prompt_len: 1024, gen_len: 1024, mini_batches: 4}
-)");
-  a.reward_model = false;
-  a.recompute_logprobs = true;
+  const AlgorithmConfig a = testing::grpo_qwen_7b();
   const DataflowGraph g = build_graph(a);
   const Cluster c = h100(1);
   const auto areal = engines::make_engine("areal");
@@ -143,12 +141,7 @@ batch: {prompts: 256, samples_per_prompt: 5, prompt_len: 1024, gen_len: 1024, mi
   // Generation waves are SGLang's own scheduling, not a setting the config carries (import adds them where
   // the KV cache needs them).
   runs.assignments[size_t(g.mfc_index("actor_gen"))].strategy.micro_batches = 1;
-  ASSERT_EQ(r.plan.assignments.size(), runs.assignments.size());
-  for (size_t i = 0; i < runs.assignments.size(); ++i) {
-    SCOPED_TRACE(runs.assignments[i].mfc);
-    EXPECT_EQ(r.plan.assignments[i].mesh, runs.assignments[i].mesh);
-    EXPECT_EQ(to_string(r.plan.assignments[i].strategy), to_string(runs.assignments[i].strategy));
-  }
+  expect_same_plan(r.plan, runs);
 }
 
 TEST(ArealReader, UsersConfigReadsToTheLayoutItRuns) {

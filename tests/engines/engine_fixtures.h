@@ -49,6 +49,20 @@ batch: {prompts: 64, samples_per_prompt: 32, prompt_len: 256, gen_len: 2898, min
   return a;
 }
 
+// GRPO with a 7B policy and a verifier, 256 prompts x 5 samples of 1k + 1k tokens, log-probs recomputed: the
+// workload of the shipped veRL, AReaL and OpenRLHF example scripts (examples/*_qwen2.5_7b_8xh100.*).
+inline AlgorithmConfig grpo_qwen_7b(int64_t staleness = 0) {
+  AlgorithmConfig a = algorithm_from_yaml(R"(
+algorithm: grpo
+models: {actor: qwen2.5-7b}
+batch: {prompts: 256, samples_per_prompt: 5, prompt_len: 1024, gen_len: 1024, mini_batches: 4}
+)");
+  a.reward_model = false;
+  a.staleness = staleness;
+  a.recompute_logprobs = true;
+  return a;
+}
+
 inline Cluster h100(int nodes, int per_node = 8) {
   return Cluster{nodes, per_node, builtin_device("h100-sxm", "cluster.device")};
 }

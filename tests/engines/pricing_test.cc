@@ -21,15 +21,7 @@ struct Split {
 };
 
 Split areal_split(int64_t staleness) {
-  AlgorithmConfig a = testing::algorithm_from_yaml(R"(
-algorithm: grpo
-models: {actor: qwen2.5-7b}
-batch: {prompts: 256, samples_per_prompt: 5, prompt_len: 1024, gen_len: 1024, mini_batches: 4}
-)");
-  a.reward_model = false;
-  a.staleness = staleness;
-  a.recompute_logprobs = true;
-  Split s{build_graph(a), {}};
+  Split s{build_graph(testing::grpo_qwen_7b(staleness)), {}};
   for (const auto& m : s.g.mfcs) {
     const bool gen = m.kind() == MfcKind::kGenerate;
     Strategy st = gen ? Strategy{4, 1, 1, 16} : Strategy{4, 1, 1, 16};
