@@ -251,10 +251,9 @@ ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
     note("actor.kl_ctl",
          "0: no KL term; priced with the reference's log-probs, which realign's graphs compute");
   if (gen.backend == "vllm" && s.flag("vllm.enforce_eager", true))
-    note("vllm.enforce_eager",
-         "AReaL's vLLM runs eagerly by default; priced with CUDA-graph decoding as SGLang's");
+    note("vllm.enforce_eager", std::string("AReaL's vLLM default; ") + kEagerDecodingNote);
   if (gen.backend == "sglang" && s.flag("sglang.disable_cuda_graph", false))
-    note("sglang.disable_cuda_graph", "priced with CUDA-graph decoding");
+    note("sglang.disable_cuda_graph", kEagerDecodingNote);
   if (s.flag("enable_offload", false) && !layout.colocated)
     note("enable_offload", "priced without offloading");
 

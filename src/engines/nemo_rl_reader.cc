@@ -90,6 +90,7 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
                  {"cluster.nodes", "cluster.num_nodes"},
                  {"cluster.devices_per_node", "cluster.gpus_per_node"},
                  {"train.staleness", "grpo.async_grpo.max_trajectory_age_steps"}};
+  if (s.flag(key(kVllm, "enforce_eager"), false)) note(key(kVllm, "enforce_eager"), kEagerDecodingNote);
   if (s.number("loss_fn.reference_policy_kl_penalty", 0.01) == 0)
     note("loss_fn.reference_policy_kl_penalty", "0: NeMo-RL then runs no reference model; priced with it");
 

@@ -84,6 +84,7 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
     note("--init_kl_coef",
          "no KL term, so OpenRLHF runs no reference model; priced with the reference's "
          "log-probs, which realign's graphs compute");
+  if (s.flag("--enforce_eager", false)) note("--enforce_eager", kEagerDecodingNote);
   for (const char* k : {"--adam_offload", "--ref_reward_offload"})
     if (s.flag(k, false)) note(k, "priced without offloading");
 

@@ -30,6 +30,12 @@ std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const 
 std::vector<ConfigEntry> read_launch_flags(const std::string& script, const std::string& file,
                                            const std::map<std::string, std::string>& env = {});
 
+// What the readers note where a launch turns the serving engine's CUDA graphs off: the engine's pricing has
+// them, so the estimate's generation is faster than the run's.
+inline constexpr const char* kEagerDecodingNote =
+    "eager decoding (no CUDA graphs): priced with CUDA-graph decoding, the engine's default, so generation "
+    "will run slower than estimated";
+
 // Typed reads of a script's entries; a key the script leaves out (or sets to null) reads as the engine's
 // default, given by the caller. Errors name the key: a value of another type, or a variable the script does
 // not set.

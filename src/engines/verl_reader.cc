@@ -206,6 +206,7 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
                     "reinforce_plus_plus, reinforce_plus_plus_baseline, opo, grpo_passk and gpg");
   if (!ppo && estimator != "grpo")
     note("algorithm.adv_estimator", estimator + " priced as GRPO's dataflow (the same calls, no critic)");
+  if (s.flag(key(kRollout, "enforce_eager"), false)) note(key(kRollout, "enforce_eager"), kEagerDecodingNote);
   if (pools.rollout_gpus > 0) {
     if (s.number("async_training.staleness_threshold", 0.0) != double(pools.staleness))
       note("async_training.staleness_threshold",

@@ -216,6 +216,12 @@ TEST(ArealReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   const std::string dir = write_files("refused", {{"base.yaml", kUsersConfig}});
   const std::string base = "python3 -m areal.launcher.local train.py --config " + dir + "/base.yaml ";
   EXPECT_NO_THROW(testing::read_script("areal", base + "experiment_name=x"));
+  // AReaL runs vLLM eagerly unless told otherwise; priced with CUDA graphs, and said.
+  EXPECT_TRUE(testing::noted(testing::read_script("areal", base + "allocation_mode=vllm:d4+fsdp:d4"),
+                             "vllm.enforce_eager"));
+  EXPECT_FALSE(testing::noted(
+      testing::read_script("areal", base + "allocation_mode=vllm:d4+fsdp:d4 vllm.enforce_eager=false"),
+      "vllm.enforce_eager"));
   testing::expect_refused(
       "areal", base,
       {

@@ -110,6 +110,13 @@ inline ReadScript read_script(const std::string& engine, const std::string& scri
   return r;
 }
 
+// Whether the reader noted `key` ("key: what realign prices otherwise").
+inline bool noted(const ReadScript& r, const std::string& key) {
+  for (const std::string& n : r.notes)
+    if (n.rfind(key + ": ", 0) == 0) return true;
+  return false;
+}
+
 // Each of `cases` ({settings appended to `base`, the key the error must name}) is refused naming its key.
 inline void expect_refused(const std::string& engine, const std::string& base,
                            const std::vector<std::pair<std::string, std::string>>& cases,

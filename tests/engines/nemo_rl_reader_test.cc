@@ -53,6 +53,8 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
       "policy.generation.max_new_tokens=1536 ";
   EXPECT_NO_THROW(read_script(base));
   EXPECT_EQ(read_script(base).run.options["backend"], "dtensor");
+  const std::string eager = "policy.generation.vllm_cfg.enforce_eager";
+  EXPECT_TRUE(testing::noted(read_script(base + eager + "=True"), eager));  // priced with CUDA graphs
   testing::expect_refused(
       "nemo-rl", base,
       {

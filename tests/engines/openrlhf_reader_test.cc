@@ -84,7 +84,8 @@ TEST(OpenRlhfReader, WhatRealignCannotPriceIsRefusedNamingTheFlag) {
       "python3 -m openrlhf.cli.train_ppo_ray --pretrain Qwen/Qwen2.5-7B --advantage_estimator group_norm "
       "--n_samples_per_prompt 4 --rollout_batch_size 128 --train_batch_size 128 --vllm_num_engines 8 "
       "--colocate_all_models ";
-  EXPECT_NO_THROW(read_script(base));
+  EXPECT_FALSE(testing::noted(read_script(base), "--enforce_eager"));
+  EXPECT_TRUE(testing::noted(read_script(base + "--enforce_eager"), "--enforce_eager"));  // priced otherwise
   testing::expect_refused(
       "openrlhf", base,
       {

@@ -162,6 +162,8 @@ TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
       "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 "
       "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.rollout.n=4 ";
   EXPECT_NO_THROW(read_script(base));
+  const std::string eager = "actor_rollout_ref.rollout.enforce_eager";
+  EXPECT_TRUE(testing::noted(read_script(base + eager + "=True"), eager));  // priced with CUDA graphs
   // A recipe's own config may set what the command line does not: said, not guessed.
   const Read recipe = read_script(base + "--config-name=my_recipe");
   ASSERT_FALSE(recipe.notes.empty());
