@@ -231,11 +231,17 @@ void add_import_command(CLI::App& app) {
             1 / speedup, format_seconds(script_s).c_str(),
             format_seconds(best.estimate.iteration_time_s).c_str());
       if (!others.empty()) std::printf("\nthe same workload on the other engines (their best plans):\n");
-      for (const OtherEngine& o : others)
+      const OtherEngine* fastest = nullptr;
+      for (const OtherEngine& o : others) {
         std::printf("  %-9s %s\n", o.display.c_str(),
                     (o.problem.empty() ? format_seconds(o.time_s) + " per iteration, " + o.placement
                                        : "cannot: " + o.problem)
                         .c_str());
+        if (o.problem.empty() && (!fastest || o.time_s < fastest->time_s)) fastest = &o;
+      }
+      if (fastest && best_fits && fastest->time_s < best.estimate.iteration_time_s)
+        std::printf("  fastest: %s, %.2fx as fast as %s's best plan\n", fastest->display.c_str(),
+                    best.estimate.iteration_time_s / fastest->time_s, priced.engine->display_name().c_str());
       for (const std::string& f : written) std::printf("wrote %s\n", f.c_str());
     }
     return script_fits ? 0 : 2;
