@@ -132,9 +132,10 @@ EnginePricedPlan priced_with_waves(const RunConfig& config, ExecutionPlan& plan,
 }  // namespace
 
 void add_import_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("import",
-                                 "Price an engine's launch script (veRL, OpenRLHF, NeMo-RL) before launch, "
-                                 "beside the best plan it can run");
+  auto* sub = app.add_subcommand(
+      "import",
+      "Price an engine's launch script (veRL, OpenRLHF, NeMo-RL) or config (AReaL) before launch, "
+      "beside the best plan it can run");
   auto args = std::make_shared<Args>();
   sub->add_option("script", args->script,
                   "The engine's launch script (bash: python3 -m ... key=value ... or --flag value ...), or "
