@@ -38,7 +38,7 @@ int64_t micro_batch_tokens(const DataflowGraph& g, const ExecutionPlan& plan, co
   const size_t i = size_t(g.mfc_index(call));
   const Mfc& m = g.mfcs[i];
   const Strategy& s = plan.assignments[i].strategy;
-  const int64_t seqs = (m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs) / s.dp;
+  const int64_t seqs = m.seqs_per_pass() / s.dp;
   return seqs / s.micro_batches * m.seq_len();
 }
 

@@ -162,7 +162,7 @@ Layout read_layout(const LaunchSettings& s) {
 int micro_batches(const LaunchSettings& s, const std::string& role, const Mfc& m, int dp,
                   std::vector<std::string>& notes) {
   const std::string spec = role + ".mb_spec";
-  const int64_t seqs = m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs;
+  const int64_t seqs = m.seqs_per_pass();
   if (seqs % dp != 0)
     throw Error(spec, std::to_string(seqs) + " sequences of " + m.name + " do not split over " +
                           std::to_string(dp) + " data-parallel ranks");

@@ -143,8 +143,8 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
         st.dp = mesh.size / (st.tp * st.pp);
         const bool training = m.kind() == MfcKind::kTrain;
         const std::string k = training ? "policy.train_micro_batch_size" : logprob_key;
-        st.micro_batches = micro_batches_of(k, training ? m.min_seqs_per_step() : m.n_seqs, st.dp,
-                                            s.integer(k, training ? 4 : logprob_default));
+        st.micro_batches =
+            micro_batches_of(k, m.seqs_per_pass(), st.dp, s.integer(k, training ? 4 : logprob_default));
         if (training) {
           st.zero1 =
               megatron ? s.flag(key(kMegatron, "optimizer.use_distributed_optimizer"), true) : st.dp > 1;

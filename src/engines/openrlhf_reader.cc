@@ -148,8 +148,7 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
         st.dp = mesh.size;
         const bool training = m.kind() == MfcKind::kTrain;
         const std::string k = training ? "--micro_train_batch_size" : "--micro_rollout_batch_size";
-        st.micro_batches =
-            micro_batches_of(k, training ? m.min_seqs_per_step() : m.n_seqs, st.dp, s.integer(k, 8));
+        st.micro_batches = micro_batches_of(k, m.seqs_per_pass(), st.dp, s.integer(k, 8));
         if (training) st.zero1 = st.dp > 1, st.recompute = s.flag("--gradient_checkpointing", false);
       }
       plan.assignments.push_back({m.name, mesh, st});

@@ -90,7 +90,7 @@ NodeShape node_shape(const DeviceMesh& mesh, const Cluster& cluster) {
 }
 
 std::string batch_split_problem(const Mfc& mfc, const Strategy& s) {
-  const int64_t seqs = mfc.kind() == MfcKind::kTrain ? mfc.min_seqs_per_step() : mfc.n_seqs;
+  const int64_t seqs = mfc.seqs_per_pass();
   if (mfc.kind() == MfcKind::kTrain && mfc.min_seqs_per_step() != mfc.max_seqs_per_step())
     return "the optimizer steps' batches differ in size";
   if (seqs % s.dp != 0)

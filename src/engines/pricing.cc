@@ -125,11 +125,10 @@ EngineEvaluator::EngineEvaluator(Simulator& simulator, Pricing pricing, bool eng
     : sim_(simulator),
       pricing_(std::move(pricing)),
       engine_sync_(engine_sync),
-      gen_profile_(generation_profile(simulator.profile(), pricing_)),
       limit_(simulator.profile().memory_bytes.value * simulator.profile().usable_memory_fraction.value) {
   // Generation inside the simulation, so that where iterations overlap (staleness) the engine's faster
   // generation shortens the iteration only as far as it is on the critical path.
-  sim_.set_generation_profile(gen_profile_);
+  sim_.set_generation_profile(generation_profile(simulator.profile(), pricing_));
 }
 
 ExecutionPlan as_engine_runs(const ExecutionPlan& plan, const DataflowGraph& graph, const Pricing& pricing) {
@@ -137,11 +136,7 @@ ExecutionPlan as_engine_runs(const ExecutionPlan& plan, const DataflowGraph& gra
   for (Role role : pricing.host_resident)
     if (graph.home_call(role) >= 0 && std::count(out.offload.begin(), out.offload.end(), role) == 0)
       out.offload.push_back(role);
-  // A rank's sequences in one pass of call i: an optimizer step's for training, the whole batch's otherwise.
-  auto per_rank = [&](size_t i) {
-    const Mfc& m = graph.mfcs[i];
-    return (m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs) / out.assignments[i].strategy.dp;
-  };
+  auto per_rank = [&](size_t i) { return graph.mfcs[i].seqs_per_pass() / out.assignments[i].strategy.dp; };
   for (const auto& [follower, leader] : pricing.micro_batch_size_from) {
     const int f = graph.mfc_index(follower), l = graph.mfc_index(leader);
     if (f < 0 || l < 0) continue;
@@ -154,7 +149,9 @@ ExecutionPlan as_engine_runs(const ExecutionPlan& plan, const DataflowGraph& gra
   return out;
 }
 
-EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& given) {
+EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& given) { return price(given, true); }
+
+EngineEstimate EngineEvaluator::price(const ExecutionPlan& given, bool report) {
   // The engine holds its models its way; realign's own plans as they say.
   const ExecutionPlan plan = engine_sync_ ? as_engine_runs(given, sim_.graph(), pricing_) : given;
   EngineEstimate e;
@@ -163,10 +160,11 @@ EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& given) {
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     if (g.mfcs[i].kind() != MfcKind::kGenerate) continue;
     const MfcAssignment& a = plan.assignments[i];
-    // Reported, not added (the simulation prices generation so): both without contention, as on
-    // accelerators each device computes on its own.
-    e.generation_delta_s += estimate_call(g, sim_.cluster(), gen_profile_, int(i), a).time_s -
-                            estimate_call(g, sim_.cluster(), sim_.profile(), int(i), a).time_s;
+    // Reported, not added (the simulation prices generation so), so not on the search's path: both without
+    // contention, as on accelerators each device computes on its own.
+    if (report)
+      e.generation_delta_s += sim_.call_estimate(int(i), a).time_s -
+                              estimate_call(g, sim_.cluster(), sim_.profile(), int(i), a).time_s;
     const int train = g.train_call(g.mfcs[i].model);
     // On the training devices themselves the engine reshards in place: realign's reallocation prices that.
     if (engine_sync_ && pricing_.broadcast_weight_sync && train >= 0 &&
@@ -187,7 +185,7 @@ EngineEstimate EngineEvaluator::estimate(const ExecutionPlan& given) {
 }
 
 PlanScore EngineEvaluator::evaluate(const ExecutionPlan& plan) {
-  const EngineEstimate e = estimate(plan);
+  const EngineEstimate e = price(plan, false);
   PlanScore score;
   score.time_s = e.iteration_time_s;
   for (double peak : e.device_peak_mem_bytes) score.memory_bytes = std::max(score.memory_bytes, peak);

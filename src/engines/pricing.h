@@ -62,10 +62,11 @@ class EngineEvaluator : public PlanEvaluator {
   PlanScore evaluate_call(int mfc, const MfcAssignment& assignment) override;
 
  private:
+  // estimate(); `report`: also the terms only reported (generation_delta_s), which scoring skips.
+  EngineEstimate price(const ExecutionPlan& plan, bool report);
   Simulator& sim_;
   Pricing pricing_;
   bool engine_sync_;
-  HardwareProfile gen_profile_;
   double limit_;
   Json options_ = Json::object();
 };

@@ -308,7 +308,7 @@ ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
       }
       const CallKeys& k = call_keys(m.name);
       Strategy st = role_layout(s, k.role, megatron, train_mesh.size);
-      const int64_t seqs = m.kind() == MfcKind::kTrain ? m.min_seqs_per_step() : m.n_seqs;
+      const int64_t seqs = m.seqs_per_pass();
       st.micro_batches = micro_batches_of(k.micro_batch, seqs, st.dp, per_gpu_sequences(s, k, m, notes));
       if (m.kind() == MfcKind::kTrain) {
         st.zero1 = megatron ? s.flag(key(k.role, "megatron.use_distributed_optimizer"), true) : st.dp > 1;

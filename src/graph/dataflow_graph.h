@@ -74,6 +74,9 @@ struct Mfc {
   int64_t train_steps() const { return kind() == MfcKind::kTrain ? mini_batches * epochs : 1; }
   int64_t max_seqs_per_step() const;
   int64_t min_seqs_per_step() const;
+  // The sequences one pass of the call takes: an optimizer step's for a train call, the whole batch's
+  // otherwise (what a rank's micro-batches split, over dp).
+  int64_t seqs_per_pass() const { return kind() == MfcKind::kTrain ? min_seqs_per_step() : n_seqs; }
   bool operator==(const Mfc& o) const;
 };
 
