@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "engines/engine.h"
+#include "engines/hydra_config.h"
 #include "engines/launch_config.h"
 
 namespace realign::engines {
@@ -14,9 +15,11 @@ std::unique_ptr<Engine> make_openrlhf();
 std::unique_ptr<Engine> make_areal();
 std::unique_ptr<Engine> make_nemo_rl();
 
-// veRL's Engine::read_run (verl_reader.cc): a launch script's workload and layout (hybrid engine,
-// fully_async).
-ReadRun read_verl_run(const std::vector<ConfigEntry>& entries);
+// veRL's Engine::read_run (verl_reader.cc): a launch's workload and layout (hybrid engine, fully_async),
+// from its overrides and the recipe config it names (hydra_config.h).
+ReadRun read_verl_run(const HydraLaunch& launch);
+// veRL's own configs (the first its default), whose defaults the reader knows.
+inline const std::vector<std::string> kVerlConfigs = {"ppo_trainer", "ppo_megatron_trainer"};
 // OpenRLHF's (openrlhf_reader.cc): a train_ppo_ray script's workload and layout.
 ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries);
 // NeMo-RL's (nemo_rl_reader.cc): a run_grpo.py launch's workload and layout.

@@ -84,21 +84,6 @@ std::string find_config(const std::string& named, const std::string& script) {
   return "";
 }
 
-// `child` over `base`: objects merge key by key, anything else replaces; a child section with `_override_:
-// true` replaces the base's whole section.
-void merge_into(Json& base, Json child) {
-  for (auto& [key, value] : child.items()) {
-    if (value.is_object() && value.value("_override_", false)) {
-      value.erase("_override_");
-      base[key] = std::move(value);
-    } else if (value.is_object() && base.contains(key) && base[key].is_object()) {
-      merge_into(base[key], std::move(value));
-    } else {
-      base[key] = std::move(value);
-    }
-  }
-}
-
 Json load_tree(const std::filesystem::path& path, int depth);
 
 // `config` (read from `path`) with the configs its `defaults` names merged under it.
@@ -113,9 +98,9 @@ Json with_defaults(Json config, const std::filesystem::path& path, int depth) {
     if (!parent.is_string())
       throw Error(path.string(), "defaults: expected file paths, got " + parent.dump());
     const std::filesystem::path named = parent.get<std::string>();
-    merge_into(merged, load_tree(named.is_absolute() ? named : path.parent_path() / named, depth + 1));
+    merge_config(merged, load_tree(named.is_absolute() ? named : path.parent_path() / named, depth + 1));
   }
-  merge_into(merged, std::move(config));
+  merge_config(merged, std::move(config));
   return merged;
 }
 
@@ -126,6 +111,19 @@ Json load_tree(const std::filesystem::path& path, int depth) {
 }
 
 }  // namespace
+
+void merge_config(Json& base, Json child) {
+  for (auto& [key, value] : child.items()) {
+    if (value.is_object() && value.value("_override_", false)) {
+      value.erase("_override_");
+      base[key] = std::move(value);
+    } else if (value.is_object() && base.contains(key) && base[key].is_object()) {
+      merge_config(base[key], std::move(value));
+    } else {
+      base[key] = std::move(value);
+    }
+  }
+}
 
 std::vector<ConfigEntry> flatten_config(const Json& tree, const std::string& prefix) {
   std::vector<ConfigEntry> out;
@@ -139,6 +137,15 @@ std::vector<ConfigEntry> flatten_config(const Json& tree, const std::string& pre
     }
   }
   return out;
+}
+
+void apply_overrides(std::vector<ConfigEntry>& entries, const std::vector<ConfigEntry>& overrides) {
+  for (const ConfigEntry& o : overrides) {
+    bool replaced = false;
+    for (ConfigEntry& e : entries)
+      if (e.key == o.key) e.value = o.value, replaced = true;
+    if (!replaced) entries.push_back(o);
+  }
 }
 
 void resolve_interpolations(std::vector<ConfigEntry>& entries,
@@ -167,12 +174,7 @@ LaunchConfig read_launch_config(const std::string& text, const std::string& file
                                           "run realign where the launch runs, or import the YAML file itself"
                                     : file + " names no YAML config (--config FILE) for the run's settings");
     if (!out.config_file.empty()) out.entries = flatten_config(load_config_tree(out.config_file));
-    for (const ConfigEntry& o : overrides) {
-      bool replaced = false;
-      for (ConfigEntry& e : out.entries)
-        if (e.key == o.key) e.value = o.value, replaced = true;
-      if (!replaced) out.entries.push_back(o);
-    }
+    apply_overrides(out.entries, overrides);
   }
   resolve_interpolations(out.entries, env);
   return out;

@@ -13,9 +13,17 @@
 
 namespace realign::engines {
 
+// `child` over `base`: mappings merge key by key, anything else replaces; a child section with `_override_:
+// true` (NeMo-RL's mark) replaces the base's whole section.
+void merge_config(Json& base, Json child);
+
 // Every leaf of a config tree as a dotted entry ("actor.mb_spec.n_mbs"), in the file's order; a list is one
 // entry's value.
 std::vector<ConfigEntry> flatten_config(const Json& tree, const std::string& prefix = "");
+
+// A command line's overrides over a config's entries: a key the config has takes the override's value in
+// place, a new one is added at the end.
+void apply_overrides(std::vector<ConfigEntry>& entries, const std::vector<ConfigEntry>& overrides);
 
 // OmegaConf's interpolations in the entries' string values: "${actor.path}" (another entry's value, with its
 // type when the reference is the whole value) and "${oc.env:NAME}" / "${oc.env:NAME,default}" (the

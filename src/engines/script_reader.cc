@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <iterator>
 #include <map>
 #include <regex>
 
@@ -162,6 +164,15 @@ std::vector<Command> commands_of(const std::string& script, const std::map<std::
   return out;
 }
 
+// The flags that name a launch's config (Hydra's --config-path/--config-name, NeMo-RL's and AReaL's
+// --config), with their short forms.
+constexpr std::pair<const char*, const char*> kConfigFlags[] = {
+    {"--config-name", "-cn"}, {"--config-path", "-cp"}, {"--config", ""}};
+
+bool has(const std::vector<ConfigEntry>& entries, const std::string& key) {
+  return std::any_of(entries.begin(), entries.end(), [&](const ConfigEntry& e) { return e.key == key; });
+}
+
 // Entries in order of first setting; a later setting of a key replaces its value in place.
 void put(std::vector<ConfigEntry>& entries, const std::string& key, Json value) {
   for (ConfigEntry& e : entries)
@@ -191,18 +202,30 @@ std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const 
       const std::string& w = command[i];
       if (std::regex_match(w, m, override_word)) {
         put(entries, m[1], scalar(m[3])), ++overrides;
-      } else if (w.rfind("--config-name=", 0) == 0) {
-        put(entries, "--config-name", w.substr(14));
-      } else if (w == "--config-name" && i + 1 < command.size()) {
-        put(entries, "--config-name", command[++i]);
-      } else if (w.rfind("--config=", 0) == 0) {
-        put(entries, "--config", w.substr(9));
-      } else if (w == "--config" && i + 1 < command.size()) {
-        put(entries, "--config", command[++i]);
+        continue;
+      }
+      if (w == "-m" && i + 1 < command.size()) {
+        put(entries, "-m", command[++i]);
+        continue;
+      }
+      if (w.size() > 3 && w.compare(w.size() - 3, 3, ".py") == 0 && !has(entries, "--program")) {
+        put(entries, "--program", w);
+        continue;
+      }
+      for (const auto& [flag, short_flag] : kConfigFlags) {
+        if (w.rfind(std::string(flag) + "=", 0) == 0) {
+          put(entries, flag, w.substr(std::strlen(flag) + 1));
+        } else if ((w == flag || (*short_flag && w == short_flag)) && i + 1 < command.size()) {
+          put(entries, flag, command[++i]);
+        } else {
+          continue;
+        }
+        break;
       }
     }
-    // A line naming the config file is the launch even without overrides.
-    if (std::any_of(entries.begin(), entries.end(), [](const ConfigEntry& e) { return e.key[0] == '-'; }))
+    // A line naming its config is the launch even without overrides.
+    if (std::any_of(std::begin(kConfigFlags), std::end(kConfigFlags),
+                    [&](const auto& f) { return has(entries, f.first); }))
       ++overrides;
     if (overrides > best_overrides) best = std::move(entries), best_overrides = overrides;
   }

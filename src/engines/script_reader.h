@@ -15,8 +15,10 @@ namespace realign::engines {
 
 // The overrides of the script's command line: the line that passes the most `dotted.key=value` arguments.
 // Each entry's value is a JSON scalar (integers, numbers, true/false/True/False, null/None; anything else a
-// string, unquoted). Hydra's `+`/`++` prefixes are dropped; `--config-name NAME` and `--config FILE`
-// (NeMo-RL's base config) become the entries {"--config-name", NAME} and {"--config", FILE}. A later override
+// string, unquoted). Hydra's `+`/`++` prefixes are dropped. What names the config and the program becomes an
+// entry too: Hydra's `--config-name NAME` and `--config-path DIR` (or -cn, -cp), NeMo-RL's and AReaL's
+// `--config FILE`, the module of `-m MODULE` as {"-m", MODULE} and the first `FILE.py` as {"--program",
+// FILE.py} (Hydra finds a relative config path from the program's directory). A later override
 // of the same key replaces the earlier one, in place. A variable the script does not assign stays in the
 // value as written (`${NNODES}`), for the adapter to name. Throws Error(file) when no line passes such
 // overrides. `env`: variables as if exported before the script ran.

@@ -285,7 +285,7 @@ class Verl : public Engine {
 
   ReadRun read_run(const std::string& script, const std::string& file,
                    const std::map<std::string, std::string>& env) const override {
-    return read_verl_run(read_launch_overrides(script, file, env));
+    return read_verl_run(read_hydra_launch(script, file, env, kVerlConfigs));
   }
 
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {

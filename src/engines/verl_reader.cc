@@ -170,26 +170,26 @@ std::pair<DeviceMesh, DeviceMesh> pool_meshes(const DataflowGraph& g, const Clus
 
 }  // namespace
 
-ReadRun read_verl_run(const std::vector<ConfigEntry>& entries) {
-  const LaunchSettings s(entries);
+ReadRun read_verl_run(const HydraLaunch& launch) {
+  const LaunchSettings s(launch.entries);
   ReadRun run;
   auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
-  const std::string config_name = s.text("--config-name", "ppo_trainer");
-  {
-    std::string base = config_name.substr(0, config_name.rfind(".yaml"));
-    if (base != "ppo_trainer" && base != "ppo_megatron_trainer" && base != "fully_async_ppo_trainer" &&
-        base != "fully_async_ppo_megatron_trainer")
-      note("--config-name",
-           "'" + config_name +
-               "' is not one of veRL's trainer configs; what it sets beyond the command line is "
-               "read as veRL's defaults");
-  }
+  const std::string& config_name = launch.config_name;
+  if (!launch.config_file.empty())
+    note("--config-name", "read " + launch.config_file + " (on " + launch.base + "'s defaults)");
+  // fully_async's recipe, named but not found, is read as veRL's defaults and the command line: realign
+  // prices its two pools from what the line sets.
+  const bool fully_async_recipe =
+      launch.config_file.empty() && config_name.find("fully_async") != std::string::npos;
+  for (const std::string& n : launch.notes)
+    if (!fully_async_recipe || n.rfind("--config-name", 0) != 0) run.notes.push_back(n);
   const Pools pools = read_pools(s, config_name);
   if (pools.rollout_gpus == 0 && !s.flag("actor_rollout_ref.hybrid_engine", true))
     throw Error("actor_rollout_ref.hybrid_engine",
                 "realign reads veRL's hybrid engine (hybrid_engine: true) and the fully_async recipe "
                 "(rollout.nnodes, rollout.n_gpus_per_node), not separate pools otherwise");
-  const bool megatron_default = config_name.find("megatron") != std::string::npos;
+  const bool megatron_default =
+      (launch.config_file.empty() ? config_name : launch.base).find("megatron") != std::string::npos;
   const std::string strategy = s.text(key(kActor, "strategy"), megatron_default ? "megatron" : "fsdp");
   if (strategy != "megatron" && strategy != "fsdp" && strategy != "fsdp2")
     throw Error(key(kActor, "strategy"), "'" + strategy + "'; realign prices megatron, fsdp and fsdp2");

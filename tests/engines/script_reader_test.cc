@@ -54,7 +54,9 @@ python3 -m verl.trainer.main_ppo --config-path=config \
   EXPECT_TRUE(value_of(e, "critic.ppo_micro_batch_size_per_gpu")->is_null());
   EXPECT_EQ(*value_of(e, "trainer.logger"), "[console,wandb]");
   EXPECT_EQ(*value_of(e, "trainer.nnodes"), 2);
-  EXPECT_EQ(e[2].key, "data.train_batch_size");  // the later override took the earlier one's place
+  EXPECT_EQ(*value_of(e, "-m"), "verl.trainer.main_ppo");  // where Hydra looks for a relative --config-path
+  EXPECT_EQ(*value_of(e, "--config-path"), "config");
+  EXPECT_EQ(e[4].key, "data.train_batch_size");  // the later override took the earlier one's place
 
   // The environment a user passes stands in for the script's defaults.
   const auto with_env = read_launch_overrides(script, "run.sh", {{"NNODES", "4"}});
@@ -74,8 +76,9 @@ TEST(ScriptReader, TopLevelKeysAndALineNamingOnlyItsConfigAreOverrides) {
   // A launch that overrides nothing still names its config.
   const auto bare =
       read_launch_overrides("echo start\nuv run examples/run_grpo.py --config base.yaml\n", "run.sh");
-  ASSERT_EQ(bare.size(), 1u);
-  EXPECT_EQ(bare[0].key, "--config");
+  ASSERT_EQ(bare.size(), 2u);
+  EXPECT_EQ(*value_of(bare, "--program"), "examples/run_grpo.py");
+  EXPECT_EQ(*value_of(bare, "--config"), "base.yaml");
 }
 
 TEST(ScriptReader, SettingsNameTheKeyOfAWrongOrUnsetValue) {

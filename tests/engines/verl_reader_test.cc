@@ -3,10 +3,13 @@
 // realign cannot price is refused naming the key.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "core/error.h"
 #include "engines/engine.h"
 #include "engines/engine_fixtures.h"
 #include "engines/script_reader.h"
+#include "testing/temp_dir.h"
 
 namespace realign {
 namespace {
@@ -154,6 +157,50 @@ python3 -m verl.trainer.main_ppo --config-name='ppo_megatron_trainer.yaml' \
   EXPECT_NE(notes.find("use_kl_loss: no KL term"), std::string::npos) << notes;
 }
 
+// fully_async launched as its README does, from veRL's root: the recipe's own config (its defaults for the
+// two pools and the staleness) is read where the line names it, the line's overrides over it.
+TEST(VerlReader, FullyAsyncRecipeIsReadFromItsConfig) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.file("recipe/fully_async_policy/config"));
+  testing::write_file(dir.file("recipe/fully_async_policy/config/fully_async_ppo_trainer.yaml"), R"(hydra:
+  searchpath:
+    - pkg://verl.trainer.config
+defaults:
+  - ppo_trainer
+  - _self_
+async_training:
+  staleness_threshold: 0.5
+  trigger_parameter_sync_step: 4
+  require_batches: 1
+  partial_rollout: True
+rollout:
+  nnodes: 1
+  n_gpus_per_node: 8
+)");
+  const std::string line =
+      "python3 -m recipe.fully_async_policy.fully_async_main --config-path=config "
+      "--config-name='fully_async_ppo_trainer.yaml' algorithm.adv_estimator=grpo "
+      "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B actor_rollout_ref.actor.ppo_mini_batch_size=32 "
+      "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 "
+      "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 "
+      "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.rollout.n=8 "
+      "trainer.nnodes=1 trainer.n_gpus_per_node=4 rollout.n_gpus_per_node=4\n";
+  const Read r = testing::read_script("verl", line, dir.file("run.sh"));
+  EXPECT_EQ(r.run.config["train"]["staleness"], 1);     // the recipe's 0.5, rounded up
+  EXPECT_EQ(r.run.config["batch"]["prompts"], 4 * 32);  // its 4 updates a sync
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 2, "devices_per_node": 4})"));  // a node each
+  EXPECT_EQ(r.plan.assignments[size_t(r.graph.mfc_index("actor_gen"))].mesh.size, 4);
+  EXPECT_TRUE(testing::noted(r, "async_training.partial_rollout"));  // the recipe's True
+  EXPECT_TRUE(testing::noted(r, "--config-name"));                   // "read <file> (on ppo_trainer's ...)"
+  // Without its config at hand the line alone is priced, and it leaves the staleness unset.
+  try {
+    testing::read_script("verl", line, "elsewhere/run.sh");
+    ADD_FAILURE() << "read without the recipe's staleness";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "async_training.staleness_threshold");
+  }
+}
+
 TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   const std::string base =
       "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
@@ -167,8 +214,7 @@ TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   // A recipe's own config may set what the command line does not: said, not guessed.
   const Read recipe = read_script(base + "--config-name=my_recipe");
   ASSERT_FALSE(recipe.notes.empty());
-  EXPECT_NE(recipe.notes.front().find("--config-name: 'my_recipe' is not one of veRL's trainer configs"),
-            std::string::npos)
+  EXPECT_NE(recipe.notes.front().find("--config-name: 'my_recipe' is not found"), std::string::npos)
       << recipe.notes.front();
   testing::expect_refused(
       "verl", base,
