@@ -233,6 +233,14 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
   if (mini < 1 || prompts % mini != 0)
     throw Error(key(kActor, "ppo_mini_batch_size"),
                 std::to_string(mini) + " does not divide data.train_batch_size " + std::to_string(prompts));
+  // DAPO's dynamic sampling drops groups whose samples all score alike and generates again until the batch
+  // is full: realign's graph generates the train batch once.
+  if (s.flag("algorithm.filter_groups.enable", false))
+    note("algorithm.filter_groups.enable",
+         "dynamic sampling priced as one generation of the " + std::to_string(prompts) +
+             " prompts trained on; it generates data.gen_batch_size (" +
+             std::to_string(s.integer("data.gen_batch_size", prompts)) +
+             ") a round, again while filtered groups leave the batch short, so its generation takes longer");
   if (ppo && s.integer("critic.ppo_mini_batch_size", mini) != mini)
     note("critic.ppo_mini_batch_size",
          "priced with the actor's mini-batches (realign has one per iteration)");

@@ -211,6 +211,9 @@ TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   EXPECT_NO_THROW(read_script(base));
   const std::string eager = "actor_rollout_ref.rollout.enforce_eager";
   EXPECT_TRUE(testing::noted(read_script(base + eager + "=True"), eager));  // priced with CUDA graphs
+  const std::string dynamic_sampling = "algorithm.filter_groups.enable";    // DAPO's: generates more
+  EXPECT_TRUE(testing::noted(read_script(base + dynamic_sampling + "=True data.gen_batch_size=1536"),
+                             dynamic_sampling));
   // A recipe's own config may set what the command line does not: said, not guessed.
   const Read recipe = read_script(base + "--config-name=my_recipe");
   ASSERT_FALSE(recipe.notes.empty());
