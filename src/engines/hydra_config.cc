@@ -48,9 +48,7 @@ std::vector<fs::path> config_dirs(const std::vector<ConfigEntry>& overrides, con
     program = fs::path(text_of(overrides, "--program")).parent_path();
   }
   const fs::path beside = fs::path(script).parent_path();
-  std::vector<fs::path> out = {program / path, beside / program / path, fs::path(path), beside / path};
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return {program / path, beside / program / path, fs::path(path), beside / path};
 }
 
 struct Loader {

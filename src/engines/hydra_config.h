@@ -25,11 +25,11 @@ struct HydraLaunch {
 
 // `engine_configs`: the engine's own config names, the first its default (what a launch without
 // --config-name runs). A relative --config-path ("config" when the line gives none, as veRL's programs
-// declare) is looked for as Hydra does, from the directory of the
-// program the line runs (`-m a.b.main` -> a/b/, or the FILE.py it names), from the working directory and
-// beside the script; an absolute one, or one starting with $(pwd) or $PWD, as written. A recipe not found
-// is noted, and its settings beyond the command line read as the engine's defaults. Errors name the file:
-// a recipe that is not a mapping, a defaults entry naming a config not found, defaults in a loop.
+// declare) is looked for as Hydra does, from the directory of the program the line runs (`-m a.b.main` ->
+// a/b/, or the FILE.py it names), then from the working directory and beside the script; an absolute one,
+// or one starting with $(pwd) or $PWD, as written. A recipe not found is noted, and its settings beyond the
+// command line read as the engine's defaults. Errors name the file: a recipe that is not a mapping, a
+// defaults entry naming a config not found, defaults in a loop.
 HydraLaunch read_hydra_launch(const std::string& text, const std::string& file,
                               const std::map<std::string, std::string>& env,
                               const std::vector<std::string>& engine_configs);
