@@ -29,7 +29,8 @@ struct Args {
   std::string config;
   std::vector<std::string> overrides;
   int plans = 10;
-  // 11 measured steps a run: with 3 (4 steps) a plan's medians spread 18% over the rounds on 2 cores, 6% so.
+  // The first step is a warm-up. Over 2 cores, a plan's median of 3 measured steps moved 18% between rounds,
+  // of 11 steps 6%.
   int steps = 12;
   int rounds = 3;  // each plan runs this many times, round-robin over the plans
   uint64_t seed = 1;

@@ -15,6 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// As written: LaunchSettings refuses a value naming a variable, and `--config-path=$(pwd)/config` is one.
 std::string text_of(const std::vector<ConfigEntry>& entries, const std::string& key) {
   for (const ConfigEntry& e : entries)
     if (e.key == key && e.value.is_string()) return e.value.get<std::string>();

@@ -173,16 +173,11 @@ std::pair<DeviceMesh, DeviceMesh> pool_meshes(const DataflowGraph& g, const Clus
 ReadRun read_verl_run(const HydraLaunch& launch) {
   const LaunchSettings s(launch.entries);
   ReadRun run;
+  run.notes = launch.notes;
   auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
   const std::string& config_name = launch.config_name;
   if (!launch.config_file.empty())
     note("--config-name", "read " + launch.config_file + " (on " + launch.base + "'s defaults)");
-  // fully_async's recipe, named but not found, is read as veRL's defaults and the command line: realign
-  // prices its two pools from what the line sets.
-  const bool fully_async_recipe =
-      launch.config_file.empty() && config_name.find("fully_async") != std::string::npos;
-  for (const std::string& n : launch.notes)
-    if (!fully_async_recipe || n.rfind("--config-name", 0) != 0) run.notes.push_back(n);
   const Pools pools = read_pools(s, config_name);
   if (pools.rollout_gpus == 0 && !s.flag("actor_rollout_ref.hybrid_engine", true))
     throw Error("actor_rollout_ref.hybrid_engine",

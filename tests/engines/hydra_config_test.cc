@@ -73,6 +73,16 @@ TEST_F(HydraConfig, RecipeFoundFromTheModuleIsComposedUnderTheCommandLine) {
   EXPECT_EQ(value_of(l, "hydra.searchpath"), nullptr);
 }
 
+TEST_F(HydraConfig, APathFromTheWorkingDirectoryIsReadAsWritten) {
+  const std::filesystem::path was = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  const HydraLaunch l = read(
+      "python3 -m somewhere.else --config-path=\"$(pwd)/recipe/my_algo/config\" --config-name=my_trainer\n");
+  std::filesystem::current_path(was);
+  EXPECT_EQ(l.config_file, "recipe/my_algo/config/my_trainer.yaml");
+  EXPECT_EQ(*value_of(l, "actor_rollout_ref.rollout.n"), 8);
+}
+
 TEST_F(HydraConfig, SelfFirstLetsTheDefaultsWinAndAGroupChoiceIsNoted) {
   write_file(dir.file("recipe/my_algo/config/self_first.yaml"), R"(defaults:
   - _self_
