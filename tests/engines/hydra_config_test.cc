@@ -117,7 +117,7 @@ TEST_F(HydraConfig, EngineConfigsAreNotReadAndAMissingRecipeIsNoted) {
   EXPECT_EQ(missing.notes[0].rfind("--config-name: 'x' is not found", 0), 0u) << missing.notes[0];
 }
 
-TEST_F(HydraConfig, ADefaultNotFoundIsNamed) {
+TEST_F(HydraConfig, ADefaultNotFoundOrARecipeNotAMappingIsNamed) {
   write_file(dir.file("recipe/my_algo/config/broken.yaml"), "defaults:\n  - nowhere\n  - _self_\n");
   try {
     read("python3 -m recipe.my_algo.main --config-path=config --config-name=broken\n");
@@ -125,6 +125,13 @@ TEST_F(HydraConfig, ADefaultNotFoundIsNamed) {
   } catch (const Error& e) {
     EXPECT_EQ(e.path(), dir.file("recipe/my_algo/config/broken.yaml"));
     EXPECT_NE(std::string(e.what()).find("'nowhere'"), std::string::npos) << e.what();
+  }
+  write_file(dir.file("recipe/my_algo/config/listed.yaml"), "- a\n- b\n");
+  try {
+    read("python3 -m recipe.my_algo.main --config-name=listed\n");
+    ADD_FAILURE() << "read a list as a config";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), dir.file("recipe/my_algo/config/listed.yaml"));
   }
 }
 
