@@ -118,21 +118,20 @@ TEST_F(HydraConfig, EngineConfigsAreNotReadAndAMissingRecipeIsNoted) {
 }
 
 TEST_F(HydraConfig, ADefaultNotFoundOrARecipeNotAMappingIsNamed) {
-  write_file(dir.file("recipe/my_algo/config/broken.yaml"), "defaults:\n  - nowhere\n  - _self_\n");
-  try {
-    read("python3 -m recipe.my_algo.main --config-path=config --config-name=broken\n");
-    ADD_FAILURE() << "read without its default";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.path(), dir.file("recipe/my_algo/config/broken.yaml"));
-    EXPECT_NE(std::string(e.what()).find("'nowhere'"), std::string::npos) << e.what();
-  }
-  write_file(dir.file("recipe/my_algo/config/listed.yaml"), "- a\n- b\n");
-  try {
-    read("python3 -m recipe.my_algo.main --config-name=listed\n");
-    ADD_FAILURE() << "read a list as a config";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.path(), dir.file("recipe/my_algo/config/listed.yaml"));
-  }
+  // The recipe `name` holding `yaml` is refused, the error naming its file and saying `what`.
+  auto expect_refused = [&](const std::string& name, const std::string& yaml, const std::string& what) {
+    const std::string file = dir.file("recipe/my_algo/config/" + name + ".yaml");
+    write_file(file, yaml);
+    try {
+      read("python3 -m recipe.my_algo.main --config-name=" + name + "\n");
+      ADD_FAILURE() << name << " read without complaint";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.path(), file);
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  expect_refused("broken", "defaults:\n  - nowhere\n  - _self_\n", "'nowhere'");
+  expect_refused("listed", "- a\n- b\n", "mapping");
 }
 
 }  // namespace
