@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "graph/call_schedule.h"
 #include "train/detail/trainer_impl.h"
+#include "train/move_order.h"
 
 namespace realign::train {
 
@@ -33,7 +34,8 @@ Json Trainer::graph_step(int64_t step) {
   // the calls on other devices. A call's outputs then move to every later call of the step that reads them
   // as soon as it is done: a rank takes part only in the calls and moves it has a share in, in this one
   // order, so a producer's rank that also runs a long call of its own (actor_inf's, then actor_train) does
-  // not hold another device's call (critic_train) back until that call is over.
+  // not hold another device's call (critic_train) back until that call is over; where that would hold a
+  // reader's rank with calls of its own to run first, the move waits for the reader (move_order.h).
   std::vector<Consumer> early;
   for (const CallInstance& c : calls)
     early.push_back(consumer_of(graph, c, [&](const CallInstance& producer) {
@@ -42,14 +44,32 @@ Json Trainer::graph_step(int64_t step) {
   const int64_t n = iterations_.at(iteration).rows.n;
   place_->set_iteration(iteration);  // they feed this iteration's calls
   std::vector<runtime::Rows> inputs = bring_inputs(n, early);
+  std::vector<StepCall> order;
+  for (const CallInstance& c : calls) {
+    const Mfc& m = graph.mfcs[size_t(c.call)];
+    StepCall sc{place_->layout_of(m.name, m.model), {}};
+    for (int p : graph.parents(c.call)) {
+      const auto at = std::find(calls.begin(), calls.end(), CallInstance{p, c.iteration});
+      if (at != calls.end()) sc.reads.push_back(size_t(at - calls.begin()));
+    }
+    order.push_back(std::move(sc));
+  }
+  // The moves waiting for their reader (move_order.h), by the index of the call they run before.
+  std::vector<std::vector<Consumer>> before(calls.size());
+  auto bring = [&](const std::vector<Consumer>& readers, const std::vector<size_t>& reader_at) {
+    if (readers.empty()) return;
+    const std::vector<runtime::Rows> moved = bring_inputs(n, readers);
+    for (size_t r = 0; r < readers.size(); ++r)
+      for (const auto& [field, tensor] : moved[r]) inputs[reader_at[r]][field] = tensor;
+  };
   std::vector<Json> stats_of(calls.size(), Json::object());
   for (size_t k = 0; k < calls.size(); ++k) {
     const CallInstance& c = calls[k];
     const Mfc& m = graph.mfcs[size_t(c.call)];
     Iteration& it = iterations_.at(c.iteration);
     place_->set_iteration(c.iteration);
-    if (m.kind() != MfcKind::kTrain)
-      it.produced[m.name] = Produced{m.name, place_->layout_of(m.name, m.model), {}};
+    bring(before[k], std::vector<size_t>(before[k].size(), k));
+    if (m.kind() != MfcKind::kTrain) it.produced[m.name] = Produced{m.name, order[k].devices, {}};
     run_together({(this->*body_of(m.op).make)(BodyInput{m, it, inputs[k], &stats_of[k]})});
     std::vector<Consumer> readers;
     std::vector<size_t> reader_at;
@@ -57,13 +77,14 @@ Json Trainer::graph_step(int64_t step) {
       Consumer reader =
           consumer_of(graph, calls[j], [&](const CallInstance& producer) { return producer == c; });
       if (reader.inputs.empty()) continue;
+      if (move_position(order, k, j) == j) {
+        before[j].push_back(std::move(reader));
+        continue;
+      }
       readers.push_back(std::move(reader));
       reader_at.push_back(j);
     }
-    if (readers.empty()) continue;
-    const std::vector<runtime::Rows> moved = bring_inputs(n, readers);
-    for (size_t r = 0; r < readers.size(); ++r)
-      for (const auto& [field, tensor] : moved[r]) inputs[reader_at[r]][field] = tensor;
+    bring(readers, reader_at);
   }
   // The updates' statistics, from each call's first rank: the one point where every rank meets.
   Json stats = Json::object();
