@@ -65,6 +65,13 @@ void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e, CallEstim
     dp_comm += ring_allreduce_s(experts * kGradBytesPerParam, edp, c.dp_link);
     optimizer_bytes += experts * (8.0 + 24.0 / (c.s.zero1 ? double(edp) : 1.0));
   }
+  // Scalars summed over dp (train/train_calls.cc, train/rl_batch.cc), an all-reduce each: every step, the
+  // loss's weight (the dp group's token count) before its passes and its loss figures after them; once a call
+  // in a PPO-family update, the batch's split into mini-batches (the dp group's row count) and its advantages
+  // (whitened or gathered over the dp group), and in a policy update the batch's statistics.
+  const double scalar_sum = ring_allreduce_s(8.0, c.s.dp, c.dp_link);
+  dp_comm += 2.0 * scalar_sum;
+  const double call_sums = mfc.op == MfcOp::kPolicyUpdate ? 3.0 : mfc.op == MfcOp::kValueUpdate ? 2.0 : 0.0;
   const double optimizer = optimizer_bytes / c.mem_rate(optimizer_bytes);
   const double steps = double(mfc.train_steps());
   // A pipelined update of a pair loss (runtime/call_forward.h) first runs a pipelined forward without
@@ -79,7 +86,7 @@ void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e, CallEstim
   }
   add_stage(e, slot, steps * slots);
   e.comm_s += steps * forward_fill;
-  steps_e.comm_s += steps * dp_comm;
+  steps_e.comm_s += steps * dp_comm + call_sums * scalar_sum;
   steps_e.compute_s += steps * optimizer;
   steps_e.overhead_s += steps * c.p.step_overhead_s.value;
 }
@@ -207,7 +214,7 @@ CallPhases estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strate
                 in_lockstep(intra, replicas_stage),
                 in_lockstep(pp_crosses ? inter : intra, 2),
                 in_lockstep(wide ? inter : intra, s.dp * s.tp * s.pp),
-                mfc.kind(),
+                mfc.op,
                 in_lockstep(alltoall, replicas_stage),
                 inter,
                 devices_per_node};

@@ -40,20 +40,20 @@ double head_flops(const ModelRole& r, double tokens) {
 // The tensor-parallel collectives outside the layers of one forward pass over `tokens` tokens, `head_tokens`
 // of them through the head. The vocabulary-parallel embedding sums its slices (one all-reduce of the
 // activations); a language-model head either reduces its log-softmax over the vocabulary slices (max, sum
-// and target logit: three all-reduces of one float per token) or, to sample, gathers the logits and
-// broadcasts the sampled tokens. A value head is replicated. These matter for small models, where they are a
-// large share of all of a pass's collectives.
+// and target logit: three all-reduces of one float per token; a policy update's entropy, a fourth) or, to
+// sample, gathers the logits and broadcasts the sampled tokens. A value head is replicated. These matter for
+// small models, where they are a large share of all of a pass's collectives.
 double tp_edges_s(const CallContext& c, int stage, double tokens, double head_tokens) {
   if (c.s.tp <= 1) return 0;
   double t = 0;
   if (stage == 0)
     t += ring_allreduce_s(tokens * double(c.model.spec.hidden) * kActivationBytes, c.s.tp, c.tp_link);
   if (stage == c.s.pp - 1 && c.model.head == HeadKind::kLanguageModel) {
-    if (c.kind == MfcKind::kGenerate)
+    if (c.kind() == MfcKind::kGenerate)
       t += p2p_s(head_tokens * double(c.model.spec.vocab) * 4.0, c.tp_link) +
            p2p_s(head_tokens * 8.0, c.tp_link);
     else
-      t += 3.0 * ring_allreduce_s(head_tokens * 4.0, c.s.tp, c.tp_link);
+      t += (c.op == MfcOp::kPolicyUpdate ? 4 : 3) * ring_allreduce_s(head_tokens * 4.0, c.s.tp, c.tp_link);
   }
   return t;
 }

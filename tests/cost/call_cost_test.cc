@@ -109,6 +109,31 @@ TEST(CallCost, TensorParallelCallsPayTheEmbeddingAndHeadCollectives) {
   }
 }
 
+// The updates' collectives, latency only, as train/train_calls.cc runs them. At tp 2 the policy update's
+// head adds, per micro-batch, four all-reduces forward (max, sum, target logit and the entropy) and one
+// backward (the hidden state's gradient); the value head none. At dp 2 every optimizer step syncs the
+// gradients and two scalars (the loss's weight, the step's figures), and a call splits the batch and
+// normalises the advantages over dp, a policy update also summing the batch's statistics.
+TEST(CallCost, UpdatesPayTheCollectivesTheRuntimeRuns) {
+  const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3);
+  const Cluster c = make_cluster(1, 8);
+  HardwareProfile p = default_profile(c.device);
+  p.intra_node_bandwidth.value = 1e30;  // latency only
+  const double latency = p.intra_node_latency_s.value;
+  const int actor = g.mfc_index("actor_train"), critic = g.mfc_index("critic_train");
+  const double steps = double(g.mfcs[actor].train_steps());
+  ASSERT_EQ(steps, double(g.mfcs[critic].train_steps()));
+  for (int mb : {1, 4}) {
+    const double tp_actor = estimate_call(g, c, p, actor, assign("actor_train", 0, 1, 2, 1, mb)).comm_s;
+    const double tp_critic = estimate_call(g, c, p, critic, assign("critic_train", 0, 1, 2, 1, mb)).comm_s;
+    EXPECT_NEAR(tp_actor - tp_critic, steps * mb * 5 * latency, 1e-12) << mb;
+  }
+  const double dp_actor = estimate_call(g, c, p, actor, assign("actor_train", 0, 2, 1, 1)).comm_s;
+  const double dp_critic = estimate_call(g, c, p, critic, assign("critic_train", 0, 2, 1, 1)).comm_s;
+  EXPECT_NEAR(dp_actor, (3 * steps + 3) * latency, 1e-12);
+  EXPECT_NEAR(dp_critic, (3 * steps + 2) * latency, 1e-12);
+}
+
 TEST(CallCost, MoreMicroBatchesShrinkThePipelineBubble) {
   const DataflowGraph g = make_graph("sft", "llama2-7b", 256, 1024, 0);
   const Cluster c = make_cluster(1, 8);

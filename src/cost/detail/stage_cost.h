@@ -24,9 +24,10 @@ struct CallContext {
   const HardwareProfile& p;
   const ShardSizes& shards;
   Link tp_link, pp_link, dp_link;
-  MfcKind kind;
+  MfcOp op;
   Link intra, inter;  // an ep group's all-to-all uses both (moe_cost.h); intra as an all-to-all runs on it
   int devices_per_node = 1;
+  MfcKind kind() const { return kind_of(op); }
   // Achieved FLOP/s of a matmul over `rows` tokens (small GEMMs are far from peak) multiplying over `depth`
   // inputs (short inner loops too), and of attention over sequences of `seq_len` tokens.
   double gemm_rate(double rows, double depth) const {
