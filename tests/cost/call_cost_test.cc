@@ -87,25 +87,35 @@ TEST(CallCost, APipelinedPairLossUpdateCostsOneMoreForward) {
   }
 }
 
+// PPO on llama-tiny, 8 devices of a node, links of unbounded bandwidth: a collective costs its latencies.
+struct LatencyOnly {
+  DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3);
+  Cluster c = make_cluster(1, 8);
+  HardwareProfile p = [this] {
+    HardwareProfile q = default_profile(c.device);
+    q.intra_node_bandwidth.value = 1e30;
+    return q;
+  }();
+  // The estimate of the call `a` names (assign's first argument), in its layout.
+  CallEstimate estimate(const MfcAssignment& a) const {
+    return estimate_call(g, c, p, g.mfc_index(a.mfc), a);
+  }
+};
+
 TEST(CallCost, TensorParallelCallsPayTheEmbeddingAndHeadCollectives) {
   // ref_inf (language-model head) and critic_inf (value head) of the same model and batch: at tp = 1 they
   // communicate nothing; at tp = 2 both pay the embedding's all-reduce and the layers' two per layer, and the
   // language-model head three more (max, sum and target logit of its vocabulary-parallel log-softmax), each
   // one latency per micro-batch.
-  const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3);
-  const Cluster c = make_cluster(1, 8);
-  HardwareProfile p = default_profile(c.device);
-  p.intra_node_bandwidth.value = 1e30;  // latency only
-  const double latency = p.intra_node_latency_s.value;
+  const LatencyOnly t;
+  const double latency = t.p.intra_node_latency_s.value;
   for (int mb : {1, 4}) {
-    const CallEstimate ref =
-        estimate_call(g, c, p, g.mfc_index("ref_inf"), assign("ref_inf", 0, 1, 2, 1, mb));
-    const CallEstimate critic =
-        estimate_call(g, c, p, g.mfc_index("critic_inf"), assign("critic_inf", 0, 1, 2, 1, mb));
-    const double layers = double(g.model(Role::kCritic).spec.n_layers);
+    const CallEstimate ref = t.estimate(assign("ref_inf", 0, 1, 2, 1, mb));
+    const CallEstimate critic = t.estimate(assign("critic_inf", 0, 1, 2, 1, mb));
+    const double layers = double(t.g.model(Role::kCritic).spec.n_layers);
     EXPECT_NEAR(critic.comm_s, mb * (1 + 2 * layers) * latency, 1e-12) << mb;
     EXPECT_NEAR(ref.comm_s - critic.comm_s, mb * 3 * latency, 1e-12) << mb;
-    EXPECT_EQ(estimate_call(g, c, p, g.mfc_index("ref_inf"), assign("ref_inf", 0, 1, 1, 1, mb)).comm_s, 0);
+    EXPECT_EQ(t.estimate(assign("ref_inf", 0, 1, 1, 1, mb)).comm_s, 0);
   }
 }
 
@@ -115,21 +125,18 @@ TEST(CallCost, TensorParallelCallsPayTheEmbeddingAndHeadCollectives) {
 // gradients and two scalars (the loss's weight, the step's figures), and a call splits the batch and
 // normalises the advantages over dp, a policy update also summing the batch's statistics.
 TEST(CallCost, UpdatesPayTheCollectivesTheRuntimeRuns) {
-  const DataflowGraph g = make_graph("ppo", "llama-tiny", 32, 4, 3);
-  const Cluster c = make_cluster(1, 8);
-  HardwareProfile p = default_profile(c.device);
-  p.intra_node_bandwidth.value = 1e30;  // latency only
-  const double latency = p.intra_node_latency_s.value;
-  const int actor = g.mfc_index("actor_train"), critic = g.mfc_index("critic_train");
-  const double steps = double(g.mfcs[actor].train_steps());
-  ASSERT_EQ(steps, double(g.mfcs[critic].train_steps()));
+  const LatencyOnly t;
+  const double latency = t.p.intra_node_latency_s.value;
+  const int actor = t.g.mfc_index("actor_train"), critic = t.g.mfc_index("critic_train");
+  const double steps = double(t.g.mfcs[actor].train_steps());
+  ASSERT_EQ(steps, double(t.g.mfcs[critic].train_steps()));
   for (int mb : {1, 4}) {
-    const double tp_actor = estimate_call(g, c, p, actor, assign("actor_train", 0, 1, 2, 1, mb)).comm_s;
-    const double tp_critic = estimate_call(g, c, p, critic, assign("critic_train", 0, 1, 2, 1, mb)).comm_s;
+    const double tp_actor = t.estimate(assign("actor_train", 0, 1, 2, 1, mb)).comm_s;
+    const double tp_critic = t.estimate(assign("critic_train", 0, 1, 2, 1, mb)).comm_s;
     EXPECT_NEAR(tp_actor - tp_critic, steps * mb * 5 * latency, 1e-12) << mb;
   }
-  const double dp_actor = estimate_call(g, c, p, actor, assign("actor_train", 0, 2, 1, 1)).comm_s;
-  const double dp_critic = estimate_call(g, c, p, critic, assign("critic_train", 0, 2, 1, 1)).comm_s;
+  const double dp_actor = t.estimate(assign("actor_train", 0, 2, 1, 1)).comm_s;
+  const double dp_critic = t.estimate(assign("critic_train", 0, 2, 1, 1)).comm_s;
   EXPECT_NEAR(dp_actor, (3 * steps + 3) * latency, 1e-12);
   EXPECT_NEAR(dp_critic, (3 * steps + 2) * latency, 1e-12);
 }
