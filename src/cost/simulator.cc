@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/check.h"
-#include "core/units.h"
 #include "cost/detail/simulator_run_state.h"
 
 namespace realign {
