@@ -80,15 +80,33 @@ std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text,
   return out;
 }
 
-std::string SentencePieceTokenizer::decode(const std::vector<int32_t>& ids, bool /*skip_special*/) const {
-  std::vector<int> in;
+std::string SentencePieceTokenizer::decode(const std::vector<int32_t>& ids, bool skip_special) const {
+  // libsentencepiece drops control symbols (bos, eos, pad) and writes unk as a question-mark sign: a
+  // special id is written as its piece ("<s>", "</s>", "<unk>") between the decoded runs of ordinary ids,
+  // as transformers' LlamaTokenizer does, or left out with skip_special.
+  auto special = [&](int32_t id) {
+    return id == special_.bos || id == special_.eos || id == special_.pad || id == special_.unk;
+  };
+  std::string out;
+  std::vector<int> run;
+  auto flush = [&] {
+    if (run.empty()) return;
+    std::string text, error;
+    if (!sp_->decode(run, &text, &error)) throw Error(path_, "decode failed: " + error);
+    out += text;
+    run.clear();
+  };
   for (int32_t id : ids) {
     if (id < 0 || id >= sp_->piece_size())
       throw Error(path_, "token id " + std::to_string(id) + " is not in the vocabulary");
-    in.push_back(id);
+    if (!special(id)) {
+      run.push_back(id);
+    } else if (!skip_special) {
+      flush();
+      out += sp_->id_to_piece(id);
+    }
   }
-  std::string out, error;
-  if (!sp_->decode(in, &out, &error)) throw Error(path_, "decode failed: " + error);
+  flush();
   return out;
 }
 

@@ -18,7 +18,8 @@ class SentencePieceTokenizer : public Tokenizer {
 
   // parse_special has no effect: SentencePiece never matches control symbols in text.
   std::vector<int32_t> encode(std::string_view text, const EncodeOptions& options = {}) const override;
-  // Control symbols (bos/eos) are always dropped, as SentencePiece does.
+  // Special ids (bos, eos, pad, unk) are written as their pieces ("<s>", "</s>"), or left out with
+  // skip_special; the ids between them decode as SentencePiece decodes them.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special = false) const override;
   int64_t vocab_size() const override;
   std::optional<int32_t> token_to_id(std::string_view token) const override;

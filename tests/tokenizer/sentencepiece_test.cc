@@ -89,12 +89,29 @@ TEST_F(SentencePieceTest, MatchesSpmEncodeAndRoundTrips) {
   auto ids = tok->encode("fox", with_bos);
   ASSERT_FALSE(ids.empty());
   EXPECT_EQ(ids[0], 1);
-  EXPECT_EQ(tok->decode(ids), "fox");
+  EXPECT_EQ(tok->decode(ids, /*skip_special=*/true), "fox");
   EXPECT_EQ(tok->token_to_id("<s>"), 1);
   EXPECT_EQ(tok->token_to_id("no-such-piece"), std::nullopt);
   EXPECT_EQ(tok->id_to_token(2), "</s>");
   EXPECT_THROW(tok->decode({150}), Error);
   EXPECT_THROW(tok->encode(std::string("\xc3")), Error);
+}
+
+// Special ids are written as their pieces unless skip_special leaves them out (`realign tokenize --decode
+// --skip-special`); libsentencepiece alone drops bos and eos either way.
+TEST_F(SentencePieceTest, DecodeWritesSpecialTokensUnlessSkipped) {
+  auto tok = load_tokenizer(dir_->file("m.model"));
+  std::vector<int32_t> ids = {1};  // <s>
+  for (int32_t id : tok->encode("fox jumps")) ids.push_back(id);
+  ids.push_back(2);  // </s>
+  ids.push_back(0);  // <unk>
+  for (int32_t id : tok->encode("dog")) ids.push_back(id);
+  EXPECT_EQ(tok->decode(ids), "<s>fox jumps</s><unk>dog");
+  EXPECT_EQ(tok->decode(ids, /*skip_special=*/true), "fox jumps dog");
+  // Without special ids both decode as SentencePiece does.
+  const std::vector<int32_t> plain = tok->encode("over the lazy dog");
+  EXPECT_EQ(tok->decode(plain), "over the lazy dog");
+  EXPECT_EQ(tok->decode(plain, /*skip_special=*/true), "over the lazy dog");
 }
 
 TEST_F(SentencePieceTest, DirectoryWithTokenizerModelLoads) {
