@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "cost/fixtures.h"
 
 namespace realign {
@@ -52,10 +53,24 @@ void expect_no_overlap(const Timeline& t) {
     }
 }
 
+// The fixtures the tests below run (Simulator::run does not validate a plan): validate_plan takes each as it
+// is, in the graph's call order, and each is the placement its name says; a near miss is refused.
 TEST(Simulator, TestPlansAreValid) {
   Ppo s;
-  for (ExecutionPlan plan : {colocated(), disaggregated()})
-    EXPECT_NO_THROW(validate_plan(s.graph, s.cluster, plan));
+  for (const ExecutionPlan& fixture : {colocated(), disaggregated()}) {
+    ExecutionPlan plan = fixture;
+    ASSERT_NO_THROW(validate_plan(s.graph, s.cluster, plan)) << fixture.name;
+    EXPECT_EQ(plan, fixture) << fixture.name;
+  }
+  for (const MfcAssignment& a : colocated().assignments) {
+    EXPECT_EQ(a.mesh, (DeviceMesh{0, 16})) << a.mfc;
+    EXPECT_EQ(a.strategy, colocated().assignments[0].strategy) << a.mfc;
+  }
+  for (const MfcAssignment& a : disaggregated().assignments)
+    EXPECT_EQ(a.mesh.end() <= 8, a.mfc == "actor_gen") << a.mfc;  // generation alone on node 0
+  ExecutionPlan beyond = disaggregated();
+  beyond.assignments[2] = assign("reward_inf", 16, 1, 4, 1);  // devices 16-19 of 0-15
+  EXPECT_THROW(validate_plan(s.graph, s.cluster, beyond), Error);
 }
 
 TEST(Simulator, ColocatedPlanRunsCallsBackToBack) {

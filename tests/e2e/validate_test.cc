@@ -19,6 +19,14 @@ namespace realign {
 namespace {
 using testing::TempDir;
 
+// Kendall's tau of two plans' estimated and measured times: +1, -1, or 0 for a tie.
+double order_agreement(const Json& plans) {
+  const double estimated =
+      plans[0].at("estimated_s").get<double>() - plans[1].at("estimated_s").get<double>();
+  const double measured = plans[0].at("measured_s").get<double>() - plans[1].at("measured_s").get<double>();
+  return estimated * measured > 0 ? 1 : estimated * measured < 0 ? -1 : 0;
+}
+
 // The last line of the output: --json's object (progress goes to stderr, before it).
 Json last_json_line(const std::string& out) {
   std::istringstream lines(out);
@@ -63,8 +71,8 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
   EXPECT_NEAR(report.at("call_median_abs_error").get<double>(),
               call_errors.size() % 2 ? call_errors[half] : (call_errors[half - 1] + call_errors[half]) / 2,
               1e-12);
-  const double tau = report.at("kendall_tau");
-  EXPECT_TRUE(tau >= -1 && tau <= 1) << tau;
+  // Kendall's tau over 2 plans: 1 where the estimate orders them as measured, -1 where it swaps them.
+  EXPECT_EQ(report.at("kendall_tau").get<double>(), order_agreement(report.at("plans"))) << out;
   const HardwareProfile fitted = load_hardware_profile(cal);
   EXPECT_NEAR(fitted.iteration_overhead_s.value,
               report.at("calibration").at("iteration_overhead_s").get<double>(), 1e-12);
@@ -76,6 +84,11 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
   for (size_t i = 0; i < 2; ++i)
     EXPECT_EQ(again.at("plans")[i].at("measured_s"), report.at("plans")[i].at("measured_s")) << i;
   EXPECT_NE(again.at("plans")[0].at("estimated_s"), report.at("plans")[0].at("estimated_s"));
+  EXPECT_EQ(again.at("kendall_tau").get<double>(), order_agreement(again.at("plans"))) << out;
+  // The calibration's own in-sample figures are those of its written profile.
+  EXPECT_EQ(again.at("kendall_tau"), report.at("calibration").at("kendall_tau"));
+  EXPECT_NEAR(again.at("median_abs_error").get<double>(),
+              report.at("calibration").at("median_abs_error").get<double>(), 1e-9);
 }
 
 }  // namespace

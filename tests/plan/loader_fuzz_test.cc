@@ -66,9 +66,22 @@ TEST(LoaderFuzz, ConfigAndPlanLoadersNeverCrash) {
   EXPECT_LT(accepted_plans, 3000);
 }
 
+// The fuzz's starting points load as written and validate, so every mutation is a few edits from a valid
+// input.
 TEST(LoaderFuzz, UnmutatedInputsAreValid) {
+  const DataflowGraph graph = testing::graph_from_yaml(kValidConfig);
   ExecutionPlan plan = plan_from_json(parse_yaml(kValidPlan, "plan.json"), "plan.json");
-  validate_plan(testing::graph_from_yaml(kValidConfig), testing::h100(1), plan);
+  ASSERT_NO_THROW(validate_plan(graph, testing::h100(1), plan));
+  ASSERT_EQ(plan.assignments.size(), graph.mfcs.size());
+  for (size_t i = 0; i < graph.mfcs.size(); ++i) EXPECT_EQ(plan.assignments[i].mfc, graph.mfcs[i].name);
+  const MfcAssignment& train = plan.assignments[size_t(graph.mfc_index("actor_train"))];
+  EXPECT_EQ(train.mesh, (DeviceMesh{0, 8}));
+  EXPECT_EQ(train.strategy, (Strategy{2, 2, 2, 2}));
+  const MfcAssignment& gen = plan.assignments[size_t(graph.mfc_index("actor_gen"))];
+  EXPECT_EQ(gen.mesh, (DeviceMesh{0, 4}));
+  EXPECT_EQ(gen.strategy, (Strategy{2, 2, 1, 1}));
+  EXPECT_EQ(plan.disjoint, (std::vector<std::vector<std::string>>{{"actor_gen", "critic_inf"}}));
+  EXPECT_EQ(plan_from_json(to_json(plan), "plan.json"), plan);
 }
 
 }  // namespace
