@@ -68,6 +68,12 @@ void read_curve(ObjectReader& cr, const std::string& name, Coefficient& c) {
   c.of = of;
 }
 
+// The figures a profile of a built-in device may leave to the device's spec (plan/cluster.cc), which keeps
+// them once: the peaks and the memory, as default_profile copies them.
+bool from_device_spec(const std::string& coefficient) {
+  return coefficient == "peak_flops" || coefficient == "memory_bandwidth" || coefficient == "memory_bytes";
+}
+
 }  // namespace
 
 std::vector<std::pair<const char*, const Coefficient*>> HardwareProfile::coefficients() const {
@@ -214,7 +220,15 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
                                           " this build reads (nor 4 to 6); re-run `realign profile`");
   HardwareProfile p;
   p.device = r.get_string("device");
+  const std::vector<std::string> builtin = builtin_device_names();
+  const bool builtin_device_named = std::count(builtin.begin(), builtin.end(), p.device) > 0;
   for (auto& [name, c] : p.coefficients()) {
+    if (from_device_spec(name) && !r.has(name) && builtin_device_named) {
+      const HardwareProfile spec = default_profile(builtin_device(p.device, r.path_of("device")));
+      for (const auto& [spec_name, figure] : spec.coefficients())
+        if (std::string(spec_name) == name) *c = *figure;
+      continue;
+    }
     if (before_depth && std::string(name) == "gemm_depth_efficiency" && !r.has(name)) {
       *c = {1.0, "absent from this version-4 profile: a GEMM's rate independent of its depth"};
       continue;
@@ -224,7 +238,11 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
     if (before_oversubscribed && !r.has(name) &&
         (std::string(name) == "oversubscribed_wait_s" || std::string(name) == "idle_worker_load"))
       continue;  // set below
-    if (!r.has(name)) throw Error(r.path_of(name), "missing coefficient");
+    if (!r.has(name))
+      throw Error(r.path_of(name), from_device_spec(name)
+                                       ? "missing coefficient (only a built-in device's profile may leave it "
+                                         "to the device spec)"
+                                       : "missing coefficient");
     ObjectReader cr(r.at(name), r.path_of(name));
     c->value = cr.get_double("value");
     c->source = cr.get_string("source");
@@ -285,15 +303,11 @@ bool has_shipped_profile(const DeviceSpec& device) {
 
 HardwareProfile builtin_profile(const DeviceSpec& device) {
   if (!has_shipped_profile(device)) return default_profile(device);
+  // Read as `profile=profiles/<name>.json` reads the file: the device spec's peaks and memory, which a
+  // shipped profile does not restate, come from plan/cluster.cc.
   for (const auto& [name, text] : shipped_profiles())
-    if (name == device.name) {
-      // A shipped profile does not restate the device spec's figures (peaks, memory): they are kept once, in
-      // plan/cluster.cc, and reach the profile as default_profile's.
-      Json full = to_json(default_profile(device));
-      const Json shipped = Json::parse(text);
-      for (auto it = shipped.begin(); it != shipped.end(); ++it) full[it.key()] = it.value();
-      return hardware_profile_from_json(full, "profiles/" + name + ".json");
-    }
+    if (name == device.name)
+      return hardware_profile_from_json(Json::parse(text), "profiles/" + name + ".json");
   return default_profile(device);
 }
 

@@ -104,9 +104,10 @@ struct HardwareProfile {
 // Derives a profile from a device spec with stated default efficiencies.
 HardwareProfile default_profile(const DeviceSpec& device);
 // The profile realign ships for a built-in device (profiles/<name>.json: H100 and A100 coefficients from
-// published measurements, each citing its source), else default_profile. A shipped file lists only what it
-// measured or sourced; the coefficients it leaves out (the device spec's peaks and memory) are
-// default_profile's. A device spec that differs from the built-in one of its name gets default_profile.
+// published measurements, each citing its source), else default_profile. A shipped file is read as
+// `profile=profiles/<name>.json` reads it (hardware_profile_from_json): every coefficient is in the file,
+// except that it may leave the device spec's peaks and memory to the spec. A device spec that differs from
+// the built-in one of its name gets default_profile.
 HardwareProfile builtin_profile(const DeviceSpec& device);
 // Names of the devices with a shipped profile, and whether builtin_profile uses one for `device`.
 std::vector<std::string> shipped_profile_names();
@@ -117,9 +118,10 @@ bool has_shipped_profile(const DeviceSpec& device);
 Json to_json(const HardwareProfile& profile);
 // Reads versions 4 to 6 too (gemm_depth_efficiency then 1; intra_node_alltoall_bandwidth then the
 // all-reduce's intra_node_bandwidth; oversubscribed_wait_s then 0 and idle_worker_load 1, as those
-// versions priced them). Throws Error naming the field: another version, a
-// missing or unknown coefficient, a bad value, a
-// missing source, a curve whose x does not increase or that is not monotone where it must be
+// versions priced them). A profile of a built-in device ("device": "h100-sxm") may leave out peak_flops,
+// memory_bandwidth and memory_bytes: they are the device spec's (plan/cluster.cc), as the shipped profiles
+// keep them. Throws Error naming the field: another version, a missing or unknown coefficient, a bad value,
+// a missing source, a curve whose x does not increase or that is not monotone where it must be
 // (efficiencies and bandwidths do not fall as sizes grow).
 HardwareProfile hardware_profile_from_json(const Json& j, const std::string& path);
 HardwareProfile load_hardware_profile(const std::string& file);

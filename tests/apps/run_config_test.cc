@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "core/config_file.h"
 
 namespace realign::apps {
@@ -36,6 +39,26 @@ TEST(RunConfig, ReadsEverySection) {
   EXPECT_EQ(c.cluster.n_devices(), 4);
   EXPECT_EQ(c.plan.mode, "co-located");
   EXPECT_EQ(c.plan.search.seed, 4u);
+}
+
+// Every file in profiles/ loads through the config's `profile` key (run_profile) as the profile realign
+// prices its device with when no file is named: the same coefficients, so the same estimates. Every file is
+// one the binary embeds.
+TEST(RunConfig, EveryShippedProfileLoadsThroughTheProfileKey) {
+  std::vector<std::string> files, shipped = shipped_profile_names();
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(REALIGN_SOURCE_DIR) + "/profiles")) {
+    const std::string name = entry.path().stem().string();
+    files.push_back(name);
+    Json j = parse_yaml(kBase, "run.yaml");
+    apply_overrides(j, {"profile=" + entry.path().string()});
+    HardwareProfile loaded;
+    ASSERT_NO_THROW(loaded = run_profile(run_config_from_json(j))) << entry.path();
+    EXPECT_EQ(loaded, builtin_profile(builtin_device(name, "device"))) << entry.path();
+  }
+  std::sort(files.begin(), files.end());
+  std::sort(shipped.begin(), shipped.end());
+  EXPECT_EQ(files, shipped);
 }
 
 TEST(RunConfig, UnknownKeysAndBadValuesNameTheField) {

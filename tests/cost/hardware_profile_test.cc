@@ -166,6 +166,19 @@ TEST(HardwareProfile, ShippedProfilesDoNotRestateTheDeviceSpec) {
   }
 }
 
+// What a built-in device's profile leaves out of the device spec's figures is the spec's; another device's
+// profile must give them.
+TEST(HardwareProfile, OnlyABuiltInDevicesProfileMayLeaveOutTheSpecsFigures) {
+  Json j = to_json(h100());
+  j["peak_flops"]["value"] = 1;
+  j.erase("memory_bytes");
+  const HardwareProfile p = hardware_profile_from_json(j, "profile");
+  EXPECT_EQ(p.peak_flops.value, 1);
+  EXPECT_EQ(p.memory_bytes, h100().memory_bytes);
+  j["device"] = "my-accelerator";
+  EXPECT_NE(error_of(j).find("profile.memory_bytes: missing coefficient"), std::string::npos) << error_of(j);
+}
+
 TEST(HardwareProfile, RefusesCurvesThatFallOrLackASource) {
   const Json good = to_json(builtin_profile(builtin_device("h100-sxm", "device")));
   ASSERT_TRUE(good["gemm_efficiency"].contains("points"));
