@@ -142,6 +142,7 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
            {"median_abs_error", median(errors)},
            {"kendall_tau", kendall_tau(estimated, measured)}};
   if (c.idle_worker_load >= 0) out["idle_worker_load"] = c.idle_worker_load;
+  out["notes"] = c.notes;
   return out;
 }
 
@@ -300,6 +301,8 @@ void add_validate_command(CLI::App& app) {
       if (calibration.contains("idle_worker_load"))
         std::printf("  idle worker load %.2g of a core\n", calibration["idle_worker_load"].get<double>());
       std::printf("  iteration overhead %.1f ms\n", 1e3 * calibration["iteration_overhead_s"].get<double>());
+      for (const Json& note : calibration["notes"])
+        std::printf("  warning: %s\n", note.get<std::string>().c_str());
       // The error before calibration is the per-call line above; --json keeps the fit's own figure for it.
       std::printf(
           "calibrated, in sample: per call median error %.1f%%; per plan median error %.1f%%, Kendall tau "

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <utility>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -13,6 +15,7 @@ namespace {
 constexpr double kOff = 1e30;       // a rate so high that its part of any estimate is zero
 constexpr double kMinScale = 1e-3;  // fitted factors stay positive: a profile's coefficients must be
 constexpr double kMaxScale = 1e4;
+constexpr double kMinIterationOverhead = 1e-6;  // seconds; positive, as every coefficient
 // Weight of the prior on the log factors, relative to the sum of the squared targets: a factor of e costs
 // as much as a 1% error on every call.
 constexpr double kPrior = 1e-4;
@@ -138,6 +141,30 @@ std::vector<double> fit_log_factors(const std::vector<std::vector<double>>& a, c
   return s;
 }
 
+// Where a fitted factor sits at a bound of the fit: "lower", "upper", or empty inside.
+std::string bound_of(double s) {
+  if (std::abs(std::log(s / kMinScale)) < 1e-6) return "lower";
+  if (std::abs(std::log(s / kMaxScale)) < 1e-6) return "upper";
+  return "";
+}
+
+// The warning for a group fitted to a bound of the fit: the group, the factor and the coefficients it set.
+std::string bound_note(const HardwareProfile& start, const std::string& group, double s) {
+  HardwareProfile alone = start;
+  scale_group(alone, group, s, "");
+  std::string names;
+  const auto before = start.coefficients(), after = std::as_const(alone).coefficients();
+  for (size_t i = 0; i < before.size(); ++i)
+    if (before[i].second->value != after[i].second->value)
+      names += std::string(names.empty() ? "" : ", ") + before[i].first;
+  const bool lower = bound_of(s) == "lower";
+  char factor[32];
+  std::snprintf(factor, sizeof factor, "x%g", s);
+  return group + " (" + names + "): the fitted time factor " + factor + " is the fit's " +
+         (lower ? "lower" : "upper") + " bound, not a value the measurements determined" +
+         (lower ? "; the term is in effect switched off" : "");
+}
+
 }  // namespace
 
 std::vector<std::string> calibration_groups() {
@@ -196,9 +223,14 @@ Calibration calibrate(const DataflowGraph& graph, const Cluster& cluster, const 
     const bool fitted = std::find(active.begin(), active.end(), int(g)) != active.end();
     const double s = fitted ? best[g] : 1.0;
     out.scales.push_back({groups[g], s, fitted});
-    if (fitted)
-      scale_group(out.profile, groups[g], s,
-                  "calibrated: " + groups[g] + " time x" + std::to_string(s) + ", " + evidence);
+    if (!fitted) continue;
+    const std::string bound = bound_of(s);
+    if (!bound.empty()) out.notes.push_back(bound_note(start, groups[g], s));
+    scale_group(
+        out.profile, groups[g], s,
+        "calibrated: " + groups[g] + " time x" + std::to_string(s) +
+            (bound.empty() ? "" : " (the fit's " + bound + " bound: not determined by the measurements)") +
+            ", " + evidence);
   }
   out.median_error_before = median_error(graph, cluster, start, calls);
   out.median_error_after = median_error(graph, cluster, out.profile, calls);
@@ -209,8 +241,7 @@ HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster
                                        HardwareProfile profile, const std::vector<ExecutionPlan>& plans,
                                        const std::vector<double>& measured, const std::string& evidence) {
   REALIGN_CHECK(plans.size() == measured.size() && !plans.empty());
-  const double kMin = 1e-6;  // coefficients stay positive
-  profile.iteration_overhead_s.value = kMin;
+  profile.iteration_overhead_s.value = kMinIterationOverhead;
   Simulator simulator(graph, cluster, profile);
   // sum_i |sim_i + o - m_i| / m_i is least at the median of the residuals m_i - sim_i weighted by 1 / m_i.
   std::vector<std::pair<double, double>> residuals;  // (residual, weight)
@@ -228,11 +259,11 @@ HardwareProfile fit_iteration_overhead(const DataflowGraph& graph, const Cluster
       break;
     }
   }
-  profile.iteration_overhead_s = {std::max(kMin, overhead + kMin),
+  profile.iteration_overhead_s = {std::max(kMinIterationOverhead, overhead + kMinIterationOverhead),
                                   "calibrated: what " + std::to_string(plans.size()) +
                                       " measured iterations took beyond their simulated calls, moves and "
-                                      "reallocations (weighted median), " +
-                                      evidence};
+                                      "reallocations (weighted median" +
+                                      (overhead > 0 ? "" : "; none: the fit's floor") + "), " + evidence};
   return profile;
 }
 
@@ -269,6 +300,10 @@ Calibration calibrate_to_iterations(const DataflowGraph& graph, const Cluster& c
       best = c, best_error = error;
   }
   best.median_error_before = median_error(graph, cluster, start, calls);
+  if (best.profile.iteration_overhead_s.value <= kMinIterationOverhead)
+    best.notes.push_back(
+        "iteration_overhead_s: at the fit's floor (1e-06 s): the measured iterations took no "
+        "longer than their simulated calls, moves and reallocations");
   return best;
 }
 

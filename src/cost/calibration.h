@@ -46,6 +46,11 @@ struct Calibration {
   // outnumber its compute slots; -1 where it kept the start profile's.
   double idle_worker_load = -1;
   double median_error_before = 0, median_error_after = 0;  // relative, over the measured calls
+  // Warnings, one per coefficient the fit left at one of its bounds (a group's factor at 1e-3 or 1e4, the
+  // iteration overhead at its floor): the measurements did not determine it, and a factor at 1e-3 has in
+  // effect switched its term off. Each names the group and the coefficients it set; the fitted profile's
+  // sources say it too.
+  std::vector<std::string> notes;
 };
 
 // Each call's estimate split into the group parts, under `profile` (parts[call][group], groups in the

@@ -95,6 +95,33 @@ TEST(Calibration, RecoversTheComputeFactor) {
               0.05);
 }
 
+// A factor the fit leaves at one of its bounds is a warning naming the group and its coefficients, in the
+// result and in the coefficients' sources: from a start profile whose memory reads are 1e5 times slower than
+// the machine's, the memory factor would be 1e-5, below the fit's floor of 1e-3. A fit inside its bounds says
+// nothing.
+TEST(Calibration, AFactorAtTheFitsBoundIsAWarningNamingItsCoefficients) {
+  TinyPpo s;
+  const auto calls = s.calls_under(s.start);
+  HardwareProfile slow = s.start;
+  slow.memory_bandwidth.value /= 1e5;
+  const Calibration c = calibrate(s.graph, s.cluster, slow, calls, "test");
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_EQ(c.notes[0].rfind("memory (memory_bandwidth, decode_bandwidth_efficiency): ", 0), 0u)
+      << c.notes[0];
+  EXPECT_NE(c.notes[0].find("x0.001 is the fit's lower bound"), std::string::npos) << c.notes[0];
+  EXPECT_NE(c.profile.memory_bandwidth.source.find("the fit's lower bound"), std::string::npos);
+  // The optimizer step is memory-bound too: what the memory term still overprices, the per-step overhead
+  // gives back, to its own floor. Each group at a bound has its note, and no other.
+  for (const GroupScale& g : c.scales) {
+    const bool at_bound =
+        std::abs(std::log(g.scale / 1e-3)) < 1e-6 || std::abs(std::log(g.scale / 1e4)) < 1e-6;
+    const bool noted = std::any_of(c.notes.begin(), c.notes.end(),
+                                   [&](const std::string& n) { return n.rfind(g.group + " (", 0) == 0; });
+    EXPECT_EQ(noted, at_bound) << g.group << " x" << g.scale;
+  }
+  EXPECT_TRUE(calibrate(s.graph, s.cluster, s.start, calls, "test").notes.empty());
+}
+
 // The wait of oversubscribed workers is fitted apart from the link latency: the calls whose messages run on
 // at most 2 ranks at once (2 cores) tell the latency, those on 4 ranks in lockstep the wait beyond it.
 TEST(Calibration, FitsTheOversubscribedWaitApartFromTheLatency) {
@@ -209,6 +236,7 @@ TEST(Calibration, IterationOverheadIsWhatIterationsTakeBeyondTheirCalls) {
   const HardwareProfile fast = fit_iteration_overhead(s.graph, s.cluster, s.start, plans, measured, "test");
   EXPECT_GT(fast.iteration_overhead_s.value, 0);
   EXPECT_LT(fast.iteration_overhead_s.value, 1e-5);
+  EXPECT_NE(fast.iteration_overhead_s.source.find("the fit's floor"), std::string::npos);
   EXPECT_EQ(hardware_profile_from_json(to_json(fast), "p.json"), fast);
 }
 
@@ -238,6 +266,7 @@ TEST(Calibration, ChoosesTheIdleWorkerLoadThatPredictsTheIterations) {
   const Calibration c = calibrate_to_iterations(s.graph, s.cluster, s.start, calls, plans, measured, "test");
   EXPECT_EQ(c.idle_worker_load, 0.25);
   EXPECT_EQ(c.profile.idle_worker_load.value, 0.25);
+  EXPECT_TRUE(c.notes.empty()) << ::testing::PrintToString(c.notes);
   EXPECT_NE(c.profile.idle_worker_load.source.find("test"), std::string::npos);
   Simulator calibrated(s.graph, s.cluster, c.profile);
   for (size_t i = 0; i < plans.size(); ++i)
@@ -249,6 +278,13 @@ TEST(Calibration, ChoosesTheIdleWorkerLoadThatPredictsTheIterations) {
       calibrate_to_iterations(roomy.graph, roomy.cluster, roomy.start, calls, plans, measured, "test");
   EXPECT_EQ(kept.idle_worker_load, -1);
   EXPECT_EQ(kept.profile.idle_worker_load, roomy.start.idle_worker_load);
+  // Iterations measured faster than their calls leave the overhead at its floor, and the result says so.
+  for (double& m : measured) m = 1e-4;
+  const Calibration floor =
+      calibrate_to_iterations(s.graph, s.cluster, s.start, calls, plans, measured, "test");
+  ASSERT_FALSE(floor.notes.empty());
+  EXPECT_EQ(floor.notes.back().rfind("iteration_overhead_s: at the fit's floor", 0), 0u)
+      << floor.notes.back();
 }
 
 }  // namespace

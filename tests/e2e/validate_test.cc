@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/json.h"
 #include "cost/calibration.h"
 #include "cost/hardware_profile.h"
@@ -39,10 +40,11 @@ Json last_json_line(const std::string& out) {
 TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
   TempDir tmp;
   const std::string dir = tmp.file("validate"), cal = tmp.file("cal.json");
-  const std::string command = "validate " + std::string(REALIGN_SOURCE_DIR) +
-                              "/examples/addition_ppo.yaml cluster.devices_per_node=2 batch.prompts=8 "
-                              "train.threads=1 --plans 2 --steps 3 --json --out " +
-                              dir;
+  const std::string text_command = "validate " + std::string(REALIGN_SOURCE_DIR) +
+                                   "/examples/addition_ppo.yaml cluster.devices_per_node=2 batch.prompts=8 "
+                                   "train.threads=1 --plans 2 --steps 3 --out " +
+                                   dir;
+  const std::string command = text_command + " --json";
   std::string out;
   ASSERT_EQ(testing::run_realign(command + " --rounds 2 --calibrate " + cal, &out), 0) << out;
   const Json report = last_json_line(out);
@@ -89,6 +91,30 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
   EXPECT_EQ(again.at("kendall_tau"), report.at("calibration").at("kendall_tau"));
   EXPECT_NEAR(again.at("median_abs_error").get<double>(),
               report.at("calibration").at("median_abs_error").get<double>(), 1e-9);
+
+  // The calibration's notes name exactly the groups it left at a bound of the fit (a factor of 1e-3 or 1e4).
+  for (const auto& [group, scale] : report.at("calibration").at("scales").items()) {
+    const double s = scale.get<double>();
+    const bool at_bound = std::abs(std::log(s / 1e-3)) < 1e-5 || std::abs(std::log(s / 1e4)) < 1e-5;
+    bool noted = false;
+    for (const Json& note : report.at("calibration").at("notes"))
+      noted |= note.get<std::string>().rfind(group + " (", 0) == 0;
+    EXPECT_EQ(noted, at_bound) << group << " x" << s;
+  }
+  // From a profile whose per-call overhead (100 s) no measured call comes near, the fit stops at its floor,
+  // and validate's table says so, naming the coefficient.
+  HardwareProfile slow = fitted;
+  slow.call_overhead_s.value = 100;
+  write_text_file(tmp.file("slow.json"), to_json(slow).dump());
+  ASSERT_EQ(testing::run_realign(text_command + " --rescore --calibrate " + tmp.file("cal2.json") +
+                                     " profile=" + tmp.file("slow.json"),
+                                 &out),
+            0)
+      << out;
+  EXPECT_NE(
+      out.find("warning: call (call_overhead_s): the fitted time factor x0.001 is the fit's lower bound"),
+      std::string::npos)
+      << out;
 }
 
 }  // namespace
