@@ -1,7 +1,7 @@
 // bench/paper_workloads: realign's estimates on the workloads of ReaL's published PPO throughput figure
 // (LLaMA-2 7B to 70B, 8 to 128 H100, prompt 128, generation 128/384/896 with 512/256/128 prompts, 4
 // mini-batches): the searched plan and every preset, the search time, the searched layouts, and, where the
-// figure was published (shared/published), the measured times beside them. `--fit` fits the profile's engine
+// figure was published (data/published), the measured times beside them. `--fit` fits the profile's engine
 // factors (compute efficiency over a pass, the host's cost of a collective) to the heuristic bars, whose plan
 // is one 3D-parallel layout for every model on every GPU, and the per-layer launch overhead to ReaL's
 // decoding floor.
@@ -72,7 +72,7 @@ void print_decomposition(const std::vector<Point>& points, const std::vector<dou
 
 int main(int argc, char** argv) {
   std::string root = REALIGN_SOURCE_DIR, budget = "10", profile, only;
-  std::string published_file = root + "/../shared/published/real_ppo_throughput_scale_actor.json";
+  std::string published_file = root + "/data/published/real_ppo_throughput_scale_actor.json";
   bool do_fit = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -57,7 +57,7 @@ apps::RunConfig config_of(const Point& p, const std::string& root, const std::st
                                 "cluster.nodes=" + std::to_string(p.gpus / 8), "cluster.devices_per_node=8",
                                 "cluster.device=h100-sxm", "plan.time_budget_s=" + budget,
                                 // ReaL's PPO takes the behaviour log-probs from the sampling: its FLOP count
-                                // (shared/published, flops_formula) has no forward of the actor beside the
+                                // (data/published, flops_formula) has no forward of the actor beside the
                                 // generation, the reference's, the reward's and the critic's.
                                 "train.ppo.behaviour_logprobs=generation"};
   if (!profile.empty()) o.push_back("profile=" + profile);

@@ -25,7 +25,7 @@ struct Point {
 // "llama2-7b" -> "7b".
 std::string short_name(const std::string& model);
 
-// The published points of `file` (shared/published's format, one row of the figure); empty when it cannot
+// The published points of `file` (data/published's format, one row of the figure); empty when it cannot
 // be read.
 std::vector<Point> published_points(const std::string& file);
 

@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
   o.argv.assign(argv, argv + argc);
   o.argv[0] = comm::current_executable();
   // Transparent huge pages for malloc: first-touch page faults dominate fresh shard buffers on these VMs
-  // (about 3x slower reallocation without it, see ../shared/LIBTORCH-NOTES.md).
+  // (about 3x slower reallocation without it, measured on the project's 2-core machines).
   o.env = {{"REALLOC_BENCH_WORKER", "1"}, {"GLIBC_TUNABLES", "glibc.malloc.hugetlb=1"}};
   o.forward_output = false;
   o.capture_output = true;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/read_file.h"
 #include "cost/explain.h"
 #include "cost/shipped_profiles.h"
 
@@ -164,6 +165,27 @@ TEST(HardwareProfile, ShippedProfilesDoNotRestateTheDeviceSpec) {
     EXPECT_EQ(builtin_profile(builtin_device(name, "device")).peak_flops.value,
               spec_figures.peak_flops.value);
   }
+}
+
+// The published data a shipped profile's sources cite (data/published/<file>.json) is in the repository and
+// says where it comes from.
+TEST(HardwareProfile, PublishedDataTheShippedProfilesCiteIsInTheRepository) {
+  const std::string folder = "data/published/";
+  int cited = 0;
+  for (const auto& [name, text] : shipped_profiles()) {
+    const Json profile = Json::parse(text);
+    for (const auto& [coefficient, c] : profile.items()) {
+      if (!c.is_object()) continue;
+      const std::string source = c.at("source");
+      for (size_t at = source.find(folder); at != std::string::npos; at = source.find(folder, at + 1)) {
+        const std::string file = source.substr(at, source.find(".json", at) + 5 - at);
+        ++cited;
+        const Json data = Json::parse(read_file(std::string(REALIGN_SOURCE_DIR) + "/" + file));
+        EXPECT_TRUE(data.contains("source")) << name << " " << coefficient << ": " << file;
+      }
+    }
+  }
+  EXPECT_GT(cited, 0);
 }
 
 // What a built-in device's profile leaves out of the device spec's figures is the spec's; another device's
