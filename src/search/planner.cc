@@ -20,7 +20,9 @@ PlanOptions plan_options_from_json(const Json& section, const std::string& path)
                     "'; choose search, file, co-located, heuristic, interleaving or disaggregated");
   o.file = r.get_string("file", "");
   if (o.mode == "file" && o.file.empty()) throw Error(r.path_of("file"), "mode 'file' needs the plan's path");
-  o.search.seed = uint64_t(r.get_int("seed", int64_t(o.search.seed)));
+  const int64_t seed = r.get_int("seed", int64_t(o.search.seed));
+  if (seed < 0) throw Error(r.path_of("seed"), "must be 0 or more, got " + std::to_string(seed));
+  o.search.seed = uint64_t(seed);
   o.search.time_budget_s = r.get_double("time_budget_s", o.search.time_budget_s);
   if (!(o.search.time_budget_s > 0)) throw Error(r.path_of("time_budget_s"), "must be positive");
   o.search.max_steps = r.get_positive("max_steps", o.search.max_steps);

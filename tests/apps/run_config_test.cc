@@ -75,6 +75,15 @@ TEST(RunConfig, UnknownKeysAndBadValuesNameTheField) {
   EXPECT_EQ(error_path("", {"models.reward=llama-tiny"}), "reward.kind");
 }
 
+// A negative seed is refused naming plan.seed (it was taken as 2^64 - 1); 0 and the largest int64 are seeds.
+TEST(RunConfig, NegativeSeedIsRefusedNamingTheField) {
+  EXPECT_EQ(error_path("", {"plan.seed=-1"}), "plan.seed");
+  EXPECT_EQ(error_path("", {"plan.seed=0"}), "<no error>");
+  Json j = parse_yaml(kBase, "run.yaml");
+  apply_overrides(j, {"plan.seed=9223372036854775807"});
+  EXPECT_EQ(run_config_from_json(j).plan.search.seed, 9223372036854775807u);
+}
+
 // Staleness is an edge of the graphs that generate: negative, without generation (DPO, SFT, reward-model
 // training) or at a temperature where the sampling's log-probs are not the policy's, it is refused naming
 // train.staleness.
