@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
   const std::vector<Case> cases = {
       {"ppo 7B+7B, 16 H100", root + "/examples/ppo_llama2_7b_16xh100.yaml", {}},
       {"grpo qwen2.5-7b, 8 H100", root + "/examples/grpo_qwen2.5_7b_8xh100.yaml", {}},
+      // Response lengths spread under a cap (lognormal, mean 768): generation priced stretch by stretch.
+      {"ppo 7B+7B, lengths", root + "/examples/ppo_llama2_7b_16xh100.yaml", {"batch.gen_len_max=3072"}},
       {"ppo 4x70B, 128 H100", root + "/examples/ppo_llama2_70b_128xh100.yaml", {}},
       {"ppo 4x70B, 1024 H100",
        root + "/examples/ppo_llama2_70b_128xh100.yaml",

@@ -66,6 +66,13 @@ RunConfig imported_config(const Args& args, engines::ReadRun& run) {
         "cluster.device: launch scripts do not name the GPU; priced on h100-sxm (pass "
         "cluster.device=a100-80gb or a device spec file for another)");
   }
+  if (!overridden("batch.gen_len") && !overridden("batch.gen_len_quantiles") &&
+      !overridden("batch.gen_lengths") && raw["batch"].contains("gen_len_max"))
+    run.notes.push_back(
+        "batch.gen_len: scripts give the response-length cap (" + raw["batch"]["gen_len_max"].dump() +
+        "), not the mean; priced with every response that long (an upper bound on generation and no tail): "
+        "pass batch.gen_len=MEAN (lognormal under the cap), batch.gen_len_quantiles or "
+        "batch.gen_lengths=FILE for the task's lengths");
   apply_overrides(raw, args.overrides);
   // A model the script names by a path realign cannot read (a hub name of no built-in shape, a directory
   // on the training cluster) is named by the script's key, with the override that gives its shape.

@@ -105,6 +105,14 @@ train::TrainerInput trainer_input(const Args& args, const RunConfig& config, con
 // cluster (runtime_runs), so `realign plan` gives the same plans; a training run keeps to it on any device.
 RunConfig for_runtime(RunConfig config) {
   config.plan.candidates.runtime_limits = true;
+  if (config.algorithm.partial_rollout)
+    throw Error("train.partial_rollout", "realign's runtime does not interrupt and resume samples: set it to "
+                                         "false to train (realign plan prices it for the engines that do)");
+  // Generation as the runtime runs it.
+  if (config.algorithm.batching != Batching::kStatic) {
+    config.algorithm.batching = Batching::kStatic;
+    config.graph = build_graph(config.algorithm);
+  }
   return config;
 }
 

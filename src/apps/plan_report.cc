@@ -28,17 +28,18 @@ PlanReport make_plan_report(const RunConfig& config, const std::string& plan_fil
   if (compare) options.search.time_budget_s = budget * kChosenBudgetShare;
   report.planner = plan_iteration(config.graph, config.cluster, evaluator, options);
   report.simulation = simulator.run(report.planner.plan);
+  report.phases = step_phases(simulator, report.planner.plan, report.simulation);
   for (const auto& p : report.planner.presets)
     report.preset_simulations.push_back(p.plan ? simulator.run(*p.plan) : SimulationResult{});
   if (compare) {
-    const double others = double(std::size(kComparedStaleness) - 1);
+    const double others = double(compared_variants(config).size() - 1);
     options.search.time_budget_s = budget * (1 - kChosenBudgetShare) / others;
     std::vector<ExecutionPlan> presets;
     for (const PresetOutcome& p : report.planner.presets)
       if (p.plan) presets.push_back(*p.plan);
     report.staleness_estimates =
         compare_staleness(config, options, report.planner.plan, report.simulation.iteration_time_s,
-                          report.simulation.fits, presets);
+                          report.simulation.fits, report.phases, presets);
   }
   return report;
 }
@@ -53,6 +54,13 @@ std::string line(const char* fmt, ...) {
   std::vsnprintf(buf, sizeof buf, fmt, args);
   va_end(args);
   return std::string(buf) + "\n";
+}
+
+// The graph's first generation call, or null.
+const Mfc* generation_call(const DataflowGraph& g) {
+  for (const Mfc& m : g.mfcs)
+    if (m.kind() == MfcKind::kGenerate) return &m;
+  return nullptr;
 }
 
 }  // namespace
@@ -101,6 +109,15 @@ std::string format_plan_table(const PlanReport& r) {
               r.simulation.fits ? " (fits in memory)" : " (DOES NOT FIT)",
               format_bytes(r.simulation.realloc_bytes).c_str());
   if (!r.simulation.fits) out += line("  %s", r.simulation.oom_report.c_str());
+  if (const Mfc* gen = generation_call(g)) {
+    const LengthDistribution& d = gen->generation.lengths;
+    if (!d.quantiles.empty())
+      out += line("response lengths: %s: mean %.1f, p50 %.0f, p90 %.0f, p99 %.0f, cap %lld; %s batching%s",
+                  d.source.c_str(), d.mean, d.quantile(0.5), d.quantile(0.9), d.quantile(0.99),
+                  (long long)d.cap, to_string(gen->generation.batching).c_str(),
+                  gen->generation.partial_rollout ? ", partial rollouts" : "");
+    out += line("%s", describe_generation(r.phases).c_str());
+  }
   if (g.staleness > 0)
     out += line(
         "staleness %lld: the steady state of overlapping iterations (%lld steps simulated; start and "
@@ -108,25 +125,29 @@ std::string format_plan_table(const PlanReport& r) {
         (long long)g.staleness, (long long)r.simulation.steps);
   if (!r.staleness_estimates.empty()) {
     double sync = 0;
+    StepPhases sync_phases;
     for (const StalenessEstimate& e : r.staleness_estimates)
-      if (e.staleness == 0 && e.fits) sync = e.iteration_time_s;
+      if (e.staleness == 0 && e.fits) sync = e.iteration_time_s, sync_phases = e.phases;
     out +=
         "\ntrain.staleness (iteration i generates with the actor after update i-1-N), each one's best "
         "plan:\n";
     for (const StalenessEstimate& e : r.staleness_estimates) {
       const char* mark = e.chosen ? "   <- this plan" : "";
+      const std::string name =
+          "staleness " + std::to_string(e.staleness) + (e.partial_rollout ? ", partial rollouts" : "");
       if (!e.fits)
-        out += line("  staleness %lld: does not fit%s", (long long)e.staleness, mark);
+        out += line("  %s: does not fit%s", name.c_str(), mark);
       else if (e.staleness == 0)
-        out += line("  staleness 0: %s per iteration (synchronous)%s",
-                    format_seconds(e.iteration_time_s).c_str(), mark);
+        out += line("  staleness 0: %s per iteration (synchronous)%s: %s",
+                    format_seconds(e.iteration_time_s).c_str(), mark,
+                    describe_generation(e.phases).c_str());
       else if (sync > 0)
-        out += line("  staleness %lld: %.2fx as fast as synchronous (%s per iteration)%s",
-                    (long long)e.staleness, sync / e.iteration_time_s,
-                    format_seconds(e.iteration_time_s).c_str(), mark);
+        out += line("  %s: %.2fx as fast as synchronous (%s per iteration)%s: %s", name.c_str(),
+                    sync / e.iteration_time_s, format_seconds(e.iteration_time_s).c_str(), mark,
+                    staleness_reason(e.staleness, e.phases, sync_phases, e.partial_rollout).c_str());
       else
-        out += line("  staleness %lld: %s per iteration%s", (long long)e.staleness,
-                    format_seconds(e.iteration_time_s).c_str(), mark);
+        out += line("  %s: %s per iteration%s", name.c_str(), format_seconds(e.iteration_time_s).c_str(),
+                    mark);
     }
   }
   if (!r.planner.plan.offload.empty()) {
@@ -167,9 +188,29 @@ Json plan_report_json(const PlanReport& r) {
   j["staleness"] = g.staleness;
   if (!r.staleness_estimates.empty()) {
     Json estimates = Json::object();
+    Json reasons = Json::object();
+    const StalenessEstimate* sync = nullptr;
     for (const StalenessEstimate& e : r.staleness_estimates)
-      estimates[std::to_string(e.staleness)] = e.fits ? Json(e.iteration_time_s) : Json(nullptr);
+      if (e.staleness == 0 && e.fits) sync = &e;
+    for (const StalenessEstimate& e : r.staleness_estimates) {
+      // "1" for batch-level asynchrony, "1_partial_rollout" for streaming generation.
+      const std::string key = std::to_string(e.staleness) + (e.partial_rollout ? "_partial_rollout" : "");
+      estimates[key] = e.fits ? Json(e.iteration_time_s) : Json(nullptr);
+      if (sync && e.fits && e.staleness > 0)
+        reasons[key] = staleness_reason(e.staleness, e.phases, sync->phases, e.partial_rollout);
+    }
     j["staleness_estimates"] = estimates;
+    j["staleness_reasons"] = reasons;
+  }
+  if (const Mfc* gen = generation_call(g)) {
+    Json gj;
+    if (!gen->generation.lengths.quantiles.empty()) gj["lengths"] = to_json(gen->generation.lengths);
+    gj["batching"] = to_string(gen->generation.batching);
+    gj["partial_rollout"] = gen->generation.partial_rollout;
+    gj["generation_s"] = r.phases.generation_s;
+    gj["tail_s"] = r.phases.generation_tail_s;
+    gj["train_s"] = r.phases.train_s;
+    j["generation"] = gj;
   }
   j["search_time_s"] = r.planner.planning_seconds;
   j["fits"] = r.simulation.fits;

@@ -16,6 +16,7 @@ struct PlanReport {
   std::string profile_name;
   PlannerOutput planner;
   SimulationResult simulation;                       // of the chosen plan
+  StepPhases phases;                                 // of the chosen plan
   std::vector<SimulationResult> preset_simulations;  // parallel to planner.presets (empty result when absent)
   // The best plan's estimate at staleness 0, 1 and 2 (empty: not asked for, or an algorithm without it).
   std::vector<StalenessEstimate> staleness_estimates;

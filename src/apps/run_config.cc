@@ -22,8 +22,11 @@ RunConfig run_config_from_json(Json raw) {
     throw Error("reward.kind", "models.reward names a reward model but reward.kind is " +
                                    rc.training.reward.kind +
                                    ": set reward.kind: model to score with it, or remove models.reward");
-  rc.graph = build_graph(rc.algorithm);
   rc.cluster = cluster_from_json(root.at("cluster"), "cluster");
+  // realign's runtime (CPU workers) batches generation statically; a GPU cluster is planned as serving
+  // engines generate there (continuous batching), which realign's runtime does not do yet.
+  rc.algorithm.batching = is_cpu_device(rc.cluster.device) ? Batching::kStatic : Batching::kContinuous;
+  rc.graph = build_graph(rc.algorithm);
   if (const Json* p = root.find("plan")) rc.plan = plan_options_from_json(*p, "plan");
   // Plans for a cluster the runtime runs keep to its limits, unless the runtime cannot build the models at
   // all (DeepSeek-V3): `realign plan` still plans them, `realign train` refuses (plan_iteration).

@@ -1,5 +1,7 @@
 #include "apps/staleness_comparison.h"
 
+#include <algorithm>
+
 #include "cost/simulator.h"
 #include "search/simulator_evaluator.h"
 
@@ -17,9 +19,28 @@ bool same_calls(const DataflowGraph& graph, const ExecutionPlan& plan) {
 
 bool takes_staleness(const RunConfig& config) { return is_rl(config.algorithm.algorithm); }
 
+StalenessVariant own_variant(const RunConfig& config) {
+  return {config.algorithm.staleness, config.algorithm.partial_rollout && config.algorithm.staleness > 0};
+}
+
+std::vector<StalenessVariant> compared_variants(const RunConfig& config) {
+  std::vector<StalenessVariant> out;
+  // Streaming only differs where there is a tail to hide.
+  const bool streams = config.algorithm.batching == Batching::kContinuous &&
+                       !config.algorithm.batch.gen_lengths.quantiles.empty() &&
+                       !config.algorithm.batch.gen_lengths.fixed();
+  const StalenessVariant own = own_variant(config);
+  for (int64_t n : kComparedStaleness) {
+    out.push_back({n, false});
+    if (n > 0 && (streams || own == StalenessVariant{n, true})) out.push_back({n, true});
+  }
+  if (std::find(out.begin(), out.end(), own) == out.end()) out.push_back(own);
+  return out;
+}
+
 std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const PlanOptions& options,
                                                  const ExecutionPlan& chosen, double chosen_time_s,
-                                                 bool chosen_fits,
+                                                 bool chosen_fits, const StepPhases& chosen_phases,
                                                  const std::vector<ExecutionPlan>& presets) {
   std::vector<StalenessEstimate> out;
   if (!takes_staleness(config)) return out;
@@ -27,25 +48,30 @@ std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const 
   // Every plan found so far is a start for the next search (a plan for staleness 1 is often near the best
   // for 2, and the reverse).
   std::vector<ExecutionPlan> found = {chosen};
-  for (int64_t n : kComparedStaleness) {
-    if (n == config.algorithm.staleness) {
-      out.push_back(StalenessEstimate{n, chosen_time_s, chosen_fits, true});
+  const StalenessVariant own = own_variant(config);
+  for (const StalenessVariant& v : compared_variants(config)) {
+    const int64_t n = v.staleness;
+    if (v == own) {
+      out.push_back(StalenessEstimate{n, v.partial_rollout, chosen_time_s, chosen_fits, true, chosen_phases});
       continue;
     }
     // The same config at staleness n: the graph differs (with n > 0 the generation gives the behaviour
-    // log-probs and actor_inf the proximal ones), so it is built again.
+    // log-probs and actor_inf the proximal ones; partial rollouts price generation), so it is built again.
     AlgorithmConfig algorithm = config.algorithm;
     algorithm.staleness = n;
+    algorithm.partial_rollout = v.partial_rollout;
     const DataflowGraph graph = build_graph(algorithm);
     Simulator simulator(graph, config.cluster, profile);
     SimulatorEvaluator evaluator(simulator);
     StalenessEstimate e;
     e.staleness = n;
+    e.partial_rollout = v.partial_rollout;
     if (options.mode == "file") {
       if (!same_calls(graph, chosen)) continue;
       const SimulationResult r = simulator.run(chosen);
       e.iteration_time_s = r.iteration_time_s;
       e.fits = r.fits;
+      e.phases = step_phases(simulator, chosen, r);
     } else {
       PlanOptions o = options;
       // The starts in the order plan_iteration would take them: presets, then the plans found before.
@@ -60,6 +86,7 @@ std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const 
       found.push_back(p.plan);
       e.iteration_time_s = p.score.time_s;
       e.fits = p.score.fits();
+      e.phases = step_phases(simulator, p.plan, simulator.run(p.plan));
     }
     out.push_back(e);
   }

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "cost/comm_model.h"
+#include "cost/decode_segments.h"
 #include "cost/detail/stage_cost.h"
 #include "cost/moe_cost.h"
 
@@ -91,6 +92,42 @@ void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e, CallEstim
   steps_e.overhead_s += steps * c.p.step_overhead_s.value;
 }
 
+// One decoding step of every stage for a micro-batch of `mb_seqs` sequences at mean context `context`:
+// the busiest stage's slot and one micro-batch's cycle through all stages and back.
+struct DecodeStep {
+  StageCost worst, cycle;
+};
+
+DecodeStep decode_step(const CallContext& c, double mb_seqs, double context) {
+  const ModelSpec& m = c.model.spec;
+  const double stages = double(c.s.pp);
+  // Per token, each stage reads its weight shard and its KV cache for every micro-batch (memory-bound), or
+  // is bound by its FLOPs when the batch is large.
+  const double kv_per_token_layer = m.kv_cache_elements_per_rank(c.s.tp) * kActivationBytes;
+  // A decoding step reads only the experts its tokens picked (the ep group's micro-batches route together).
+  const double routed_together =
+      experts_cut_by_tp(c.s.ep) ? mb_seqs : mb_seqs * double(c.s.ep) / double(c.s.tp);
+  const double touched = experts_touched_fraction(m, routed_together);
+  const double handoff = pp_handoff_s(c, mb_seqs);
+  const double token_send = c.s.pp > 1 ? p2p_s(mb_seqs * 8.0, c.pp_link) : 0.0;
+  DecodeStep d;
+  for (int stage = 0; stage < c.s.pp; ++stage) {
+    const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
+    StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs, true);
+    const double experts = double(c.shards.stage_experts(stage));
+    const double weights = double(c.shards.stage_max(stage)) - experts * (1.0 - touched);
+    const double bytes = weights * kWeightBytesPerParam + layers * kv_per_token_layer * mb_seqs * context;
+    sc.compute = std::max(sc.compute, bytes / c.mem_rate(bytes));
+    d.cycle.compute += sc.compute;
+    d.cycle.comm += sc.comm;
+    d.cycle.overhead += sc.overhead;
+    sc.comm += (stage + 1 < c.s.pp ? 1.0 : stages - 1) * pp_issue_s(c);
+    if (sc.total() > d.worst.total()) d.worst = sc;
+  }
+  d.cycle.comm += (stages - 1) * handoff + token_send;
+  return d;
+}
+
 // Pipelined generation as runtime/pipeline.h runs it: the micro-batches' prefills fill the pipeline
 // (micro_batches + pp - 1 slots), then every decoding step takes each micro-batch's token once through every
 // stage. A stage's slot is its forward plus issuing its sends (pp_issue_s): the activation (B, 1, H) to the
@@ -101,47 +138,30 @@ void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e, CallEstim
 // (the decode bubble). At the end the last stage broadcasts the log-probs (fp32, every row and token) over
 // the pp group: a header's length, the header, then the bytes, each along a binomial tree.
 void generate_time(const CallContext& c, const Mfc& mfc, CallEstimate& e) {
-  const ModelSpec& m = c.model.spec;
   const double mb_seqs = double(seqs_per_micro_batch(mfc, c.s));
   const double n_micro = double(c.s.micro_batches), stages = double(c.s.pp);
   // Prefill: compute-bound forward of the prompts; the head runs on each prompt's last position only.
   pipelined_forward(c, e, mb_seqs * double(mfc.prompt_len), double(mfc.prompt_len) / 2.0, mb_seqs);
   double busy = n_micro, slots = n_micro + stages - 1;  // stage slots busy and elapsed (bubble_fraction)
   if (mfc.gen_len > 0) {
-    // Decode: per token, each stage reads its weight shard and its KV cache for every micro-batch
-    // (memory-bound), or is bound by its FLOPs when the batch is large.
-    const double context = double(mfc.prompt_len) + double(mfc.gen_len) / 2.0;
-    const double kv_per_token_layer = m.kv_cache_elements_per_rank(c.s.tp) * kActivationBytes;
-    // A decoding step reads only the experts its tokens picked (the ep group's micro-batches route together).
-    const double routed_together =
-        experts_cut_by_tp(c.s.ep) ? mb_seqs : mb_seqs * double(c.s.ep) / double(c.s.tp);
-    const double touched = experts_touched_fraction(m, routed_together);
-    const double handoff = pp_handoff_s(c, mb_seqs);
-    const double token_send = c.s.pp > 1 ? p2p_s(mb_seqs * 8.0, c.pp_link) : 0.0;
-    StageCost worst, cycle;
-    for (int stage = 0; stage < c.s.pp; ++stage) {
-      const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
-      StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs, true);
-      const double experts = double(c.shards.stage_experts(stage));
-      const double weights = double(c.shards.stage_max(stage)) - experts * (1.0 - touched);
-      const double bytes = weights * kWeightBytesPerParam + layers * kv_per_token_layer * mb_seqs * context;
-      sc.compute = std::max(sc.compute, bytes / c.mem_rate(bytes));
-      cycle.compute += sc.compute;
-      cycle.comm += sc.comm;
-      cycle.overhead += sc.overhead;
-      sc.comm += (stage + 1 < c.s.pp ? 1.0 : stages - 1) * pp_issue_s(c);
-      if (sc.total() > worst.total()) worst = sc;
+    // The decoding steps at the batch sizes the response lengths leave running (decode_segments.h; fixed
+    // lengths: every sequence takes all gen_len steps, one segment).
+    const std::vector<DecodeSegment> segments =
+        decode_segments(mfc.generation, double(mfc.prompt_len), double(mfc.gen_len),
+                        seqs_per_dp_rank(mfc, c.s.dp), mfc.n_seqs, c.s.micro_batches,
+                        seqs_per_micro_batch(mfc, c.s), c.s.pp > 1);
+    for (const DecodeSegment& seg : segments) {
+      const DecodeStep step = decode_step(c, seg.batch, seg.context);
+      const double n_mb = seg.micro_batches;
+      const bool cycle_bound = step.cycle.total() > n_mb * step.worst.total();
+      const double before = e.compute_s + e.comm_s + e.overhead_s;
+      add_stage(e, cycle_bound ? step.cycle : step.worst, cycle_bound ? seg.steps : seg.steps * n_mb);
+      busy += seg.steps * n_mb;
+      slots += seg.steps * (cycle_bound ? step.cycle.total() / step.worst.total() : n_mb);
+      // Each micro-batch's step ends on the host: sample, check stop tokens, feed the next token back.
+      e.overhead_s += seg.steps * n_mb * c.p.decode_step_overhead_s.value;
+      if (seg.tail) e.tail_s += e.compute_s + e.comm_s + e.overhead_s - before;
     }
-    cycle.comm += (stages - 1) * handoff + token_send;
-    // Static batching, as RLHF engines generate: every sequence of the batch takes all gen_len steps (a
-    // sample that stopped early is padded), so steps and batch size do not shrink as samples finish.
-    const double steps = double(mfc.gen_len);
-    const bool cycle_bound = cycle.total() > n_micro * worst.total();
-    add_stage(e, cycle_bound ? cycle : worst, cycle_bound ? steps : steps * n_micro);
-    busy += steps * n_micro;
-    slots += steps * (cycle_bound ? cycle.total() / worst.total() : n_micro);
-    // Each micro-batch's step ends on the host: sample, check stop tokens, feed the next token back.
-    e.overhead_s += steps * n_micro * c.p.decode_step_overhead_s.value;
   }
   if (c.s.pp > 1) {
     const double logprob_bytes = mb_seqs * n_micro * double(std::max<int64_t>(mfc.gen_len, 0)) * 4.0;
@@ -250,6 +270,7 @@ CallPhases estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strate
     part->compute_s *= share;
     part->comm_s *= share;
     part->overhead_s *= share;
+    part->tail_s *= share;
   }
   return phases;
 }

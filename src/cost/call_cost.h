@@ -18,6 +18,7 @@ struct CallEstimate {
   double overhead_s = 0;                // kernel launches
   double bubble_fraction = 0;           // 1F1B / pipeline-fill idle share, (pp-1)/(micro_batches+pp-1);
                                         // generation: its stage slots' idle share (generate_time)
+  double tail_s = 0;                    // generate: decoding after 90% of the slowest replica's samples ended
   double flops = 0;                     // all FLOPs of the call, all devices
   MemoryBreakdown memory;               // the worst device
   std::vector<MemoryBreakdown> stages;  // (pp) a device of each pipeline stage

@@ -4,6 +4,7 @@
 
 #include "core/check.h"
 #include "core/units.h"
+#include "cost/decode_segments.h"
 #include "cost/moe_cost.h"
 
 namespace realign {
@@ -158,12 +159,23 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
       // A pipeline keeps every micro-batch's cache in flight; without one, micro-batches generate one after
       // another (a serving engine's waves: it runs what its cache holds), so one micro-batch's cache is held.
       const double cached_seqs = s.pp > 1 ? double(seqs_per_dp_rank(mfc, s.dp)) : mb_seqs;
-      m.kv_cache = layers * spec.kv_cache_elements_per_rank(s.tp) * kActivationBytes * cached_seqs * seq_len;
+      m.kv_cache =
+          layers * spec.kv_cache_elements_per_rank(s.tp) * kActivationBytes * cached_seqs * kv_cache_len(mfc);
       if (last) m.logits = mb_seqs * vocab_shard * kLogitBytes;  // one position per sequence and step
     }
     out.push_back(m);
   }
   return out;
+}
+
+double kv_cache_len(const Mfc& mfc) {
+  const LengthDistribution& d = mfc.generation.lengths;
+  if (d.quantiles.empty() || d.fixed()) return double(mfc.seq_len());
+  // Static batching allocates every row's cache for the cap (model/generate.cc); a serving engine pages it
+  // in as samples grow, and the samples a running batch holds grow to the length-biased mean.
+  const double len = mfc.generation.batching == Batching::kStatic ? double(d.cap)
+                                                                   : std::min(double(d.cap), running_length(d));
+  return double(mfc.prompt_len) + len;
 }
 
 MemoryBreakdown call_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,

@@ -53,6 +53,8 @@ struct MemoryBreakdown {
 
 // Sequences one data-parallel rank handles: per call (generate, inference) or per optimizer step (train).
 int64_t seqs_per_dp_rank(const Mfc& mfc, int dp);
+// The tokens a generation call's KV cache holds per sequence (prompt and response).
+double kv_cache_len(const Mfc& mfc);
 int64_t seqs_per_micro_batch(const Mfc& mfc, const Strategy& s);
 
 // Megatron's activation bytes of one transformer layer for `tokens` tokens (Korthikanti et al. 2022, eq. for

@@ -186,7 +186,7 @@ class Areal : public Engine {
     put("rollout.max_head_offpolicyness", g.staleness);
     put("rollout.consumer_batch_size", in.batch.prompts);
     put("gconfig.n_samples", in.batch.samples_per_prompt);
-    put("gconfig.max_new_tokens", train.gen_len);
+    put("gconfig.max_new_tokens", g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
     put("actor.path", model_path(in.raw_config, Role::kActor));
     put("actor.gradient_checkpointing", actor.strategy.recompute);
     put("actor.mb_spec.max_tokens_per_mb", micro_batch_tokens(g, plan, "actor_train"));

@@ -231,11 +231,13 @@ ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
                 {"samples_per_prompt", n},
                 {"prompt_len", s.integer("train_dataset.max_length", 0)},
                 {"gen_len", s.integer("gconfig.max_new_tokens", 0)},
+                {"gen_len_max", s.integer("gconfig.max_new_tokens", 0)},
                 {"mini_batches", mini},
                 {"epochs", 1}};
   c["reward"]["kind"] = "verifier";
   const int64_t staleness = s.integer("rollout.max_head_offpolicyness", 0);
-  if (staleness > 0) c["train"]["staleness"] = staleness;
+  // AReaL's rollout streams: interruptible generation keeps the servers' batch full across weight updates.
+  if (staleness > 0) c["train"]["staleness"] = staleness, c["train"]["partial_rollout"] = true;
   c["plan"] = {{"mode", "search"}, {"seed", 1}, {"time_budget_s", 5}};
   run.sources = {{"models.actor", "actor.path"},
                  {"models.critic", "critic.path"},
@@ -243,6 +245,8 @@ ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
                  {"batch.samples_per_prompt", "gconfig.n_samples"},
                  {"batch.prompt_len", "train_dataset.max_length"},
                  {"batch.gen_len", "gconfig.max_new_tokens"},
+                 {"batch.gen_len_max", "gconfig.max_new_tokens"},
+                 {"train.partial_rollout", "rollout.max_head_offpolicyness"},
                  {"batch.mini_batches", "actor.ppo_n_minibatches"},
                  {"train.staleness", "rollout.max_head_offpolicyness"},
                  {"cluster.nodes", "cluster.n_nodes"},

@@ -191,7 +191,7 @@ class NemoRl : public Engine {
     put("grpo.num_prompts_per_step", in.batch.prompts);
     put("grpo.num_generations_per_prompt", in.batch.samples_per_prompt);
     put("policy.model_name", model_path(in.raw_config, Role::kActor));
-    put("policy.max_total_sequence_length", train.prompt_len + train.gen_len);
+    put("policy.max_total_sequence_length", train.prompt_len + g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());
     put("policy.train_global_batch_size", train.n_seqs / train.mini_batches);
     const int64_t train_mb = micro_batch_per_gpu(train, actor.strategy);
     put("policy.train_micro_batch_size", train_mb);
@@ -217,7 +217,7 @@ class NemoRl : public Engine {
       put("policy.megatron_cfg.activation_checkpointing", actor.strategy.recompute);
       put("policy.megatron_cfg.optimizer.use_distributed_optimizer", actor.strategy.zero1);
     }
-    put("policy.generation.max_new_tokens", train.gen_len);
+    put("policy.generation.max_new_tokens", g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
     put("policy.generation.vllm_cfg.tensor_parallel_size", gen.strategy.tp);
     put("policy.generation.vllm_cfg.pipeline_parallel_size", 1);
     if (moe) put("policy.generation.vllm_cfg.expert_parallel_size", gen.strategy.ep);

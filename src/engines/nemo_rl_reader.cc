@@ -74,18 +74,25 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
                 {"samples_per_prompt", n},
                 {"prompt_len", total - gen_len},
                 {"gen_len", gen_len},
+                {"gen_len_max", gen_len},
                 {"mini_batches", prompts * n / per_step},
                 {"epochs", 1}};
   c["reward"]["kind"] = "verifier";
   c["cluster"] = {{"nodes", s.integer("cluster.num_nodes", 1)},
                   {"devices_per_node", s.integer("cluster.gpus_per_node", 1)}};
   c["plan"] = {{"mode", "search"}, {"seed", 1}, {"time_budget_s", 5}};
-  if (s.flag("grpo.async_grpo.enabled", false))
+  if (s.flag("grpo.async_grpo.enabled", false)) {
     c["train"]["staleness"] = s.integer("grpo.async_grpo.max_trajectory_age_steps", 1);
+    // Async GRPO streams: new prompts' samples take finished ones' places, long ones finish with the
+    // weights they started under (in-flight weight updates), so no step waits for the batch's tail.
+    c["train"]["partial_rollout"] = true;
+  }
   run.sources = {{"models.actor", "policy.model_name"},
                  {"batch.prompts", "grpo.num_prompts_per_step"},
                  {"batch.samples_per_prompt", "grpo.num_generations_per_prompt"},
                  {"batch.gen_len", "policy.generation.max_new_tokens"},
+                 {"batch.gen_len_max", "policy.generation.max_new_tokens"},
+                 {"train.partial_rollout", "grpo.async_grpo.enabled"},
                  {"batch.mini_batches", "policy.train_global_batch_size"},
                  {"cluster.nodes", "cluster.num_nodes"},
                  {"cluster.devices_per_node", "cluster.gpus_per_node"},

@@ -186,7 +186,7 @@ class OpenRlhf : public Engine {
     put("--train_batch_size", train.n_seqs / train.mini_batches);
     put("--max_epochs", train.epochs);
     put("--prompt_max_len", train.prompt_len);
-    put("--generate_max_len", train.gen_len);
+    put("--generate_max_len", g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
     put("--micro_train_batch_size", micro_batch_per_gpu(train, at("actor_train")->strategy));
     put("--micro_rollout_batch_size", micro_batch_per_gpu(mfc("actor_inf"), at("actor_inf")->strategy));
     put("--zero_stage", p.options.value("zero_stage", 2));

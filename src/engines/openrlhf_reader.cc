@@ -68,6 +68,7 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
                 {"samples_per_prompt", n},
                 {"prompt_len", s.integer("--prompt_max_len", 1024)},
                 {"gen_len", s.integer("--generate_max_len", 1024)},
+                {"gen_len_max", s.integer("--generate_max_len", 1024)},
                 {"mini_batches", prompts * n / per_step},
                 {"epochs", s.integer("--max_epochs", 1)}};
   c["reward"]["kind"] = reward_model ? "model" : "verifier";
@@ -76,6 +77,7 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
                       {"batch.samples_per_prompt", "--n_samples_per_prompt"},
                       {"batch.prompt_len", "--prompt_max_len"},
                       {"batch.gen_len", "--generate_max_len"},
+                      {"batch.gen_len_max", "--generate_max_len"},
                       {"batch.mini_batches", "--train_batch_size"},
                       {"batch.epochs", "--max_epochs"}});
   if (s.flag("--async_train", false)) c["train"]["staleness"] = s.integer("--async_queue_size", 1);

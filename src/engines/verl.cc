@@ -187,7 +187,7 @@ class Verl : public Engine {
     put("data.val_files", train_data(in.raw_config));
     put("data.train_batch_size", async(g) ? 0 : prompts);
     put("data.max_prompt_length", train.prompt_len);
-    put("data.max_response_length", train.gen_len);
+    put("data.max_response_length", g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
     put("actor_rollout_ref.model.path", model_path(in.raw_config, Role::kActor));
     put("actor_rollout_ref.hybrid_engine", !async(g));
     put("actor_rollout_ref.actor.strategy", strategy);

@@ -206,8 +206,6 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
     if (s.number("async_training.staleness_threshold", 0.0) != double(pools.staleness))
       note("async_training.staleness_threshold",
            "priced as train.staleness " + std::to_string(pools.staleness) + " (whole iterations ahead)");
-    if (s.flag("async_training.partial_rollout", false))
-      note("async_training.partial_rollout", "priced without partial rollout");
     note("async_training.recompute_old_log_prob",
          "priced with the proximal policy's log-probs recomputed (actor_inf), as realign's asynchronous "
          "graphs "
@@ -255,6 +253,8 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                       {"batch.samples_per_prompt", key(kRollout, "n")},
                       {"batch.prompt_len", "data.max_prompt_length"},
                       {"batch.gen_len", "data.max_response_length"},
+                      {"batch.gen_len_max", "data.max_response_length"},
+                      {"train.partial_rollout", "async_training.partial_rollout"},
                       {"batch.mini_batches", key(kActor, "ppo_mini_batch_size")},
                       {"batch.epochs", key(kActor, "ppo_epochs")},
                       {"cluster.nodes", "trainer.nnodes"},
@@ -263,11 +263,14 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                 {"samples_per_prompt", n},
                 {"prompt_len", s.integer("data.max_prompt_length", 512)},
                 {"gen_len", s.integer("data.max_response_length", 512)},
+                {"gen_len_max", s.integer("data.max_response_length", 512)},
                 {"mini_batches", prompts / mini},
                 {"epochs", s.integer(key(kActor, "ppo_epochs"), 1)}};
   c["reward"]["kind"] = reward_model ? "model" : "verifier";
   c["cluster"] = {{"nodes", pools.nodes}, {"devices_per_node", pools.gpus_per_node}};
   if (pools.staleness > 0) c["train"]["staleness"] = pools.staleness;
+  if (pools.staleness > 0 && s.flag("async_training.partial_rollout", false))
+    c["train"]["partial_rollout"] = true;
   c["plan"] = {{"mode", "search"}, {"seed", 1}, {"time_budget_s", 5}};
   if (!s.flag(key(kActor, "use_kl_loss"), false) && !s.flag("algorithm.use_kl_in_reward", false))
     note(

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/config_file.h"
 
@@ -26,6 +27,64 @@ Mfc call(std::string name, Role model, MfcOp op, int64_t n, int64_t prompt_len, 
   m.inputs = std::move(in);
   m.outputs = std::move(out);
   return m;
+}
+
+// Token counts beyond this are refused: sums and products of them stay far inside int64 and double's exact
+// integers downstream (a 16M-token sequence is past any model's positions anyway).
+constexpr int64_t kMaxTokens = int64_t(1) << 24;
+
+int64_t at_most(ObjectReader& r, const std::string& key, int64_t value) {
+  if (value > kMaxTokens)
+    throw Error(r.path_of(key), std::to_string(value) + " tokens is beyond any model's positions; at most " +
+                                    std::to_string(kMaxTokens));
+  return value;
+}
+
+// batch.gen_len (the mean), gen_len_max (the cap) and the shape of the lengths under it: observed lengths
+// (gen_lengths: a JSONL file or a run directory), given quantiles (gen_len_quantiles), or the lognormal
+// family (gen_len_sigma) when the cap exceeds the mean; fixed lengths otherwise, today's workload exactly.
+void read_gen_lengths(ObjectReader& batch, bool rl, BatchShape& b) {
+  const bool observed = batch.has("gen_lengths"), quantiles = batch.has("gen_len_quantiles");
+  if (observed && quantiles)
+    throw Error(batch.path_of("gen_len_quantiles"), "give the lengths once: gen_lengths or gen_len_quantiles");
+  const bool mean_given = batch.has("gen_len");
+  if (rl && !observed && !quantiles) b.gen_len = batch.get_positive("gen_len");
+  else b.gen_len = batch.get_int("gen_len", 0);
+  if (b.gen_len < 0) throw Error(batch.path_of("gen_len"), "must not be negative");
+  at_most(batch, "gen_len", b.gen_len);
+  std::vector<int64_t> lengths;
+  if (observed) lengths = read_length_file(batch.get_string("gen_lengths"), batch.path_of("gen_lengths"));
+  // The cap: given; else the mean's config value (the runtime's max_new_tokens so far); else the longest
+  // observed.
+  int64_t cap = b.gen_len;
+  if (!mean_given && observed) cap = *std::max_element(lengths.begin(), lengths.end());
+  b.gen_len_max = at_most(batch, "gen_len_max", batch.get_int("gen_len_max", cap));
+  if (quantiles && !batch.has("gen_len_max"))
+    throw Error(batch.path_of("gen_len_max"), "gen_len_quantiles needs the cap the lengths are cut at");
+  if (b.gen_len_max < b.gen_len)
+    throw Error(batch.path_of("gen_len_max"), "the cap " + std::to_string(b.gen_len_max) +
+                                                  " is below the mean gen_len " + std::to_string(b.gen_len));
+  if (rl && b.gen_len_max < 1) throw Error(batch.path_of("gen_len_max"), "must be positive");
+  const double sigma = batch.get_double("gen_len_sigma", kDefaultLengthSigma);
+  if (observed) {
+    b.gen_lengths = observed_lengths(lengths, b.gen_len_max, batch.get_string("gen_lengths"));
+  } else if (quantiles) {
+    std::vector<std::pair<double, double>> points;
+    const std::string path = batch.path_of("gen_len_quantiles");
+    const Json& q = batch.at("gen_len_quantiles");
+    if (!q.is_array()) throw Error(path, "a list of [probability, length] pairs");
+    for (size_t i = 0; i < q.size(); ++i) {
+      const std::string at = path + "[" + std::to_string(i) + "]";
+      if (!q[i].is_array() || q[i].size() != 2) throw Error(at, "a [probability, length] pair");
+      points.push_back({json_to_double(q[i][0], at), json_to_double(q[i][1], at)});
+    }
+    b.gen_lengths = quantile_lengths(points, b.gen_len_max, path);
+  } else if (b.gen_len_max > b.gen_len && b.gen_len > 0) {
+    b.gen_lengths = lognormal_lengths(double(b.gen_len), b.gen_len_max, sigma, batch.path_of("gen_len_sigma"));
+  } else {
+    b.gen_lengths = fixed_lengths(b.gen_len);
+  }
+  if (observed || quantiles) b.gen_len = std::max<int64_t>(rl ? 1 : 0, std::llround(b.gen_lengths.mean));
 }
 
 }  // namespace
@@ -99,9 +158,8 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
 
   ObjectReader batch(root.at("batch"), root.path_of("batch"));
   c.batch.prompts = batch.get_positive("prompts");
-  c.batch.prompt_len = batch.get_positive("prompt_len");
-  c.batch.gen_len = is_rl(c.algorithm) ? batch.get_positive("gen_len") : batch.get_int("gen_len", 0);
-  if (c.batch.gen_len < 0) throw Error(batch.path_of("gen_len"), "must not be negative");
+  c.batch.prompt_len = at_most(batch, "prompt_len", batch.get_positive("prompt_len"));
+  read_gen_lengths(batch, is_rl(c.algorithm), c.batch);
   c.batch.samples_per_prompt =
       batch.get_positive("samples_per_prompt", c.algorithm == Algorithm::kGrpo ? 8 : 1);
   if (c.algorithm == Algorithm::kGrpo && c.batch.samples_per_prompt < 2)
@@ -117,9 +175,9 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   batch.finish();
 
   for (const auto& [role, spec] : c.models) {
-    const int64_t len = c.batch.prompt_len + c.batch.gen_len;
+    const int64_t len = c.batch.prompt_len + c.batch.gen_len_max;
     if (len > spec.max_positions)
-      throw Error(root.path_of("batch"), "prompt_len + gen_len = " + std::to_string(len) + " exceeds " +
+      throw Error(root.path_of("batch"), "prompt_len + gen_len_max = " + std::to_string(len) + " exceeds " +
                                              to_string(role) + "'s " + std::to_string(spec.max_positions) +
                                              " positions");
   }
@@ -152,13 +210,16 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     data("logprobs", S * f32);
     data("ref_logprobs", S * f32);
     if (c.reward_model) data("rewards", f32);
+    GenerationRun run{b.gen_lengths, c.batching, c.partial_rollout && stale};
     g.mfcs.push_back(call("actor_gen", Role::kActor, MfcOp::kSample, n, P, G, {"prompts"}, generated));
+    g.mfcs.back().generation = run;
     if (remax) {
       data("greedy_seq", S * tok);
       if (c.reward_model) data("greedy_rewards", f32);
       Mfc greedy = call("actor_greedy_gen", Role::kActor, MfcOp::kSample, b.prompts, P, G, {"prompts"},
                         {"greedy_seq"});
       greedy.greedy = true;
+      greedy.generation = run;
       g.mfcs.push_back(greedy);
     }
     g.mfcs.push_back(call("ref_inf", Role::kRef, MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"ref_logprobs"}));

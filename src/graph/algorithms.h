@@ -14,10 +14,13 @@ namespace realign {
 struct BatchShape {
   int64_t prompts = 0;             // prompts (or SFT sequences / preference pairs) per iteration
   int64_t prompt_len = 0;          // tokens per prompt
-  int64_t gen_len = 0;             // generated (or response) tokens per sequence
+  int64_t gen_len = 0;             // generated (or response) tokens per sequence: the mean
   int64_t samples_per_prompt = 1;  // GRPO group size
   int64_t mini_batches = 1;        // optimizer steps per epoch
   int64_t epochs = 1;              // passes over the iteration's batch (PPO epochs)
+  int64_t gen_len_max = 0;         // the cap (max_new_tokens); gen_len unless set
+  LengthDistribution gen_lengths{};  // the response lengths under the cap (fixed at gen_len unless set)
+  int64_t cap() const { return gen_len_max > 0 ? gen_len_max : gen_len; }
 };
 
 struct AlgorithmConfig {
@@ -35,6 +38,10 @@ struct AlgorithmConfig {
   // staleness > 0 the generation gives the behaviour log-probs ("logprobs") and actor_inf the proximal
   // policy's ("prox_logprobs", the current weights) for the decoupled objective.
   int64_t staleness = 0;
+  // How generation runs its samples (graph/generation_run.h): realign's runtime batches statically, a
+  // serving engine continuously; partial rollouts only with staleness > 0.
+  Batching batching = Batching::kStatic;
+  bool partial_rollout = false;
 };
 
 // The algorithms' names, sorted (for messages).

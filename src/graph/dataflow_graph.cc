@@ -69,7 +69,7 @@ bool is_pair_loss(MfcOp op) { return op == MfcOp::kPairScoreUpdate || op == MfcO
 bool Mfc::operator==(const Mfc& o) const {
   return name == o.name && model == o.model && op == o.op && n_seqs == o.n_seqs &&
          prompt_len == o.prompt_len && gen_len == o.gen_len && mini_batches == o.mini_batches &&
-         epochs == o.epochs && greedy == o.greedy && inputs == o.inputs && outputs == o.outputs;
+         epochs == o.epochs && greedy == o.greedy && generation == o.generation && inputs == o.inputs && outputs == o.outputs;
 }
 
 int64_t Mfc::max_seqs_per_step() const {

@@ -9,6 +9,7 @@
 #include "graph/algorithm.h"
 #include "graph/model_spec.h"
 #include "graph/param_layout.h"
+#include "graph/generation_run.h"
 #include "graph/role.h"
 
 namespace realign {
@@ -64,11 +65,16 @@ struct Mfc {
   int64_t mini_batches = 1;  // train: optimizer steps per pass over the batch (each on a segment of it)
   int64_t epochs = 1;        // train: passes over the batch (PPO epochs)
   bool greedy = false;       // generate: greedy decoding (ReMax's baseline)
+  GenerationRun generation;  // generate: the response lengths (mean gen_len) and how they are generated
   std::vector<std::string> inputs;   // DataSpec names consumed
   std::vector<std::string> outputs;  // DataSpec names produced
   MfcKind kind() const { return kind_of(op); }
   bool pair_loss() const { return is_pair_loss(op); }
   int64_t seq_len() const { return prompt_len + gen_len; }
+  // generate: the cap on a response (the runtime's max_new_tokens); gen_len where no lengths are given.
+  int64_t max_new_tokens() const {
+    return generation.lengths.quantiles.empty() ? gen_len : generation.lengths.cap;
+  }
   // Optimizer steps per iteration (train; 1 otherwise) and the sequences of the largest and of the smallest
   // step (the whole batch for other calls).
   int64_t train_steps() const { return kind() == MfcKind::kTrain ? mini_batches * epochs : 1; }

@@ -24,7 +24,7 @@ double Trainer::evaluate() {
     for (const auto& p : local) prompts.push_back(codec_.encode_prompt(p.prompt));
     SamplingOptions o;
     o.greedy = true;
-    o.max_new_tokens = input_.algorithm.batch.gen_len;
+    o.max_new_tokens = input_.algorithm.batch.cap();
     o.stop_tokens = codec_.stop_tokens();
     o.pad_id = codec_.pad_id();
     // A rank without prompts returns at once, or steps along with its ep group (generate_call).

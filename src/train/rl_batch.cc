@@ -88,6 +88,12 @@ PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const BatchRows& row
       at::stack({x.sum(), (x * x).sum(), (kl * mask).sum().to(at::kDouble), kl.sum(1).sum().to(at::kDouble),
                  mask.sum().to(at::kDouble),
                  values.defined() ? (values * mask).sum().to(at::kDouble) : at::zeros({}, at::kDouble)});
+  // The batch's responses counted by length, in the same sum (what `realign plan batch.gen_lengths=RUN_DIR`
+  // reads back), where the cap keeps the record short.
+  const int64_t cap = input_.algorithm.batch.cap();
+  const bool count_lengths = cap <= kMaxCountedLength;
+  if (count_lengths)
+    sums = at::cat({sums, at::bincount(mask.sum(1).to(at::kLong).clamp(0, cap), {}, cap + 1).to(at::kDouble)});
   dp.all_reduce_sum(sums);
   auto total = [&](int i) { return sums[i].item<double>(); };
   const double count = double(std::max<int64_t>(n, 1)), tokens = std::max(1.0, total(4));
@@ -99,6 +105,11 @@ PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const BatchRows& row
                 {"kl/coef", kl_coef},
                 {"response/length", total(4) / count}};
   if (values.defined()) (*stats)["value/mean"] = total(5) / tokens;
+  if (count_lengths) {
+    Json counts = Json::array();
+    for (int64_t l = 0; l <= cap; ++l) counts.push_back(int64_t(std::llround(total(6 + int(l)))));
+    (*stats)["response/length_counts"] = counts;
+  }
   if (prox.defined()) {
     // Over every rank's tokens, as the other statistics.
     at::Tensor w = at::stack(

@@ -12,7 +12,7 @@ Trainer::Call Trainer::sample_body(const BodyInput& b) {
   const Mfc& m = b.m;
   Iteration& it = b.it;
   SamplingOptions so;
-  so.max_new_tokens = m.gen_len;
+  so.max_new_tokens = m.max_new_tokens();
   so.greedy = m.greedy;
   so.temperature = train_config_.sampling.temperature;
   so.top_p = train_config_.sampling.top_p;

@@ -95,6 +95,7 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
     if (t.staleness < 0)
       throw Error(r.path_of("staleness"),
                   "must be >= 0 (0: synchronous; N: generate with the weights N updates old)");
+    t.partial_rollout = r.get_bool("partial_rollout", t.partial_rollout);
     t.seed = uint64_t(r.get_int("seed", int64_t(t.seed)));
     t.threads = r.get_int("threads", t.threads);
     if (t.threads < 0) throw Error(r.path_of("threads"), "must be >= 0");
@@ -172,6 +173,10 @@ AlgorithmConfig with_training_sections(AlgorithmConfig a, const TrainingSections
   a.reward_model = s.reward.kind == "model";
   a.recompute_logprobs = s.train.ppo.behaviour_logprobs == "recompute";
   a.staleness = s.train.staleness;
+  a.partial_rollout = s.train.partial_rollout;
+  if (a.partial_rollout && a.staleness == 0)
+    throw Error("train.partial_rollout", "a partial rollout resumes with newer weights: needs train.staleness "
+                                         ">= 1 (the samples' age bound)");
   if (a.staleness > 0 && !is_rl(a.algorithm))
     throw Error("train.staleness", "asynchronous training needs generation: " + to_string(a.algorithm) +
                                        " takes only 0 (staleness applies to ppo, grpo and remax)");

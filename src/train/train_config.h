@@ -58,6 +58,9 @@ struct TrainConfig {
   // Iteration i generates with the actor's weights after update i-1-staleness (0: synchronous). Exact: always
   // that version, so results do not depend on timing. PPO, GRPO and ReMax only.
   int64_t staleness = 0;
+  // Streaming generation with partial rollouts (as AReaL and veRL's fully_async run it): priced by `realign
+  // plan` (graph/generation_run.h); realign's own runtime does not interrupt samples and refuses it.
+  bool partial_rollout = false;
   uint64_t seed = 1;
   int64_t threads = 0;           // intra-op threads per rank; 0 = the node's cores / its workers
   int64_t checkpoint_every = 0;  // 0 = only at the end

@@ -80,6 +80,55 @@ TEST(Cli, PlanComparesStalenessForAlgorithmsThatTakeIt) {
   EXPECT_FALSE(d.contains("staleness_estimates"));
 }
 
+// Response lengths under a cap: the report names the distribution and generation's tail, compares
+// streaming generation (partial rollouts) beside batch-level asynchrony on a GPU cluster, and says why each
+// staleness wins or loses; the JSON carries the same.
+TEST(Cli, PlanReportsTheLengthsTailAndWhyAsynchronyWinsOrLoses) {
+  const std::string args = "plan " + example("ppo_llama2_7b_16xh100.yaml") +
+                           " batch.gen_len_max=3072 plan.max_steps=1500 plan.time_budget_s=120";
+  const CliRun r = realign(args + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  const Json& gen = j["generation"];
+  EXPECT_EQ(gen["batching"], "continuous");
+  EXPECT_EQ(gen["lengths"]["cap"].get<int64_t>(), 3072);
+  EXPECT_DOUBLE_EQ(gen["lengths"]["mean"].get<double>(), 768);
+  EXPECT_LT(gen["lengths"]["p50"].get<double>(), 768);  // a right-skewed spread under the cap
+  EXPECT_GT(gen["tail_s"].get<double>(), 0.1 * gen["generation_s"].get<double>());
+  const Json& e = j["staleness_estimates"];
+  for (const char* k : {"0", "1", "2", "1_partial_rollout", "2_partial_rollout"})
+    ASSERT_TRUE(e.contains(k) && e[k].is_number()) << k << " " << e.dump();
+  // Streaming hides the tail that batch-level asynchrony still waits for.
+  EXPECT_LT(e["1_partial_rollout"].get<double>(), e["1"].get<double>());
+  EXPECT_LT(e["1_partial_rollout"].get<double>(), e["0"].get<double>());
+  ASSERT_TRUE(j["staleness_reasons"].contains("1_partial_rollout")) << j["staleness_reasons"].dump();
+  EXPECT_NE(j["staleness_reasons"]["1_partial_rollout"].get<std::string>().find("tail"), std::string::npos);
+  const CliRun table = realign(args);
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_NE(table.out.find("response lengths: lognormal (sigma 1.00) fitted to mean 768 and cap 3072"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("of which the tail (the last 10% of samples)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("staleness 1, partial rollouts: "), std::string::npos) << table.out;
+  // Fixed lengths (no cap above the mean): nothing to hide, no streaming entries.
+  const CliRun fixed = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") +
+                               " plan.max_steps=300 plan.time_budget_s=120 --json");
+  ASSERT_EQ(fixed.code, 0) << fixed.out;
+  EXPECT_FALSE(Json::parse(fixed.out)["staleness_estimates"].contains("1_partial_rollout"));
+}
+
+TEST(Cli, PartialRolloutsNeedStalenessAndAreNotTrainedByTheRuntime) {
+  CliRun r = realign("plan " + example("addition_ppo.yaml") + " train.partial_rollout=true");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("train.partial_rollout"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("train.staleness >= 1"), std::string::npos) << r.out;
+  r = realign("train " + example("addition_ppo.yaml") +
+              " train.partial_rollout=true train.staleness=1 --out " + ::testing::TempDir() + "/partial_run");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("train.partial_rollout: realign's runtime does not interrupt"), std::string::npos)
+      << r.out;
+}
+
 TEST(Cli, BadStalenessIsRefusedNamingTheField) {
   CliRun r = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " train.staleness=-1");
   EXPECT_EQ(r.code, 1);

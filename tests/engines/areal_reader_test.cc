@@ -150,7 +150,7 @@ TEST(ArealReader, UsersConfigReadsToTheLayoutItRuns) {
   EXPECT_EQ(r.run.config["models"]["actor"], "qwen2.5-7b");
   EXPECT_EQ(r.run.config["batch"],
             Json::parse(R"({"prompts": 128, "samples_per_prompt": 4, "prompt_len": 1024,
-      "gen_len": 1024, "mini_batches": 2, "epochs": 1})"));
+      "gen_len": 1024, "gen_len_max": 1024, "mini_batches": 2, "epochs": 1})"));
   EXPECT_EQ(r.run.config["train"]["staleness"], 2);
   EXPECT_EQ(r.run.options["backend"], "fsdp");  // the bare d4p1t1, as older AReaL chose it
   EXPECT_EQ(to_string(strategy(r, "actor_gen")), to_string(Strategy{4, 1, 1, 1}));

@@ -30,7 +30,7 @@ TEST(NemoRlReader, ItsOwnQwen3MoeRecipeReadsBackToTheRecipesLayout) {
   const Read r = read_script(script);
   EXPECT_EQ(r.run.config["models"]["actor"], "qwen3-30b-a3b");
   EXPECT_EQ(r.run.config["batch"], Json::parse(R"({"prompts": 64, "samples_per_prompt": 32, "prompt_len": 256,
-      "gen_len": 2898, "mini_batches": 4, "epochs": 1})"));
+      "gen_len": 2898, "gen_len_max": 2898, "mini_batches": 4, "epochs": 1})"));
   EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 4, "devices_per_node": 8})"));
   EXPECT_EQ(r.run.options["backend"], "megatron");
   auto at = [&](const std::string& call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))]; };
@@ -126,7 +126,7 @@ cluster:
   const Read r = read_script(script);
   EXPECT_EQ(r.run.config["models"]["actor"], "qwen2.5-7b");
   EXPECT_EQ(r.run.config["batch"], Json::parse(R"({"prompts": 64, "samples_per_prompt": 8, "prompt_len": 1024,
-      "gen_len": 2048, "mini_batches": 1, "epochs": 1})"));
+      "gen_len": 2048, "gen_len_max": 2048, "mini_batches": 1, "epochs": 1})"));
   EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 1, "devices_per_node": 8})"));
   auto at = [&](const std::string& call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))]; };
   EXPECT_EQ(to_string(at("actor_gen").strategy), to_string(Strategy{4, 2, 1, 1}));

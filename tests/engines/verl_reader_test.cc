@@ -190,7 +190,7 @@ rollout:
   EXPECT_EQ(r.run.config["batch"]["prompts"], 4 * 32);  // its 4 updates a sync
   EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 2, "devices_per_node": 4})"));  // a node each
   EXPECT_EQ(r.plan.assignments[size_t(r.graph.mfc_index("actor_gen"))].mesh.size, 4);
-  EXPECT_TRUE(testing::noted(r, "async_training.partial_rollout"));  // the recipe's True
+  EXPECT_EQ(r.run.config["train"]["partial_rollout"], true);          // the recipe's True, priced
   EXPECT_TRUE(testing::noted(r, "--config-name"));                   // "read <file> (on ppo_trainer's ...)"
   // Without its config at hand the line alone is priced, and it leaves the staleness unset.
   try {
