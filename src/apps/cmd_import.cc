@@ -9,6 +9,7 @@
 
 #include "apps/commands.h"
 #include "apps/engine_report.h"
+#include "apps/frontier_report.h"
 #include "core/atomic_file.h"
 #include "core/config_file.h"
 #include "core/read_file.h"
@@ -23,7 +24,7 @@ namespace {
 struct Args {
   std::string script, engine, out;
   std::vector<std::string> overrides, env;
-  bool json = false, compare = false;
+  bool json = false, compare = false, frontier = false;
 };
 
 // The same workload's best plan on each other engine, priced alike (make_engine_report), or why the engine
@@ -163,6 +164,9 @@ void add_import_command(CLI::App& app) {
   sub->add_flag("--json", args->json, "Print one JSON object instead of the report");
   sub->add_flag("--compare", args->compare,
                 "Also search the same workload's best plan on each other engine, priced alike");
+  sub->add_flag("--frontier", args->frontier,
+                "Instead, the workload's frontier under the engine: its best plan at a quarter to four times "
+                "the script's GPUs (or plan.frontier), seconds against GPU-hours per iteration");
   on_run(sub, [args] {
     std::map<std::string, std::string> env;
     for (const std::string& e : args->env) {
@@ -173,6 +177,21 @@ void add_import_command(CLI::App& app) {
     engines::ReadRun run =
         engines::make_engine(args->engine)->read_run(read_file(args->script), args->script, env);
     const RunConfig config = imported_config(*args, run);
+    if (args->frontier) {
+      const FrontierReport frontier = make_frontier_report(config, args->engine);
+      if (args->json) {
+        Json j = frontier_json(frontier);
+        j["script"] = args->script;
+        j["config"] = config.raw;
+        j["notes"] = run.notes;
+        std::printf("%s\n", j.dump().c_str());
+      } else {
+        std::printf("%s:\n", args->script.c_str());
+        for (const std::string& n : run.notes) std::printf("  note: %s\n", n.c_str());
+        std::printf("\n%s", format_frontier(frontier).c_str());
+      }
+      return frontier.chosen ? 0 : 2;
+    }
     ExecutionPlan plan = run.plan(config.graph, config.cluster, run.notes);
     // A degree the model cannot take (tp not dividing its heads, pp above its layers), named by the call.
     for (size_t i = 0; i < plan.assignments.size(); ++i) {

@@ -29,6 +29,8 @@ PlanOptions plan_options_from_json(const Json& section, const std::string& path)
   o.candidates.strategies_per_mesh_size =
       int(r.get_positive("strategies_per_mesh_size", o.candidates.strategies_per_mesh_size));
   if (const Json* d = r.find("disjoint")) o.search.disjoint = disjoint_from_json(*d, r.path_of("disjoint"));
+  if (const Json* v = r.find("objective")) o.objective = objective_from_json(*v, r.path_of("objective"));
+  if (const Json* f = r.find("frontier")) o.frontier = frontier_options_from_json(*f, r.path_of("frontier"));
   r.finish();
   return o;
 }

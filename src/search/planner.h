@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "search/candidates.h"
+#include "search/frontier.h"
 #include "search/mcmc.h"
 
 namespace realign {
@@ -23,10 +24,14 @@ struct PlanOptions {
   // the same config (the staleness comparison's) passes the presets formed once as `starts` instead: at 1,024
   // devices forming them takes most of a 2.5 s share.
   bool form_presets = true;
+  // What the plan optimises across cluster sizes (the frontier, apps/frontier_report.h); one cluster's best
+  // plan is its fastest whatever the objective.
+  Objective objective;
+  FrontierOptions frontier;
 };
 
 // The config's `plan` section: {mode, file, seed, time_budget_s, max_steps, strategies_per_mesh_size,
-// disjoint}. Errors name the field.
+// disjoint, objective, frontier}. Errors name the field.
 PlanOptions plan_options_from_json(const Json& section, const std::string& path);
 
 struct PresetOutcome {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -115,6 +116,70 @@ TEST(Cli, PlanReportsTheLengthsTailAndWhyAsynchronyWinsOrLoses) {
                                " plan.max_steps=300 plan.time_budget_s=120 --json");
   ASSERT_EQ(fixed.code, 0) << fixed.out;
   EXPECT_FALSE(Json::parse(fixed.out)["staleness_estimates"].contains("1_partial_rollout"));
+}
+
+// The frontier: at least four sizes around the config's, each fitting one with its time, GPU-hours and layout;
+// the Pareto points ordered by GPU-hours get faster; the config's size and the objective's pick are marked.
+TEST(Cli, FrontierJsonHasTheDocumentedFieldsAndIsMonotone) {
+  const CliRun r = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") +
+                           " plan.max_steps=2000 plan.objective=gpu_hours --frontier --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["objective"], "gpu_hours");
+  const Json& f = j["frontier"];
+  ASSERT_GE(f.size(), 4u) << f.dump();
+  std::vector<std::pair<double, double>> pareto;  // (GPU-hours, seconds)
+  int config_sizes = 0, chosen = 0;
+  for (const Json& p : f) {
+    for (const char* k : {"devices", "fits", "staleness", "config_size"}) EXPECT_TRUE(p.contains(k)) << k;
+    config_sizes += p["config_size"].get<bool>();
+    if (!p["fits"].get<bool>()) continue;
+    for (const char* k : {"iteration_time_s", "gpu_hours_per_iteration", "gpu_hours_per_1k_samples", "layout"})
+      EXPECT_TRUE(p.contains(k)) << k;
+    EXPECT_NEAR(p["gpu_hours_per_iteration"].get<double>(),
+                p["devices"].get<double>() * p["iteration_time_s"].get<double>() / 3600, 1e-9);
+    chosen += p["chosen"].get<bool>();
+    if (p["pareto"].get<bool>())
+      pareto.push_back({p["gpu_hours_per_iteration"].get<double>(), p["iteration_time_s"].get<double>()});
+  }
+  EXPECT_EQ(config_sizes, 1);
+  EXPECT_EQ(chosen, 1);
+  std::sort(pareto.begin(), pareto.end());
+  ASSERT_GE(pareto.size(), 2u);
+  for (size_t i = 1; i < pareto.size(); ++i) EXPECT_LT(pareto[i].second, pareto[i - 1].second);
+  // The cheapest point is the objective's.
+  for (const Json& p : f) {
+    if (p["fits"].get<bool>() && p["chosen"].get<bool>()) {
+      EXPECT_DOUBLE_EQ(p["gpu_hours_per_iteration"].get<double>(), pareto.front().first);
+    }
+  }
+}
+
+// An objective other than time on one cluster: the frontier over the sizes it holds (a quarter of it to all
+// of it), then the plan of the size the objective picks, the cheapest there.
+TEST(Cli, AnObjectivePicksASizeTheClusterHolds) {
+  const CliRun r = realign("plan " + example("ppo_llama2_70b_128xh100.yaml") +
+                           " plan.max_steps=2000 plan.objective=gpu_hours --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["objective"], "gpu_hours");
+  double cheapest = 0;
+  int64_t devices = 0;
+  for (const Json& p : j["frontier"]) {
+    EXPECT_LE(p["devices"].get<int64_t>(), 128);
+    if (p["fits"].get<bool>() && (cheapest == 0 || p["gpu_hours_per_iteration"].get<double>() < cheapest))
+      cheapest = p["gpu_hours_per_iteration"].get<double>(), devices = p["devices"].get<int64_t>();
+  }
+  EXPECT_EQ(j["devices"].get<int64_t>(), devices);  // the plan printed is the cheapest size's
+  EXPECT_NEAR(j["iteration_time_s"].get<double>() * double(devices) / 3600, cheapest, 1e-6 * cheapest);
+  const CliRun table = realign("plan " + example("ppo_llama2_70b_128xh100.yaml") +
+                               " plan.max_steps=2000 plan.objective.time_within=1.5");
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_NE(table.out.find("plan.objective time_within 1.5 picks "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("a quarter of it to all of it"), std::string::npos) << table.out;
+  const CliRun bad = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") + " plan.objective=cost");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("plan.objective"), std::string::npos) << bad.out;
 }
 
 TEST(Cli, PartialRolloutsNeedStalenessAndAreNotTrainedByTheRuntime) {
