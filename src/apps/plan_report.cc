@@ -1,6 +1,7 @@
 #include "apps/plan_report.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 
@@ -12,6 +13,7 @@
 namespace realign::apps {
 
 PlanReport make_plan_report(const RunConfig& config, const std::string& plan_file, bool compare) {
+  const auto t0 = std::chrono::steady_clock::now();
   PlanReport report;
   report.config = &config;
   const HardwareProfile profile = run_profile(config);
@@ -32,14 +34,21 @@ PlanReport make_plan_report(const RunConfig& config, const std::string& plan_fil
   for (const auto& p : report.planner.presets)
     report.preset_simulations.push_back(p.plan ? simulator.run(*p.plan) : SimulationResult{});
   if (compare) {
-    const double others = double(compared_variants(config).size() - 1);
-    options.search.time_budget_s = budget * (1 - kChosenBudgetShare) / others;
+    // The comparison's searches share what the budget has left (compare_staleness splits it as they go); one
+    // costs at least the part of the chosen search that did not shrink with its budget (its candidates), and
+    // a variant left less than that is not planned.
+    options.search.time_budget_s =
+        budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double fixed_s =
+        report.planner.search
+            ? std::max(0.0, report.planner.planning_seconds - report.planner.search->seconds)
+            : 0.0;
     std::vector<ExecutionPlan> presets;
     for (const PresetOutcome& p : report.planner.presets)
       if (p.plan) presets.push_back(*p.plan);
     report.staleness_estimates =
         compare_staleness(config, options, report.planner.plan, report.simulation.iteration_time_s,
-                          report.simulation.fits, report.phases, presets);
+                          report.simulation.fits, report.phases, presets, fixed_s);
   }
   return report;
 }
@@ -135,7 +144,11 @@ std::string format_plan_table(const PlanReport& r) {
       const char* mark = e.chosen ? "   <- this plan" : "";
       const std::string name =
           "staleness " + std::to_string(e.staleness) + (e.partial_rollout ? ", partial rollouts" : "");
-      if (!e.fits)
+      if (e.skipped)
+        out += line("  %s: not planned: plan.time_budget_s (%s) was spent; a search of %d devices takes longer "
+                    "to start than the time left",
+                    name.c_str(), format_seconds(c.plan.search.time_budget_s).c_str(), c.cluster.n_devices());
+      else if (!e.fits)
         out += line("  %s: does not fit%s", name.c_str(), mark);
       else if (e.staleness == 0)
         out += line("  staleness 0: %s per iteration (synchronous)%s: %s",
@@ -192,15 +205,21 @@ Json plan_report_json(const PlanReport& r) {
     const StalenessEstimate* sync = nullptr;
     for (const StalenessEstimate& e : r.staleness_estimates)
       if (e.staleness == 0 && e.fits) sync = &e;
+    Json skipped = Json::array();
     for (const StalenessEstimate& e : r.staleness_estimates) {
       // "1" for batch-level asynchrony, "1_partial_rollout" for streaming generation.
       const std::string key = std::to_string(e.staleness) + (e.partial_rollout ? "_partial_rollout" : "");
+      if (e.skipped) {
+        skipped.push_back(key);  // not planned in the time budget
+        continue;
+      }
       estimates[key] = e.fits ? Json(e.iteration_time_s) : Json(nullptr);
       if (sync && e.fits && e.staleness > 0)
         reasons[key] = staleness_reason(e.staleness, e.phases, sync->phases, e.partial_rollout);
     }
     j["staleness_estimates"] = estimates;
     j["staleness_reasons"] = reasons;
+    if (!skipped.empty()) j["staleness_not_planned"] = skipped;
   }
   if (const Mfc* gen = generation_call(g)) {
     Json gj;
@@ -210,6 +229,8 @@ Json plan_report_json(const PlanReport& r) {
     gj["generation_s"] = r.phases.generation_s;
     gj["tail_s"] = r.phases.generation_tail_s;
     gj["train_s"] = r.phases.train_s;
+    gj["generation_idle_share"] = r.phases.generation_idle_share;
+    gj["train_idle_share"] = r.phases.train_idle_share;
     j["generation"] = gj;
   }
   j["search_time_s"] = r.planner.planning_seconds;

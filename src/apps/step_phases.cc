@@ -2,10 +2,40 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "core/units.h"
 
 namespace realign::apps {
+
+namespace {
+
+// The devices' idle share of [begin, end) (relative to the last step's start): device-seconds outside the
+// timeline's events over all device-seconds.
+double idle_share(const SimulationResult& r, double begin, double end) {
+  const int devices = r.timeline.n_devices;
+  if (!(end > begin) || devices <= 0 || r.timeline.events.empty()) return 0;
+  std::vector<std::vector<std::pair<double, double>>> busy(static_cast<size_t>(devices));
+  for (const TimelineEvent& e : r.timeline.events) {
+    const double from = std::max(e.start_s - r.steady_start_s, begin), to = std::min(e.end_s - r.steady_start_s, end);
+    if (to <= from) continue;
+    for (int d = e.first_device; d < e.first_device + e.n_devices && d < devices; ++d)
+      busy[size_t(d)].push_back({from, to});
+  }
+  double busy_s = 0;
+  for (auto& spans : busy) {  // the union of each device's spans (a call and its moves may overlap)
+    std::sort(spans.begin(), spans.end());
+    double reach = begin;
+    for (const auto& [from, to] : spans) {
+      busy_s += std::max(0.0, to - std::max(from, reach));
+      reach = std::max(reach, to);
+    }
+  }
+  return std::max(0.0, 1.0 - busy_s / (double(devices) * (end - begin)));
+}
+
+}  // namespace
 
 StepPhases step_phases(Simulator& simulator, const ExecutionPlan& plan, const SimulationResult& result) {
   StepPhases p;
@@ -30,18 +60,23 @@ StepPhases step_phases(Simulator& simulator, const ExecutionPlan& plan, const Si
   p.generation_s = std::max(0.0, gen_end - gen_begin);
   p.generation_tail_s = p.generation_s * tail_share;
   p.train_s = std::max(0.0, train_end - train_begin);
+  p.generation_idle_share = idle_share(result, gen_begin, gen_end);
+  p.train_idle_share = idle_share(result, train_begin, train_end);
   return p;
 }
 
 std::string describe_generation(const StepPhases& p) {
+  char text[160];
   std::string out = "generation " + format_seconds(p.generation_s);
   if (p.generation_s > 0 && p.generation_tail_s > 0) {
-    char share[96];
-    std::snprintf(share, sizeof share, ", of which the tail (the last 10%% of samples) %.0f%%",
+    std::snprintf(text, sizeof text, ", of which the tail (the last 10%% of samples) %.0f%%",
                   100.0 * p.generation_tail_s / p.generation_s);
-    out += share;
+    out += text;
   }
-  return out + "; updates " + format_seconds(p.train_s);
+  std::snprintf(text, sizeof text, " (devices idle %.0f%%); updates ", 100.0 * p.generation_idle_share);
+  out += text + format_seconds(p.train_s);
+  std::snprintf(text, sizeof text, " (devices idle %.0f%%)", 100.0 * p.train_idle_share);
+  return out + text;
 }
 
 std::string staleness_reason(int64_t n, const StepPhases& p, const StepPhases& sync, bool partial_rollout) {

@@ -14,6 +14,10 @@ struct StepPhases {
   double generation_s = 0;       // the generation calls' span
   double generation_tail_s = 0;  // of which the tail
   double train_s = 0;            // the train calls' span
+  // The cluster's devices' idle share during each span: outside any call, reallocation or data move (in a
+  // synchronous step with generation apart, the training devices wait through generation, and the reverse).
+  double generation_idle_share = 0;
+  double train_idle_share = 0;
 };
 
 StepPhases step_phases(Simulator& simulator, const ExecutionPlan& plan, const SimulationResult& result);

@@ -111,6 +111,12 @@ TEST(Cli, PlanReportsTheLengthsTailAndWhyAsynchronyWinsOrLoses) {
       << table.out;
   EXPECT_NE(table.out.find("of which the tail (the last 10% of samples)"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("staleness 1, partial rollouts: "), std::string::npos) << table.out;
+  // The disaggregated preset, synchronously: half the devices generate while the training half waits.
+  const CliRun apart = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") +
+                               " plan.mode=disaggregated --json");
+  ASSERT_EQ(apart.code, 0) << apart.out;
+  EXPECT_NEAR(Json::parse(apart.out)["generation"]["generation_idle_share"].get<double>(), 0.5, 0.05);
+  EXPECT_LT(gen["generation_idle_share"].get<double>(), 0.05);  // the searched plan generates on all 16
   // Fixed lengths (no cap above the mean): nothing to hide, no streaming entries.
   const CliRun fixed = realign("plan " + example("ppo_llama2_7b_16xh100.yaml") +
                                " plan.max_steps=300 plan.time_budget_s=120 --json");
