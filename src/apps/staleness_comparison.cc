@@ -1,6 +1,7 @@
 #include "apps/staleness_comparison.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "cost/simulator.h"
 #include "search/simulator_evaluator.h"
@@ -41,7 +42,9 @@ std::vector<StalenessVariant> compared_variants(const RunConfig& config) {
 std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const PlanOptions& options,
                                                  const ExecutionPlan& chosen, double chosen_time_s,
                                                  bool chosen_fits, const StepPhases& chosen_phases,
-                                                 const std::vector<ExecutionPlan>& presets) {
+                                                 const std::vector<ExecutionPlan>& presets,
+                                                 double min_search_s) {
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<StalenessEstimate> out;
   if (!takes_staleness(config)) return out;
   const HardwareProfile profile = run_profile(config);
@@ -49,10 +52,24 @@ std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const 
   // for 2, and the reverse).
   std::vector<ExecutionPlan> found = {chosen};
   const StalenessVariant own = own_variant(config);
-  for (const StalenessVariant& v : compared_variants(config)) {
+  const std::vector<StalenessVariant> variants = compared_variants(config);
+  int64_t to_plan =
+      int64_t(variants.size()) - (std::find(variants.begin(), variants.end(), own) != variants.end());
+  for (const StalenessVariant& v : variants) {
     const int64_t n = v.staleness;
     if (v == own) {
       out.push_back(StalenessEstimate{n, v.partial_rollout, chosen_time_s, chosen_fits, true, chosen_phases});
+      continue;
+    }
+    const double left = options.search.time_budget_s -
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double share = std::max(0.0, left) / double(to_plan--);
+    if (options.mode != "file" && (share <= 0 || share < min_search_s)) {
+      StalenessEstimate skipped;
+      skipped.staleness = n;
+      skipped.partial_rollout = v.partial_rollout;
+      skipped.skipped = true;
+      out.push_back(skipped);
       continue;
     }
     // The same config at staleness n: the graph differs (with n > 0 the generation gives the behaviour
@@ -74,6 +91,7 @@ std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const 
       e.phases = step_phases(simulator, chosen, r);
     } else {
       PlanOptions o = options;
+      o.search.time_budget_s = share;
       // The starts in the order plan_iteration would take them: presets, then the plans found before.
       if (o.mode == "search") {
         o.form_presets = false;

@@ -20,6 +20,9 @@ struct StalenessEstimate {
   bool fits = false;
   bool chosen = false;  // the config's own staleness: the plan `realign plan` prints
   StepPhases phases;    // of its best plan, for the reason it wins or loses
+  // Not planned: the time budget left was less than a search of this cluster takes to start (its candidates),
+  // so planning it would have overrun plan.time_budget_s. The other fields are unset.
+  bool skipped = false;
 };
 
 // The staleness values compared.
@@ -42,11 +45,14 @@ StalenessVariant own_variant(const RunConfig& config);
 bool takes_staleness(const RunConfig& config);
 
 // The share of plan.time_budget_s the config's own staleness gets when the comparison runs; the other
-// compared variants share the rest equally (so the searches together keep to the budget).
+// compared variants share what is left when it is done, each the rest of the time left over the variants
+// still to plan (so the searches together keep to the budget).
 constexpr double kChosenBudgetShare = 0.5;
 
-// Plans the config at each compared staleness other than its own with `options` (its time budget already cut
-// to that search's share), starting also from `chosen` (the plan found for the config's own staleness) where
+// Plans the config at each compared staleness other than its own with `options` (its time budget the time
+// left for all of them together; each search gets its share of what is still left when it starts, and a
+// variant whose share is below `min_search_s`, the time a search of this cluster takes before its chain
+// starts, is left unplanned and marked skipped), starting also from `chosen` (the plan found for the config's own staleness) where
 // its calls match; `chosen_time_s`/`chosen_fits`/`chosen_phases` give the config's own entry. In search mode these searches
 // start from `presets` (the config's, formed once for its own staleness) rather than forming them again,
 // which at 1,024 devices would take most of their share. In file mode the file's plan is evaluated as is for
@@ -54,6 +60,7 @@ constexpr double kChosenBudgetShare = 0.5;
 std::vector<StalenessEstimate> compare_staleness(const RunConfig& config, const PlanOptions& options,
                                                  const ExecutionPlan& chosen, double chosen_time_s,
                                                  bool chosen_fits, const StepPhases& chosen_phases,
-                                                 const std::vector<ExecutionPlan>& presets = {});
+                                                 const std::vector<ExecutionPlan>& presets = {},
+                                                 double min_search_s = 0);
 
 }  // namespace realign::apps
