@@ -64,10 +64,14 @@ std::vector<ExplainLine> explain(const HardwareProfile& p) {
                  "time and memory model: a train call with recompute runs each layer's forward again "
                  "before its backward (train = 4x forward FLOPs, as ReaL counts them) and keeps only "
                  "each layer's bf16 input, 2 bytes per token and hidden unit (Korthikanti et al. 2022)"});
-  out.push_back({"generation_steps", 1, "x gen_len, whole batch",
-                 "time model: static batching: every sequence takes all gen_len decoding steps (finished "
-                 "samples are padded), each step reads the weights and the KV cache at the average context "
-                 "and pays decode_step_overhead_s per micro-batch"});
+  out.push_back({"generation_steps", 1, "stretches of steps at the batch still running",
+                 "time model (cost/decode_segments.h): the response lengths under batch.gen_len_max "
+                 "(fixed at gen_len unless a cap, quantiles or observed lengths are given); a replica holding "
+                 "the batch's expected longest sample decodes it with static batching (realign's runtime, a "
+                 "cpu cluster: each wave to its longest sample, finished rows padded) or continuous batching "
+                 "(a GPU cluster: kept full from the queue, then shrinking as samples end), or with partial "
+                 "rollouts its tokens at a full batch; each step reads the weights and the KV cache at the "
+                 "stretch's mean context and pays decode_step_overhead_s per micro-batch"});
   out.push_back(
       {"activation_bytes_per_token_hidden", 10, "bytes per token and hidden unit, + 24/tp",
        "memory model: Megatron per-layer activations s*b*h*(10 + 24/t) (Korthikanti et al. 2022), "
