@@ -177,8 +177,10 @@ void add_import_command(CLI::App& app) {
     engines::ReadRun run =
         engines::make_engine(args->engine)->read_run(read_file(args->script), args->script, env);
     const RunConfig config = imported_config(*args, run);
-    if (args->frontier) {
-      const FrontierReport frontier = make_frontier_report(config, args->engine);
+    // --frontier, or an objective that trades time for GPU-hours (then over the sizes the script's cluster
+    // holds, the objective's pick marked).
+    if (args->frontier || !(config.plan.objective == Objective{})) {
+      const FrontierReport frontier = make_frontier_report(config, args->engine, !args->frontier);
       if (args->json) {
         Json j = frontier_json(frontier);
         j["script"] = args->script;
@@ -188,6 +190,10 @@ void add_import_command(CLI::App& app) {
       } else {
         std::printf("%s:\n", args->script.c_str());
         for (const std::string& n : run.notes) std::printf("  note: %s\n", n.c_str());
+        if (frontier.chosen)
+          std::printf("\nplan.objective %s picks %lld of the script's %d GPUs\n",
+                      to_string(config.plan.objective).c_str(),
+                      (long long)frontier.points[*frontier.chosen].devices, config.cluster.n_devices());
         std::printf("\n%s", format_frontier(frontier).c_str());
       }
       return frontier.chosen ? 0 : 2;

@@ -40,6 +40,27 @@ TEST(ImportCli, PricesTheScriptAsSimulateDoesAndSearchesTheBestPlanBesideIt) {
   EXPECT_TRUE(std::ifstream(dir + "/planned/launch.sh").good());
 }
 
+// The script's workload at several sizes under its engine: its own size marked, the notes kept; an objective
+// other than time picks among the sizes the script's cluster holds. The mean response length it assumed is
+// noted (scripts give the cap).
+TEST(ImportCli, FrontierOfTheScriptsWorkloadUnderItsEngine) {
+  const auto r = run_realign("import " + kScript + " --engine verl plan.max_steps=2000 --frontier --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["engine"], "verl");
+  ASSERT_GE(j["frontier"].size(), 4u);
+  int own = 0;
+  for (const Json& p : j["frontier"]) own += p["config_size"].get<bool>() && p["devices"].get<int64_t>() == 8;
+  EXPECT_EQ(own, 1);
+  bool mean_noted = false;
+  for (const Json& n : j["notes"]) mean_noted |= n.get<std::string>().rfind("batch.gen_len: scripts give", 0) == 0;
+  EXPECT_TRUE(mean_noted) << j["notes"].dump();
+  const auto cheap = run_realign("import " + kScript + " --engine verl plan.max_steps=2000 plan.objective=gpu_hours");
+  ASSERT_EQ(cheap.code, 0) << cheap.out;
+  EXPECT_NE(cheap.out.find("plan.objective gpu_hours picks "), std::string::npos) << cheap.out;
+  EXPECT_NE(cheap.out.find("a quarter of it to all of it"), std::string::npos) << cheap.out;
+}
+
 TEST(ImportCli, OverridesAndEnvironmentChangeTheReadWorkload) {
   const auto r =
       run_realign("import " + kScript +
