@@ -1,6 +1,7 @@
 #include "core/json.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace realign {
@@ -110,6 +111,36 @@ int64_t ObjectReader::get_positive(const std::string& key) {
 int64_t ObjectReader::get_positive(const std::string& key, int64_t fallback) {
   int64_t v = get_int(key, fallback);
   if (v <= 0) throw Error(path_of(key), "must be a positive integer, got " + std::to_string(v));
+  return v;
+}
+
+namespace {
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+int64_t ObjectReader::get_int_in(const std::string& key, int64_t lo, int64_t hi) {
+  const int64_t v = get_int(key);
+  if (v < lo || v > hi)
+    throw Error(path_of(key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                                  std::to_string(v));
+  return v;
+}
+int64_t ObjectReader::get_int_in(const std::string& key, int64_t lo, int64_t hi, int64_t fallback) {
+  if (has(key)) return get_int_in(key, lo, hi);
+  allow(key);
+  return fallback;
+}
+double ObjectReader::get_double_in(const std::string& key, double lo, double hi, double fallback) {
+  const double v = get_double(key, fallback);
+  if (!(v >= lo && v <= hi))
+    throw Error(path_of(key), "must be in [" + number_text(lo) + ", " + number_text(hi) + "], got " +
+                                  number_text(v));
   return v;
 }
 

@@ -43,6 +43,11 @@ class ObjectReader {
   // A positive integer (> 0), the commonest constraint on sizes and counts.
   int64_t get_positive(const std::string& key);
   int64_t get_positive(const std::string& key, int64_t fallback);
+  // An integer in [lo, hi], or a number in [lo, hi] (NaN refused): a value the code downstream can hold.
+  // Refused naming the field and the range.
+  int64_t get_int_in(const std::string& key, int64_t lo, int64_t hi);
+  int64_t get_int_in(const std::string& key, int64_t lo, int64_t hi, int64_t fallback);
+  double get_double_in(const std::string& key, double lo, double hi, double fallback);
 
   // Declares a key as accepted without reading it (e.g. read elsewhere).
   void allow(const std::string& key);

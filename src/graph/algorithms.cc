@@ -33,6 +33,14 @@ Mfc call(std::string name, Role model, MfcOp op, int64_t n, int64_t prompt_len, 
 // integers downstream (a 16M-token sequence is past any model's positions anyway).
 constexpr int64_t kMaxTokens = int64_t(1) << 24;
 
+// Sequences per iteration (prompts x samples_per_prompt) beyond this are refused: a pair algorithm's calls
+// take twice as many, which stays an int, and the simulator's cache keys hold a call's sequences in 32 bits.
+constexpr int64_t kMaxSequences = int64_t(1) << 30;
+// The simulator keys a data move on the segments its rows arrive in (a train call's mini-batches) in 15 bits.
+constexpr int64_t kMaxMiniBatches = int64_t(1) << 14;
+// Passes over the batch: far past any recipe's few, and small enough that a call's time stays finite.
+constexpr int64_t kMaxEpochs = int64_t(1) << 16;
+
 int64_t at_most(ObjectReader& r, const std::string& key, int64_t value) {
   if (value > kMaxTokens)
     throw Error(r.path_of(key), std::to_string(value) + " tokens is beyond any model's positions; at most " +
@@ -157,16 +165,22 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   models.finish();
 
   ObjectReader batch(root.at("batch"), root.path_of("batch"));
-  c.batch.prompts = batch.get_positive("prompts");
+  c.batch.prompts = batch.get_int_in("prompts", 1, kMaxSequences);
   c.batch.prompt_len = at_most(batch, "prompt_len", batch.get_positive("prompt_len"));
   read_gen_lengths(batch, is_rl(c.algorithm), c.batch);
   c.batch.samples_per_prompt =
       batch.get_positive("samples_per_prompt", c.algorithm == Algorithm::kGrpo ? 8 : 1);
+  if (c.batch.samples_per_prompt > kMaxSequences / c.batch.prompts)
+    throw Error(batch.path_of("samples_per_prompt"),
+                "prompts x samples_per_prompt must be at most " + std::to_string(kMaxSequences) +
+                    " sequences; at " + std::to_string(c.batch.prompts) +
+                    " prompts, samples_per_prompt is in [1, " +
+                    std::to_string(kMaxSequences / c.batch.prompts) + "]");
   if (c.algorithm == Algorithm::kGrpo && c.batch.samples_per_prompt < 2)
     throw Error(batch.path_of("samples_per_prompt"),
                 "GRPO compares samples within a group: needs at least 2");
-  c.batch.mini_batches = batch.get_positive("mini_batches", 1);
-  c.batch.epochs = batch.get_positive("epochs", 1);
+  c.batch.mini_batches = batch.get_int_in("mini_batches", 1, kMaxMiniBatches, 1);
+  c.batch.epochs = batch.get_int_in("epochs", 1, kMaxEpochs, 1);
   const int64_t n = c.batch.prompts * c.batch.samples_per_prompt;
   if (c.batch.mini_batches > n)
     throw Error(batch.path_of("mini_batches"), std::to_string(c.batch.mini_batches) +

@@ -121,10 +121,14 @@ Json to_json(const DeviceSpec& d) {
 Cluster cluster_from_json(const Json& j, const std::string& path) {
   ObjectReader r(j, path);
   Cluster c;
-  c.n_nodes = int(r.get_positive("nodes"));
-  c.devices_per_node = int(r.get_positive("devices_per_node"));
-  if (c.n_nodes > 65536 || c.devices_per_node > 1024)
-    throw Error(path, "cluster too large (at most 65536 nodes of 1024 devices)");
+  c.devices_per_node = int(r.get_int_in("devices_per_node", 1, kMaxDevicesPerNode));
+  const int64_t max_nodes = kMaxDevices / c.devices_per_node;
+  if (r.has("nodes") && json_to_int(r.at("nodes"), r.path_of("nodes")) > max_nodes)
+    throw Error(r.path_of("nodes"), "at most " + std::to_string(kMaxDevices) +
+                                        " devices can be planned for (" + std::to_string(max_nodes) +
+                                        " nodes of " + std::to_string(c.devices_per_node) +
+                                        "): nodes must be in [1, " + std::to_string(max_nodes) + "]");
+  c.n_nodes = int(r.get_int_in("nodes", 1, max_nodes));
   const Json& dev = r.at("device");
   const std::string dev_path = r.path_of("device");
   if (dev.is_object()) {

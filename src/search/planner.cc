@@ -8,6 +8,15 @@
 
 namespace realign {
 
+namespace {
+
+// A budget past this (11.6 days) is not a budget; and the clock's arithmetic stays finite.
+constexpr double kMaxTimeBudgetS = 1e6;
+// Strategies kept per mesh size: past any mesh size's Pareto front, and an int.
+constexpr int64_t kMaxStrategiesPerMeshSize = 4096;
+
+}  // namespace
+
 PlanOptions plan_options_from_json(const Json& section, const std::string& path) {
   ObjectReader r(section, path);
   PlanOptions o;
@@ -24,10 +33,12 @@ PlanOptions plan_options_from_json(const Json& section, const std::string& path)
   if (seed < 0) throw Error(r.path_of("seed"), "must be 0 or more, got " + std::to_string(seed));
   o.search.seed = uint64_t(seed);
   o.search.time_budget_s = r.get_double("time_budget_s", o.search.time_budget_s);
-  if (!(o.search.time_budget_s > 0)) throw Error(r.path_of("time_budget_s"), "must be positive");
+  if (!(o.search.time_budget_s > 0 && o.search.time_budget_s <= kMaxTimeBudgetS))
+    throw Error(r.path_of("time_budget_s"),
+                "must be in (0, 1e6] seconds, got " + Json(o.search.time_budget_s).dump());
   o.search.max_steps = r.get_positive("max_steps", o.search.max_steps);
-  o.candidates.strategies_per_mesh_size =
-      int(r.get_positive("strategies_per_mesh_size", o.candidates.strategies_per_mesh_size));
+  o.candidates.strategies_per_mesh_size = int(r.get_int_in(
+      "strategies_per_mesh_size", 1, kMaxStrategiesPerMeshSize, o.candidates.strategies_per_mesh_size));
   if (const Json* d = r.find("disjoint")) o.search.disjoint = disjoint_from_json(*d, r.path_of("disjoint"));
   if (const Json* v = r.find("objective")) o.objective = objective_from_json(*v, r.path_of("objective"));
   if (const Json* f = r.find("frontier")) o.frontier = frontier_options_from_json(*f, r.path_of("frontier"));

@@ -1,5 +1,7 @@
 #include "train/train_config.h"
 
+#include <limits>
+
 namespace realign::train {
 namespace {
 
@@ -25,6 +27,19 @@ std::string one_of(ObjectReader& r, const std::string& key, const std::string& f
   throw Error(r.path_of(key), "'" + v + "' is not one of " + list);
 }
 
+// Staleness beyond this is refused: the simulator places N iterations' calls ahead, and no recipe lets samples
+// age past a few updates.
+constexpr int64_t kMaxStaleness = 64;
+// Threads per rank: an int, and past any machine.
+constexpr int64_t kMaxThreads = 65536;
+// A reward command's timeout past this (11.6 days) is not a timeout; the clock's arithmetic stays finite.
+constexpr double kMaxTimeoutS = 1e6;
+
+// A seed is a uint64; a negative one is refused (it was taken as 2^64 - 1).
+uint64_t seed(ObjectReader& r, uint64_t fallback) {
+  return uint64_t(r.get_int_in("seed", 0, std::numeric_limits<int64_t>::max(), int64_t(fallback)));
+}
+
 double non_negative(ObjectReader& r, const std::string& key, double fallback) {
   double v = r.get_double(key, fallback);
   if (!(v >= 0)) throw Error(r.path_of(key), "must be >= 0");
@@ -43,7 +58,7 @@ void read_optim(ObjectReader& r, runtime::OptimConfig& o) {
   o.beta2 = r.get_double("beta2", o.beta2);
   if (!(o.beta1 >= 0 && o.beta1 < 1)) throw Error(r.path_of("beta1"), "must be in [0, 1)");
   if (!(o.beta2 >= 0 && o.beta2 < 1)) throw Error(r.path_of("beta2"), "must be in [0, 1)");
-  o.eps = r.get_double("eps", o.eps);
+  o.eps = non_negative(r, "eps", o.eps);
   o.grad_clip = r.get_double("grad_clip", o.grad_clip);
   o.zero1 = r.get_bool("zero1", o.zero1);
 }
@@ -56,10 +71,8 @@ void read_stage(ObjectReader& r, StageConfig& s) {
 }
 
 void read_ppo(ObjectReader& r, PpoConfig& p) {
-  p.gamma = r.get_double("gamma", p.gamma);
-  p.lambda = r.get_double("lambda", p.lambda);
-  if (!(p.gamma >= 0 && p.gamma <= 1)) throw Error(r.path_of("gamma"), "must be in [0, 1]");
-  if (!(p.lambda >= 0 && p.lambda <= 1)) throw Error(r.path_of("lambda"), "must be in [0, 1]");
+  p.gamma = r.get_double_in("gamma", 0, 1, p.gamma);
+  p.lambda = r.get_double_in("lambda", 0, 1, p.lambda);
   p.clip_eps = r.get_double("clip_eps", p.clip_eps);
   if (!(p.clip_eps > 0)) throw Error(r.path_of("clip_eps"), "must be > 0");
   p.value_clip = r.get_double("value_clip", p.value_clip);
@@ -92,13 +105,13 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
     t.steps = r.get_int("steps", t.steps);
     if (t.steps < 0) throw Error(r.path_of("steps"), "must be >= 0");
     t.staleness = r.get_int("staleness", t.staleness);
-    if (t.staleness < 0)
+    if (t.staleness < 0 || t.staleness > kMaxStaleness)
       throw Error(r.path_of("staleness"),
-                  "must be >= 0 (0: synchronous; N: generate with the weights N updates old)");
+                  "must be in [0, " + std::to_string(kMaxStaleness) +
+                      "] (0: synchronous; N: generate with the weights N updates old)");
     t.partial_rollout = r.get_bool("partial_rollout", t.partial_rollout);
-    t.seed = uint64_t(r.get_int("seed", int64_t(t.seed)));
-    t.threads = r.get_int("threads", t.threads);
-    if (t.threads < 0) throw Error(r.path_of("threads"), "must be >= 0");
+    t.seed = seed(r, t.seed);
+    t.threads = r.get_int_in("threads", 0, kMaxThreads, t.threads);
     t.checkpoint_every = r.get_int("checkpoint_every", t.checkpoint_every);
     if (t.checkpoint_every < 0) throw Error(r.path_of("checkpoint_every"), "must be >= 0");
     t.eval_prompts = r.get_int("eval_prompts", t.eval_prompts);
@@ -147,11 +160,9 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
   with_section(root, "data", [&](ObjectReader& r) {
     DataConfig& d = s.data;
     d.task = one_of(r, "task", d.task, {"addition", "files"});
-    d.min_digits = int(r.get_positive("min_digits", d.min_digits));
-    d.max_digits = int(r.get_positive("max_digits", d.max_digits));
-    if (d.max_digits < d.min_digits || d.max_digits > 9)
-      throw Error(r.path_of("max_digits"), "must be in [min_digits, 9]");
-    d.task_seed = uint64_t(r.get_int("seed", int64_t(d.task_seed)));
+    d.min_digits = int(r.get_int_in("min_digits", 1, 9, d.min_digits));
+    d.max_digits = int(r.get_int_in("max_digits", d.min_digits, 9, d.max_digits));
+    d.task_seed = seed(r, d.task_seed);
     d.prompts_file = r.get_string("prompts", "");
     d.sft_file = r.get_string("sft", "");
     d.preferences_file = r.get_string("preferences", "");
@@ -163,6 +174,8 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
     w.partial_credit = r.get_bool("partial_credit", w.partial_credit);
     w.command = r.get_string("command", "");
     w.timeout_s = r.get_double("timeout_s", w.timeout_s);
+    if (!(w.timeout_s > 0 && w.timeout_s <= kMaxTimeoutS))
+      throw Error(r.path_of("timeout_s"), "must be in (0, 1e6] seconds, got " + Json(w.timeout_s).dump());
     if (w.kind == "command" && w.command.empty())
       throw Error(r.path_of("command"), "required when kind is command");
   });
