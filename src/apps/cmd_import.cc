@@ -75,6 +75,14 @@ RunConfig imported_config(const Args& args, engines::ReadRun& run) {
         "pass batch.gen_len=MEAN (lognormal under the cap), batch.gen_len_quantiles or "
         "batch.gen_lengths=FILE for the task's lengths");
   apply_overrides(raw, args.overrides);
+  // The engine streams generation only asynchronously: made synchronous on the command line, the script's
+  // streaming is not the user's to undo as well.
+  if (raw.contains("train") && raw["train"].value("partial_rollout", false) &&
+      raw["train"].value("staleness", int64_t(0)) == 0 && !overridden("train.partial_rollout")) {
+    raw["train"].erase("partial_rollout");
+    run.notes.push_back("train.partial_rollout: the script streams generation; at train.staleness 0 generation "
+                        "is synchronous and waits for the batch's tail");
+  }
   // A model the script names by a path realign cannot read (a hub name of no built-in shape, a directory
   // on the training cluster) is named by the script's key, with the override that gives its shape.
   const auto builtin = builtin_model_names();

@@ -61,6 +61,22 @@ TEST(ImportCli, FrontierOfTheScriptsWorkloadUnderItsEngine) {
   EXPECT_NE(cheap.out.find("a quarter of it to all of it"), std::string::npos) << cheap.out;
 }
 
+// AReaL streams generation asynchronously (read as train.partial_rollout); made synchronous on the command
+// line, the import prices it synchronous and says so, rather than refusing a key the user never wrote.
+TEST(ImportCli, AStreamingScriptMadeSynchronousIsPricedSynchronous) {
+  const std::string areal = std::string(REALIGN_SOURCE_DIR) + "/examples/areal_grpo_qwen2.5_7b_8xh100.yaml";
+  const auto r = run_realign("import " + areal + " --engine areal train.staleness=0 plan.max_steps=2000 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_FALSE(j["config"]["train"].contains("partial_rollout")) << j["config"].dump();
+  bool noted = false;
+  for (const Json& n : j["notes"]) noted |= n.get<std::string>().rfind("train.partial_rollout: ", 0) == 0;
+  EXPECT_TRUE(noted) << j["notes"].dump();
+  const auto streaming = run_realign("import " + areal + " --engine areal plan.max_steps=2000 --json");
+  ASSERT_EQ(streaming.code, 0) << streaming.out;
+  EXPECT_EQ(Json::parse(streaming.out)["config"]["train"]["partial_rollout"], true);
+}
+
 TEST(ImportCli, OverridesAndEnvironmentChangeTheReadWorkload) {
   const auto r =
       run_realign("import " + kScript +
