@@ -26,15 +26,20 @@ const std::vector<std::string> kCriticFree = {
     "grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "opo", "grpo_passk", "gpg"};
 
 // A role's layout on the trainer's pool of `world` GPUs: Megatron's tensor, pipeline and expert
-// sizes, or FSDP's data parallelism over the pool.
+// sizes, or FSDP's data parallelism over the pool. The reference runs in the actor's worker, whose Megatron
+// parallel state is initialised once with the actor's sizes (verl/workers/megatron_workers.py,
+// mpu.initialize_model_parallel with config.actor.megatron.*), and its own keys default to the actor's
+// (_generated_ppo_megatron_trainer.yaml: ${oc.select:actor_rollout_ref.actor.megatron.*,1}): its layout is
+// the actor's, whatever the ref's keys say (the reader notes a ref key that differs).
 Strategy role_layout(const LaunchSettings& s, const std::string& prefix, bool megatron, int world) {
   Strategy st;
   if (megatron) {
-    st.tp = int(s.integer(key(prefix, "megatron.tensor_model_parallel_size"), 1));
-    st.pp = int(s.integer(key(prefix, "megatron.pipeline_model_parallel_size"), 1));
-    st.ep = int(s.integer(key(prefix, "megatron.expert_model_parallel_size"), 1));
+    const std::string role = prefix == kRef ? std::string(kActor) : prefix;
+    st.tp = int(s.integer(key(role, "megatron.tensor_model_parallel_size"), 1));
+    st.pp = int(s.integer(key(role, "megatron.pipeline_model_parallel_size"), 1));
+    st.ep = int(s.integer(key(role, "megatron.expert_model_parallel_size"), 1));
     if (st.tp < 1 || st.pp < 1 || world % (st.tp * st.pp) != 0)
-      throw Error(key(prefix, "megatron.tensor_model_parallel_size"),
+      throw Error(key(role, "megatron.tensor_model_parallel_size"),
                   "tp " + std::to_string(st.tp) + " x pp " + std::to_string(st.pp) + " does not divide the " +
                       std::to_string(world) + " GPUs of trainer.nnodes x trainer.n_gpus_per_node");
   }
@@ -272,11 +277,19 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
   if (pools.staleness > 0 && s.flag("async_training.partial_rollout", false))
     c["train"]["partial_rollout"] = true;
   c["plan"] = {{"mode", "search"}, {"seed", 1}, {"time_budget_s", 5}};
-  if (!s.flag(key(kActor, "use_kl_loss"), false) && !s.flag("algorithm.use_kl_in_reward", false))
+  // veRL builds a reference policy only for a KL term (verl/trainer/ppo/utils.py need_reference_policy:
+  // algorithm.use_kl_in_reward or actor.use_kl_loss); without one the reference's keys go unread.
+  const bool reference =
+      s.flag(key(kActor, "use_kl_loss"), false) || s.flag("algorithm.use_kl_in_reward", false);
+  if (!reference)
     note(
         key(kActor, "use_kl_loss"),
         "no KL term, so veRL runs no reference model; priced with the reference's log-probs, which realign's "
-        "graphs compute");
+        "graphs compute" +
+            std::string(s.has(key(kRef, "log_prob_micro_batch_size_per_gpu"))
+                            ? ""
+                            : ", in the actor's log-prob micro-batches (" +
+                                  key(kRollout, "log_prob_micro_batch_size_per_gpu") + ")"));
 
   // Settings that change the layout or the cost in ways realign does not price.
   for (const std::string& prefix : {std::string(kActor), std::string(kRef), std::string("critic")}) {
@@ -290,6 +303,20 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
       note(key(prefix, "megatron.virtual_pipeline_model_parallel_size"),
            "priced as plain 1F1B (interleaving would shrink the pipeline bubble)");
   }
+  // The reference's Megatron sizes are the actor's (role_layout): one the script sets otherwise is a layout
+  // veRL's hybrid engine does not run (its shared worker builds the reference for the actor's parallel
+  // state).
+  if (megatron)
+    for (const char* leaf : {"megatron.tensor_model_parallel_size", "megatron.pipeline_model_parallel_size",
+                             "megatron.expert_model_parallel_size"}) {
+      const int64_t actor = s.integer(key(kActor, leaf), 1), ref = s.integer(key(kRef, leaf), actor);
+      if (ref != actor)
+        throw Error(key(kRef, leaf),
+                    std::to_string(ref) + " beside " + key(kActor, leaf) + " " + std::to_string(actor) +
+                        ": veRL runs the reference in the actor's worker, whose Megatron "
+                        "parallel state takes the actor's sizes; set it to " +
+                        std::to_string(actor) + " or leave it out (it defaults to the actor's)");
+    }
   if (s.integer("actor_rollout_ref.model.lora_rank", 0) > 0)
     throw Error("actor_rollout_ref.model.lora_rank", "LoRA training is not priced by realign");
   for (const char* k : {"actor_rollout_ref.actor.fsdp_config.param_offload",
@@ -298,12 +325,26 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                         "actor_rollout_ref.actor.megatron.optimizer_offload",
                         "critic.model.fsdp_config.param_offload", "critic.megatron.param_offload"})
     if (s.flag(k, false)) note(k, "priced on the GPUs (realign offloads only models that are never trained)");
+  // FSDP's fsdp_size: -1 (or the world) shards over the whole pool; 0 < N < world is HSDP, sharded over
+  // groups of N and replicated across them (verl/workers/fsdp_workers.py create_device_mesh, mesh (world / N,
+  // N)). The actor's key sets the actor-rollout-ref worker's mesh, the critic's its own.
+  if (!megatron)
+    for (const char* k :
+         {"actor_rollout_ref.actor.fsdp_config.fsdp_size", "critic.model.fsdp_config.fsdp_size"}) {
+      const int64_t size = s.integer(k, -1), world = pools.trainer_gpus;
+      if (size > 0 && size < world)
+        note(k, std::to_string(size) + ": veRL shards over groups of " + std::to_string(size) +
+                    " GPUs (HSDP), replicated " + std::to_string(world / size) +
+                    " times; priced as sharded over all " + std::to_string(world) +
+                    " (less memory a GPU than veRL holds, and the gathers over all " + std::to_string(world) +
+                    ")");
+    }
   if (s.text(key(kRollout, "name"), "vllm") != "vllm")
     note(key(kRollout, "name"), "'" + s.text(key(kRollout, "name"), "") + "' priced as vLLM");
 
   // The layout, once the config's graph exists.
-  run.plan = [s, megatron, pools](const DataflowGraph& g, const Cluster& cluster,
-                                  std::vector<std::string>& notes) {
+  run.plan = [s, megatron, pools, reference](const DataflowGraph& g, const Cluster& cluster,
+                                             std::vector<std::string>& notes) {
     const auto [gen_mesh, train_mesh] = pool_meshes(g, cluster, pools, megatron);
     ExecutionPlan plan;
     plan.name = "script";
@@ -312,7 +353,12 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
         plan.assignments.push_back({m.name, gen_mesh, rollout_layout(s, gen_mesh.size)});
         continue;
       }
-      const CallKeys& k = call_keys(m.name);
+      // Without a KL term veRL has no reference worker, so nothing sets its micro-batch: realign's
+      // reference call is priced as the actor's log-prob pass (the same model and layout).
+      const bool unread_ref = m.name == "ref_inf" && !reference &&
+                              !s.has(key(kRef, "log_prob_micro_batch_size_per_gpu")) &&
+                              !s.has(key(kRef, "log_prob_use_dynamic_bsz"));
+      const CallKeys& k = call_keys(unread_ref ? "actor_inf" : m.name);
       Strategy st = role_layout(s, k.role, megatron, train_mesh.size);
       const int64_t seqs = m.seqs_per_pass();
       st.micro_batches = micro_batches_of(k.micro_batch, seqs, st.dp, per_gpu_sequences(s, k, m, notes));
@@ -321,12 +367,15 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
         st.recompute = megatron
                            ? s.text(key(k.role, "megatron.override_transformer_config.recompute_granularity"),
                                     "") == "full"
-                           : s.flag(k.checkpointing, false);
+                           : s.flag(k.checkpointing, true);  // veRL's default: true (Sources)
       }
       plan.assignments.push_back({m.name, train_mesh, st});
     }
+    // The Megatron reference offloads as the actor does unless told otherwise (the generated config's
+    // ${oc.select:actor_rollout_ref.actor.megatron.param_offload,False}).
+    const bool actor_offload = megatron && s.flag(key(kActor, "megatron.param_offload"), false);
     if (s.flag(megatron ? key(kRef, "megatron.param_offload") : key(kRef, "fsdp_config.param_offload"),
-               false))
+               actor_offload))
       plan.offload.push_back(Role::kRef);
     if (g.mfc_index("reward_inf") >= 0 && s.flag(megatron ? "reward_model.megatron.param_offload"
                                                           : "reward_model.model.fsdp_config.param_offload",

@@ -190,8 +190,8 @@ rollout:
   EXPECT_EQ(r.run.config["batch"]["prompts"], 4 * 32);  // its 4 updates a sync
   EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 2, "devices_per_node": 4})"));  // a node each
   EXPECT_EQ(r.plan.assignments[size_t(r.graph.mfc_index("actor_gen"))].mesh.size, 4);
-  EXPECT_EQ(r.run.config["train"]["partial_rollout"], true);          // the recipe's True, priced
-  EXPECT_TRUE(testing::noted(r, "--config-name"));                   // "read <file> (on ppo_trainer's ...)"
+  EXPECT_EQ(r.run.config["train"]["partial_rollout"], true);  // the recipe's True, priced
+  EXPECT_TRUE(testing::noted(r, "--config-name"));            // "read <file> (on ppo_trainer's ...)"
   // Without its config at hand the line alone is priced, and it leaves the staleness unset.
   try {
     testing::read_script("verl", line, "elsewhere/run.sh");
@@ -199,6 +199,49 @@ rollout:
   } catch (const Error& e) {
     EXPECT_EQ(e.path(), "async_training.staleness_threshold");
   }
+}
+
+// veRL's defaults as veRL applies them (issue 44): the generated trainer configs' values and the workers'
+// behaviour, not a flat default per key.
+TEST(VerlReader, DefaultsAreReadAsVerlAppliesThem) {
+  const std::string grpo =
+      "algorithm.adv_estimator=grpo actor_rollout_ref.model.path=Qwen/Qwen2.5-7B data.train_batch_size=256 "
+      "actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 "
+      "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.rollout.n=4 "
+      "trainer.nnodes=1 trainer.n_gpus_per_node=8 ";
+  const std::string kl =
+      "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=2 ";
+  auto at = [](const Read& r, const std::string& call) {
+    return r.plan.assignments[size_t(r.graph.mfc_index(call))].strategy;
+  };
+  // The reference's Megatron sizes default to the actor's (and it runs in the actor's parallel state); a
+  // script setting another is refused naming the ref's key, not a --plan the user never passed.
+  const std::string megatron = "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer " + grpo +
+                               kl +
+                               "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4 "
+                               "actor_rollout_ref.actor.megatron.param_offload=True ";
+  const Read m = read_script(megatron);
+  EXPECT_EQ(to_string(at(m, "ref_inf")), to_string(Strategy{2, 4, 1, 256}));
+  EXPECT_EQ(m.plan.offload, std::vector<Role>{Role::kRef});  // param_offload follows the actor's too
+  testing::expect_refused("verl", megatron,
+                          {{"actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2",
+                            "actor_rollout_ref.ref.megatron.tensor_model_parallel_size"}});
+  // FSDP recomputes by default (model.enable_gradient_checkpointing: true); the switch turns it off.
+  const std::string fsdp = "python3 -m verl.trainer.main_ppo " + grpo + kl;
+  EXPECT_TRUE(at(read_script(fsdp), "actor_train").recompute);
+  EXPECT_FALSE(
+      at(read_script(fsdp + "actor_rollout_ref.model.enable_gradient_checkpointing=False"), "actor_train")
+          .recompute);
+  // fsdp_size=2 on 8 GPUs is HSDP over groups of 2: said, as it is priced otherwise.
+  EXPECT_TRUE(testing::noted(read_script(fsdp + "actor_rollout_ref.actor.fsdp_config.fsdp_size=2"),
+                             "actor_rollout_ref.actor.fsdp_config.fsdp_size"));
+  EXPECT_FALSE(testing::noted(read_script(fsdp + "actor_rollout_ref.actor.fsdp_config.fsdp_size=8"),
+                              "actor_rollout_ref.actor.fsdp_config.fsdp_size"));
+  // No KL term: veRL builds no reference, so no ref micro-batch is needed; realign's reference call is priced
+  // in the actor's log-prob micro-batches, and the note says so.
+  const Read no_kl = read_script("python3 -m verl.trainer.main_ppo " + grpo);
+  EXPECT_EQ(to_string(at(no_kl, "ref_inf")), to_string(at(no_kl, "actor_inf")));
+  EXPECT_TRUE(testing::noted(no_kl, "actor_rollout_ref.actor.use_kl_loss"));
 }
 
 TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
