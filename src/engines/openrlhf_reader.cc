@@ -50,6 +50,26 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
     throw Error("--train_batch_size",
                 std::to_string(per_step) + " samples per optimizer step do not divide the " +
                     std::to_string(prompts * n) + " of --rollout_batch_size x " + "--n_samples_per_prompt");
+  // reinforce (REINFORCE++) normalises advantages over the whole batch, so one sample a prompt is valid
+  // (train_ppo_ray.py asserts n > 1 only for rloo, reinforce_baseline, group_norm and dr_grpo;
+  // experience_maker.py normalises reinforce's across all experiences). realign's GRPO graph, whose calls
+  // it runs, needs groups of two: the same sequences are priced as half the prompts twice (the calls' costs
+  // depend on the sequences alone).
+  int64_t graph_prompts = prompts, graph_n = n;
+  if (estimator == "reinforce" && n == 1) {
+    if (prompts % 2 != 0)
+      throw Error(
+          "--rollout_batch_size",
+          std::to_string(prompts) +
+              " with --n_samples_per_prompt 1: realign prices reinforce as GRPO's dataflow over pairs "
+              "of samples, which needs an even number of prompts");
+    graph_prompts = prompts / 2, graph_n = 2;
+    note(
+        "--n_samples_per_prompt",
+        "1 with reinforce (batch-normalised advantages): priced as GRPO's dataflow over the same " +
+            std::to_string(prompts) + " sequences, as " + std::to_string(graph_prompts) +
+            " prompts x 2 samples (realign's GRPO needs groups of two; the calls' costs are the sequences')");
+  }
   Json& c = run.config;
   c["algorithm"] = ppo ? "ppo" : "grpo";
   auto model = [&](const std::string& role, const std::string& k) {
@@ -64,8 +84,8 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
   }
   const bool reward_model = s.has("--reward_pretrain") && !s.has("--remote_rm_url");
   if (reward_model) model("reward", "--reward_pretrain");
-  c["batch"] = {{"prompts", prompts},
-                {"samples_per_prompt", n},
+  c["batch"] = {{"prompts", graph_prompts},
+                {"samples_per_prompt", graph_n},
                 {"prompt_len", s.integer("--prompt_max_len", 1024)},
                 {"gen_len", s.integer("--generate_max_len", 1024)},
                 {"gen_len_max", s.integer("--generate_max_len", 1024)},

@@ -79,6 +79,23 @@ ray job submit --address="http://127.0.0.1:8265" \
   EXPECT_EQ(at("actor_train").mesh, (DeviceMesh{0, 8}));
 }
 
+// reinforce normalises advantages over the batch, so OpenRLHF runs it with one sample a prompt
+// (train_ppo_ray.py asserts n > 1 only for the group estimators): read, priced as GRPO's calls over the
+// same sequences, and said.
+TEST(OpenRlhfReader, ReinforceWithOneSampleAPromptIsRead) {
+  const std::string script =
+      "python3 -m openrlhf.cli.train_ppo_ray --pretrain Qwen/Qwen2.5-7B --advantage_estimator reinforce "
+      "--n_samples_per_prompt 1 --train_batch_size 64 --vllm_num_engines 8 --colocate_all_models "
+      "--rollout_batch_size ";
+  const auto r = read_script(script + "128");
+  EXPECT_EQ(r.run.config["algorithm"], "grpo");
+  EXPECT_EQ(r.algorithm.batch.prompts * r.algorithm.batch.samples_per_prompt, 128);  // the script's sequences
+  EXPECT_EQ(r.run.config["batch"]["mini_batches"], 2);
+  EXPECT_EQ(r.graph.mfcs[size_t(r.graph.mfc_index("actor_gen"))].n_seqs, 128);
+  EXPECT_TRUE(testing::noted(r, "--n_samples_per_prompt"));
+  testing::expect_refused("openrlhf", script, {{"127 --train_batch_size 127", "--rollout_batch_size"}});
+}
+
 TEST(OpenRlhfReader, WhatRealignCannotPriceIsRefusedNamingTheFlag) {
   const std::string base =
       "python3 -m openrlhf.cli.train_ppo_ray --pretrain Qwen/Qwen2.5-7B --advantage_estimator group_norm "
