@@ -29,6 +29,8 @@ PlanReport make_plan_report(const RunConfig& config, const std::string& plan_fil
   const double budget = options.search.time_budget_s;
   if (compare) options.search.time_budget_s = budget * kChosenBudgetShare;
   report.planner = plan_iteration(config.graph, config.cluster, evaluator, options);
+  if (report.planner.search)
+    report.fixed_seconds = std::max(0.0, report.planner.planning_seconds - report.planner.search->seconds);
   report.simulation = simulator.run(report.planner.plan);
   report.phases = step_phases(simulator, report.planner.plan, report.simulation);
   for (const auto& p : report.planner.presets)
@@ -39,17 +41,14 @@ PlanReport make_plan_report(const RunConfig& config, const std::string& plan_fil
     // a variant left less than that is not planned.
     options.search.time_budget_s =
         budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double fixed_s =
-        report.planner.search
-            ? std::max(0.0, report.planner.planning_seconds - report.planner.search->seconds)
-            : 0.0;
     std::vector<ExecutionPlan> presets;
     for (const PresetOutcome& p : report.planner.presets)
       if (p.plan) presets.push_back(*p.plan);
     report.staleness_estimates =
         compare_staleness(config, options, report.planner.plan, report.simulation.iteration_time_s,
-                          report.simulation.fits, report.phases, presets, fixed_s);
+                          report.simulation.fits, report.phases, presets, report.fixed_seconds);
   }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
 }
 
@@ -89,6 +88,16 @@ std::string format_plan_table(const PlanReport& r) {
         (unsigned long long)c.plan.search.seed);
   else
     out += line("plan: %s", r.planner.plan.name.c_str());
+  // Over the budget because the search's start alone took its share (not the few milliseconds the simulations
+  // after it add).
+  const double share =
+      c.plan.search.time_budget_s * (r.staleness_estimates.empty() ? 1.0 : kChosenBudgetShare);
+  if (r.planner.search && r.seconds > c.plan.search.time_budget_s && r.fixed_seconds >= share)
+    out += line(
+        "  over plan.time_budget_s (%s): planning took %s, of which forming the presets and candidates "
+        "of %d devices %s before the search could start",
+        format_seconds(c.plan.search.time_budget_s).c_str(), format_seconds(r.seconds).c_str(),
+        c.cluster.n_devices(), format_seconds(r.fixed_seconds).c_str());
   out += "\n";
   // A plan with a mixture-of-experts model shows each call's expert-parallel degree too.
   bool moe = false;

@@ -20,12 +20,16 @@ struct PlanReport {
   std::vector<SimulationResult> preset_simulations;  // parallel to planner.presets (empty result when absent)
   // The best plan's estimate at staleness 0, 1 and 2 (empty: not asked for, or an algorithm without it).
   std::vector<StalenessEstimate> staleness_estimates;
+  double seconds = 0;        // wall time of make_plan_report, all of it
+  double fixed_seconds = 0;  // of the chosen search, the part before its chain (presets, candidates)
 };
 
 // Plans (or, with `plan_file`, evaluates a given plan) and simulates the outcome and every preset. With
 // `compare_staleness` (and an algorithm that takes train.staleness) also plans the config at the other
 // compared staleness values: in search mode the config's own gets kChosenBudgetShare of the time budget
-// and the others the rest, so the whole still keeps to plan.time_budget_s.
+// and the others what it left, so the whole keeps to plan.time_budget_s; a variant the budget left no time
+// for is marked skipped. Where the presets and candidates alone take longer than the budget (the largest
+// clusters), the table says so.
 PlanReport make_plan_report(const RunConfig& config, const std::string& plan_file,
                             bool compare_staleness = false);
 

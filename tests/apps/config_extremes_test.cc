@@ -182,6 +182,20 @@ TEST(PlanTimeBudget, StalenessComparisonSkipsWhatTheBudgetHasNoTimeFor) {
   for (const StalenessEstimate& e : b.staleness_estimates) EXPECT_FALSE(e.skipped) << e.staleness;
 }
 
+// Where forming the presets and candidates alone takes longer than the budget (the largest cluster, a budget
+// of milliseconds), the table says that planning went over it and why.
+TEST(PlanTimeBudget, PlanningOverTheBudgetSaysWhy) {
+  const PlanReport r =
+      make_plan_report(example_config({"cluster.nodes=16384", "plan.time_budget_s=0.01"}), "", true);
+  EXPECT_GT(r.seconds, 0.01);
+  EXPECT_GE(r.fixed_seconds, 0.005);
+  EXPECT_NE(format_plan_table(r).find("over plan.time_budget_s (10 ms): planning took"), std::string::npos)
+      << format_plan_table(r);
+  const PlanReport small = make_plan_report(example_config({"plan.time_budget_s=5", "plan.max_steps=200"}), "",
+                                            true);
+  EXPECT_EQ(format_plan_table(small).find("over plan.time_budget_s"), std::string::npos);
+}
+
 // The largest cluster accepted is one the planner handles in a budget of seconds; one device more is refused
 // naming the field, whichever way it is split.
 TEST(PlanTimeBudget, ClusterBeyondWhatThePlannerHandlesIsRefusedByName) {
