@@ -170,6 +170,12 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   read_gen_lengths(batch, is_rl(c.algorithm), c.batch);
   c.batch.samples_per_prompt =
       batch.get_positive("samples_per_prompt", c.algorithm == Algorithm::kGrpo ? 8 : 1);
+  if (c.batch.samples_per_prompt > kMaxSequences / c.batch.prompts && !batch.has("samples_per_prompt"))
+    throw Error(batch.path_of("prompts"),
+                "prompts x samples_per_prompt (" + std::to_string(c.batch.samples_per_prompt) +
+                    " by default) must be at most " + std::to_string(kMaxSequences) +
+                    " sequences: prompts is in [1, " +
+                    std::to_string(kMaxSequences / c.batch.samples_per_prompt) + "]");
   if (c.batch.samples_per_prompt > kMaxSequences / c.batch.prompts)
     throw Error(batch.path_of("samples_per_prompt"),
                 "prompts x samples_per_prompt must be at most " + std::to_string(kMaxSequences) +

@@ -33,7 +33,7 @@ struct Field {
 };
 
 const std::vector<Field> kFields = {
-    {"batch.prompts", true, {"batch.mini_batches"}},
+    {"batch.prompts", true, {"batch.mini_batches", "batch.samples_per_prompt"}},
     {"batch.prompt_len", true, {"batch"}},
     {"batch.gen_len", true, {"batch", "batch.gen_len_max"}},
     {"batch.gen_len_max", true, {"batch"}},
@@ -41,8 +41,9 @@ const std::vector<Field> kFields = {
     {"batch.samples_per_prompt", true, {"batch.mini_batches"}},
     {"batch.mini_batches", true},
     {"batch.epochs", true},
-    {"cluster.nodes", true},
-    {"cluster.devices_per_node", true},
+    // A config whose plan.mode is a preset the cluster cannot form is refused naming plan.mode.
+    {"cluster.nodes", true, {"plan.mode"}},
+    {"cluster.devices_per_node", true, {"plan.mode"}},
     {"plan.seed", true},
     {"plan.time_budget_s", true},
     {"plan.max_steps", true},
@@ -93,7 +94,8 @@ constexpr unsigned kCaseSeconds = 30;
 
 // Runs the case in a child; returns "" when it planned or was refused naming an accepted field, else what
 // went wrong (the child's stderr included).
-std::string run_case(const std::string& base_file, const Field& field, const std::string& value) {
+std::string run_case(const std::string& base_file, const std::string& mode, const Field& field,
+                     const std::string& value) {
   int fds[2];
   if (pipe(fds) != 0) return "pipe failed";
   std::fflush(nullptr);
@@ -105,7 +107,8 @@ std::string run_case(const std::string& base_file, const Field& field, const std
     std::string outcome = "ok";
     try {
       Json j = load_config_file(base_file);
-      apply_overrides(j, {"plan.time_budget_s=0.2", "plan.max_steps=2000", field.key + "=" + value});
+      apply_overrides(j, {"plan.mode=" + mode, "plan.time_budget_s=0.2", "plan.max_steps=2000",
+                          field.key + "=" + value});
       const RunConfig config = run_config_from_json(j);
       if (field.planned) make_plan_report(config, "", /*compare_staleness=*/true);
     } catch (const Error& e) {
@@ -138,20 +141,29 @@ std::string run_case(const std::string& base_file, const Field& field, const std
   return what + ": " + output;
 }
 
-void check_extremes(const std::string& base_file, const std::vector<std::string>& extra_values = {}) {
+void check_extremes(const std::string& base_file, const std::string& mode,
+                    const std::vector<std::string>& extra_values = {}) {
   for (const Field& f : kFields) {
     std::vector<std::string> values = kExtremes;
     values.insert(values.end(), extra_values.begin(), extra_values.end());
     for (const std::string& v : values) {
-      const std::string problem = run_case(base_file, f, v);
+      const std::string problem = run_case(base_file, mode, f, v);
       EXPECT_EQ(problem, "") << f.key << "=" << v;
     }
   }
 }
 
 TEST(ConfigExtremes, GpuExampleEndsInAPlanOrAnErrorNamingTheField) {
-  check_extremes(std::string(REALIGN_SOURCE_DIR) + "/examples/ppo_llama2_7b_16xh100.yaml",
+  check_extremes(std::string(REALIGN_SOURCE_DIR) + "/examples/ppo_llama2_7b_16xh100.yaml", "search",
                  {"32768", "5000000000", "16777217"});
+}
+
+// A CPU cluster plans under the runtime's limits with static batching; DPO's calls take two sequences a pair.
+TEST(ConfigExtremes, CpuExamplesEndInAPlanOrAnErrorNamingTheField) {
+  check_extremes(std::string(REALIGN_SOURCE_DIR) + "/examples/addition_grpo.yaml", "search",
+                 {"536870912", "536870913"});
+  check_extremes(std::string(REALIGN_SOURCE_DIR) + "/examples/addition_grpo.yaml", "co-located");
+  check_extremes(std::string(REALIGN_SOURCE_DIR) + "/examples/addition_dpo.yaml", "search", {"1073741824"});
 }
 
 }  // namespace
