@@ -89,7 +89,7 @@ FrontierReport make_frontier_report(const RunConfig& config, const std::string& 
     const int64_t fitting = std::count_if(report.points.begin(), report.points.end(),
                                           [](const FrontierPoint& q) { return q.fits; });
     if (extend && k + 1 == sizes.size() && fitting < kMinFittingSizes &&
-        sizes.size() < kDefaultSizes + kMaxExtraSizes)
+        sizes.size() < kDefaultSizes + kMaxExtraSizes && sizes.back() * 2 <= kMaxDevices)
       sizes.push_back(sizes.back() * 2);
   }
   mark_frontier(report.points, config.plan.frontier.knee_gain);

@@ -91,20 +91,30 @@ Cluster cluster_of_size(const Cluster& cluster, int64_t devices) {
 std::vector<int64_t> frontier_sizes(const Cluster& cluster, const FrontierOptions& options) {
   const int64_t per_node = cluster.devices_per_node;
   std::vector<int64_t> sizes;
+  auto too_big = [&](const std::string& path, int64_t devices) {
+    return Error(path, std::to_string(devices) + " devices is beyond the largest cluster realign plans, " +
+                           std::to_string(kMaxDevices));
+  };
   if (!options.nodes.empty()) {
-    for (int64_t n : options.nodes) sizes.push_back(n * per_node);
+    for (size_t i = 0; i < options.nodes.size(); ++i) {
+      const int64_t d = options.nodes[i] * per_node;
+      if (d > kMaxDevices) throw too_big("plan.frontier.nodes[" + std::to_string(i) + "]", d);
+      sizes.push_back(d);
+    }
   } else if (!options.devices.empty()) {
     for (size_t i = 0; i < options.devices.size(); ++i) {
       const int64_t d = options.devices[i];
+      const std::string path = "plan.frontier.devices[" + std::to_string(i) + "]";
       if (d > per_node && d % per_node != 0)
-        throw Error("plan.frontier.devices[" + std::to_string(i) + "]",
-                    std::to_string(d) + " devices is not whole nodes of " + std::to_string(per_node));
+        throw Error(path, std::to_string(d) + " devices is not whole nodes of " + std::to_string(per_node));
+      if (d > kMaxDevices) throw too_big(path, d);
       sizes.push_back(d);
     }
   } else {
+    // A quarter to four times the config's, within the largest cluster realign plans.
     const int64_t own = cluster.n_devices();
     for (int64_t s : {own / 4, own / 2, own, own * 2, own * 4})
-      if (s >= 1 && (s <= per_node || s % per_node == 0) && s * 4 >= own) sizes.push_back(s);
+      if (s >= 1 && s <= kMaxDevices && (s <= per_node || s % per_node == 0) && s * 4 >= own) sizes.push_back(s);
   }
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());

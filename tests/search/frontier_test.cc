@@ -99,6 +99,11 @@ TEST(Frontier, SizesAreTheConfigsHalvesAndDoublesInWholeNodes) {
   o = FrontierOptions{};
   o.devices = {12};
   EXPECT_THROW(frontier_sizes(c, o), Error);  // not whole nodes
+  o.devices = {kMaxDevices * 2};
+  EXPECT_THROW(frontier_sizes(c, o), Error);  // beyond the largest cluster realign plans
+  // At the largest cluster the doubles are left out.
+  c.n_nodes = kMaxDevices / 8;
+  EXPECT_EQ(frontier_sizes(c, {}), (std::vector<int64_t>{kMaxDevices / 4, kMaxDevices / 2, kMaxDevices}));
 }
 
 TEST(Frontier, ObjectiveAndOptionsAreReadNamingTheField) {
