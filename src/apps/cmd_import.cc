@@ -211,12 +211,13 @@ void add_import_command(CLI::App& app) {
     for (size_t i = 0; i < plan.assignments.size(); ++i) {
       const Mfc& m = config.graph.mfcs[i];
       const MfcAssignment& a = plan.assignments[i];
-      if (std::string why =
-              strategy_problem(m, config.graph.model(m.model).spec, config.cluster, a.mesh.size, a.strategy);
+      // On the engine's serving engine for generation (KV heads replicated under a larger tp).
+      if (std::string why = strategy_problem(m, config.graph.model(m.model).spec, config.cluster, a.mesh.size,
+                                             a.strategy, true);
           !why.empty())
         throw Error(args->script, "the script runs " + a.mfc + " as " + to_string(a.strategy) + ": " + why);
     }
-    validate_plan(config.graph, config.cluster, plan, args->script);
+    validate_plan(config.graph, config.cluster, plan, args->script, true);  // on the engine's serving engine
     const EnginePricedPlan priced = priced_with_waves(config, plan, args->engine, run, run.notes);
     const EngineReport best = make_engine_report(config, args->engine);
     const double script_s = priced.placements.front().estimate.iteration_time_s;

@@ -1,5 +1,7 @@
 #include "graph/model_spec.h"
 
+#include <algorithm>
+
 namespace realign {
 
 namespace {
@@ -129,7 +131,8 @@ double ModelSpec::forward_flops(double tokens, double context) const {
 
 double ModelSpec::kv_cache_elements_per_rank(int tp) const {
   if (mla.enabled()) return double(mla.kv_lora_rank + mla.qk_rope_head_dim);
-  return 2.0 * double(n_kv_heads / tp) * double(head_dim);
+  // A tp above the KV heads (serving engines replicate them) still holds one head a rank.
+  return 2.0 * double(std::max<int64_t>(1, n_kv_heads / tp)) * double(head_dim);
 }
 
 bool ModelSpec::operator==(const ModelSpec& o) const {

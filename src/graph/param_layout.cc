@@ -161,10 +161,16 @@ bool stage_holds(const ParamInfo& p, int stage, int pp, int64_t n_layers) {
   return p.layer >= r.begin && p.layer < r.end;
 }
 
-std::string tp_incompatibility(const ModelSpec& s, int tp) {
+std::string tp_incompatibility(const ModelSpec& s, int tp, bool replicate_kv_heads) {
   if (tp <= 0) return "tensor-parallel degree must be positive";
   if (s.n_heads % tp != 0)
     return "tp " + std::to_string(tp) + " does not divide " + std::to_string(s.n_heads) + " attention heads";
+  if (replicate_kv_heads && tp > s.n_kv_heads) {
+    if (tp % s.n_kv_heads != 0)
+      return "tp " + std::to_string(tp) + " is not a multiple of " + std::to_string(s.n_kv_heads) +
+             " KV heads (a serving engine replicates them over the ranks)";
+    return "";
+  }
   if (s.n_kv_heads % tp != 0)
     return "tp " + std::to_string(tp) + " does not divide " + std::to_string(s.n_kv_heads) + " KV heads";
   return "";

@@ -79,7 +79,9 @@ Range stage_layers(int64_t n_layers, int stage, int pp);
 bool stage_holds(const ParamInfo& param, int stage, int pp, int64_t n_layers);
 
 // Checks that a tensor-parallel degree can cut this model (divides heads and KV heads).
-// Returns an empty string when it can, else the reason.
-std::string tp_incompatibility(const ModelSpec& spec, int tp);
+// Returns an empty string when it can, else the reason. `replicate_kv_heads`: as serving engines (vLLM,
+// SGLang) cut attention, a tp above the KV heads holds each KV head on tp / kv_heads ranks (tp a multiple
+// of the KV heads); realign's own runtime splits KV heads only.
+std::string tp_incompatibility(const ModelSpec& spec, int tp, bool replicate_kv_heads = false);
 
 }  // namespace realign

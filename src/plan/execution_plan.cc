@@ -126,7 +126,7 @@ void save_plan_file(const ExecutionPlan& plan, const std::string& file) {
 }
 
 std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster, int mesh_size,
-                             const Strategy& s) {
+                             const Strategy& s, bool serving_engine) {
   if (s.dp * s.tp * s.pp != mesh_size)
     return "dp*tp*pp = " + std::to_string(s.dp) + "*" + std::to_string(s.tp) + "*" + std::to_string(s.pp) +
            " = " + std::to_string(s.dp * s.tp * s.pp) + " does not equal the mesh's " +
@@ -137,7 +137,8 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
   const int dpn = cluster.devices_per_node;
   if (s.tp > dpn || (mesh_size >= dpn && dpn % s.tp != 0))
     return "tp " + std::to_string(s.tp) + " must stay within one node of " + std::to_string(dpn) + " devices";
-  const std::string tp_issue = tp_incompatibility(spec, s.tp);
+  const std::string tp_issue =
+      tp_incompatibility(spec, s.tp, serving_engine && mfc.kind() == MfcKind::kGenerate);
   if (!tp_issue.empty()) return tp_issue + " of " + spec.name;
   if (s.pp > spec.n_layers)
     return "pp " + std::to_string(s.pp) + " exceeds " + spec.name + "'s " + std::to_string(spec.n_layers) +
@@ -160,7 +161,7 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
 }
 
 void validate_plan(const DataflowGraph& graph, const Cluster& cluster, ExecutionPlan& plan,
-                   const std::string& path) {
+                   const std::string& path, bool serving_engine) {
   std::vector<MfcAssignment> ordered(graph.mfcs.size());
   std::vector<bool> seen(graph.mfcs.size(), false);
   std::vector<std::string> origin(graph.mfcs.size());
@@ -181,7 +182,7 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
     if (!mesh_issue.empty()) throw Error(p + ".mesh", mesh_issue);
     const Mfc& mfc = graph.mfcs[idx];
     const ModelSpec& spec = graph.model(mfc.model).spec;
-    std::string issue = strategy_problem(mfc, spec, cluster, a.mesh.size, a.strategy);
+    std::string issue = strategy_problem(mfc, spec, cluster, a.mesh.size, a.strategy, serving_engine);
     if (!issue.empty()) {
       // Name the field most responsible for the problem.
       std::string field = ".dp";

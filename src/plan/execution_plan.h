@@ -65,14 +65,16 @@ std::vector<std::vector<std::string>> disjoint_from_json(const Json& j, const st
 void save_plan_file(const ExecutionPlan& plan, const std::string& file);
 
 // Throws Error naming the offending field ("plan.mfcs[3].tp: 3 does not divide 32 attention heads").
-// The assignments are reordered to the graph's call order.
+// The assignments are reordered to the graph's call order. `serving_engine`: as strategy_problem's.
 void validate_plan(const DataflowGraph& graph, const Cluster& cluster, ExecutionPlan& plan,
-                   const std::string& path = "plan");
+                   const std::string& path = "plan", bool serving_engine = false);
 
 // Empty when the strategy can run the call on a mesh of that size on this cluster, else why not (no memory
 // check: memory is the cost model's job). Shared by validation and the search's candidate enumeration.
+// `serving_engine`: generation runs on a serving engine (an external engine's vLLM or SGLang), which
+// replicates KV heads under a tp above them (tp_incompatibility); realign's own runtime does not.
 std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster, int mesh_size,
-                             const Strategy& s);
+                             const Strategy& s, bool serving_engine = false);
 
 std::string to_string(const Strategy& s);  // "d2t4p1 x4", "d4t2p1e8 x4 zero1 recompute"
 

@@ -21,7 +21,7 @@ std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec
         for (int ep = 1; ep <= (spec.is_moe() ? dp * tp : 1); ep *= 2) {
           Strategy s{dp, tp, pp, mb};
           s.ep = ep;
-          if (!strategy_problem(mfc, spec, cluster, mesh_size, s).empty()) continue;
+          if (!strategy_problem(mfc, spec, cluster, mesh_size, s, generation_waves).empty()) continue;
           out.push_back(s);
           if (mfc.kind() != MfcKind::kTrain) continue;
           // A train call may shard its optimizer state over dp (ZeRO-1) and recompute activations: less

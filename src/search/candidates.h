@@ -14,7 +14,8 @@ namespace realign {
 // dividing the heads, pp <= layers, micro-batches a power of two up to the sequences per dp rank, capped; a
 // mixture-of-experts model's ep a power of two dividing its experts and dp*tp); for a train call each also
 // with ZeRO-1 (dp > 1) and with activation recomputation. Generation takes micro-batches only when pipelined,
-// unless `generation_waves`.
+// unless `generation_waves` (generation on a serving engine, as the engines' searches set it: also a tp
+// above the KV heads, which a serving engine replicates).
 std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster,
                                            int mesh_size, int max_micro_batches = 16,
                                            bool generation_waves = false);

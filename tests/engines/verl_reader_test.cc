@@ -9,6 +9,7 @@
 #include "engines/engine.h"
 #include "engines/engine_fixtures.h"
 #include "engines/script_reader.h"
+#include "search/candidates.h"
 #include "testing/temp_dir.h"
 
 namespace realign {
@@ -242,6 +243,48 @@ TEST(VerlReader, DefaultsAreReadAsVerlAppliesThem) {
   const Read no_kl = read_script("python3 -m verl.trainer.main_ppo " + grpo);
   EXPECT_EQ(to_string(at(no_kl, "ref_inf")), to_string(at(no_kl, "actor_inf")));
   EXPECT_TRUE(testing::noted(no_kl, "actor_rollout_ref.actor.use_kl_loss"));
+}
+
+// vLLM (and SGLang) replicate KV heads under a tp above them (vllm/model_executor/models/qwen2.py,
+// Qwen2Attention: tp must divide the attention heads and be a multiple of the KV heads): a rollout at tp 8
+// over Qwen3-30B-A3B's 4 KV heads is read and valid on the engine, searched by the engines, and its KV cache
+// holds one head a rank; realign's own runtime, which splits KV heads only, keeps its limit.
+TEST(VerlReader, RolloutTensorParallelAboveTheKvHeadsIsValidOnTheServingEngine) {
+  const Read r = read_script(
+      "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer algorithm.adv_estimator=grpo "
+      "actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B actor_rollout_ref.actor.use_kl_loss=True "
+      "data.train_batch_size=256 actor_rollout_ref.actor.ppo_mini_batch_size=64 "
+      "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 "
+      "actor_rollout_ref.actor.megatron.expert_model_parallel_size=8 "
+      "actor_rollout_ref.rollout.tensor_model_parallel_size=8 "
+      "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 "
+      "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.rollout.n=4 "
+      "trainer.nnodes=4 trainer.n_gpus_per_node=8");
+  const size_t gen = size_t(r.graph.mfc_index("actor_gen"));
+  const Mfc& m = r.graph.mfcs[gen];
+  const ModelSpec& spec = r.graph.model(m.model).spec;
+  ASSERT_EQ(spec.n_kv_heads, 4);
+  const MfcAssignment& a = r.plan.assignments[gen];
+  EXPECT_EQ(a.strategy.tp, 8);
+  EXPECT_EQ(strategy_problem(m, spec, r.cluster, a.mesh.size, a.strategy, true), "");
+  EXPECT_NE(strategy_problem(m, spec, r.cluster, a.mesh.size, a.strategy), "");  // realign's runtime
+  ExecutionPlan plan = r.plan;
+  EXPECT_NO_THROW(validate_plan(r.graph, r.cluster, plan, "launch.sh", true));
+  // Replicated, not split: one KV head a rank (2 x 1 x head_dim), never none.
+  EXPECT_EQ(spec.kv_cache_elements_per_rank(8), 2.0 * double(spec.head_dim));
+  // Still refused where vLLM refuses it: a tp above the KV heads that is no multiple of them.
+  ModelSpec three = spec;
+  three.n_kv_heads = 3;
+  EXPECT_NE(tp_incompatibility(three, 4, true), "");
+  EXPECT_EQ(tp_incompatibility(three, 8, true).find("tp 8 is not a multiple of 3 KV heads"), 0u);
+  // The engines' searches (generation_waves: a serving engine's generation) propose it; realign's does not.
+  auto has_tp8 = [&](bool serving) {
+    for (const Strategy& s : enumerate_strategies(m, spec, r.cluster, 8, 16, serving))
+      if (s.tp == 8) return true;
+    return false;
+  };
+  EXPECT_TRUE(has_tp8(true));
+  EXPECT_FALSE(has_tp8(false));
 }
 
 TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
