@@ -30,16 +30,20 @@ const std::vector<std::string> kCriticFree = {
 // parallel state is initialised once with the actor's sizes (verl/workers/megatron_workers.py,
 // mpu.initialize_model_parallel with config.actor.megatron.*), and its own keys default to the actor's
 // (_generated_ppo_megatron_trainer.yaml: ${oc.select:actor_rollout_ref.actor.megatron.*,1}): its layout is
-// the actor's, whatever the ref's keys say (the reader notes a ref key that differs).
+// the actor's. The critic and reward model share that parallel state (read_verl_run).
 Strategy role_layout(const LaunchSettings& s, const std::string& prefix, bool megatron, int world) {
   Strategy st;
   if (megatron) {
-    const std::string role = prefix == kRef ? std::string(kActor) : prefix;
-    st.tp = int(s.integer(key(role, "megatron.tensor_model_parallel_size"), 1));
-    st.pp = int(s.integer(key(role, "megatron.pipeline_model_parallel_size"), 1));
-    st.ep = int(s.integer(key(role, "megatron.expert_model_parallel_size"), 1));
+    // A role's own size where the script sets it (read_verl_run refuses one other than the actor's), else
+    // the actor's, the parallel state it runs in.
+    auto size = [&](const std::string& leaf) {
+      return int(s.integer(key(prefix, leaf), s.integer(key(kActor, leaf), 1)));
+    };
+    st.tp = size("megatron.tensor_model_parallel_size");
+    st.pp = size("megatron.pipeline_model_parallel_size");
+    st.ep = size("megatron.expert_model_parallel_size");
     if (st.tp < 1 || st.pp < 1 || world % (st.tp * st.pp) != 0)
-      throw Error(key(role, "megatron.tensor_model_parallel_size"),
+      throw Error(key(prefix, "megatron.tensor_model_parallel_size"),
                   "tp " + std::to_string(st.tp) + " x pp " + std::to_string(st.pp) + " does not divide the " +
                       std::to_string(world) + " GPUs of trainer.nnodes x trainer.n_gpus_per_node");
   }
@@ -303,20 +307,34 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
       note(key(prefix, "megatron.virtual_pipeline_model_parallel_size"),
            "priced as plain 1F1B (interleaving would shrink the pipeline bubble)");
   }
-  // The reference's Megatron sizes are the actor's (role_layout): one the script sets otherwise is a layout
-  // veRL's hybrid engine does not run (its shared worker builds the reference for the actor's parallel
-  // state).
-  if (megatron)
-    for (const char* leaf : {"megatron.tensor_model_parallel_size", "megatron.pipeline_model_parallel_size",
-                             "megatron.expert_model_parallel_size"}) {
-      const int64_t actor = s.integer(key(kActor, leaf), 1), ref = s.integer(key(kRef, leaf), actor);
-      if (ref != actor)
-        throw Error(key(kRef, leaf),
-                    std::to_string(ref) + " beside " + key(kActor, leaf) + " " + std::to_string(actor) +
-                        ": veRL runs the reference in the actor's worker, whose Megatron "
-                        "parallel state takes the actor's sizes; set it to " +
-                        std::to_string(actor) + " or leave it out (it defaults to the actor's)");
-    }
+  // Every Megatron role runs in the actor's parallel state: veRL colocates the roles' workers in one process
+  // (WorkerDict), which initialises torch.distributed and Megatron's parallel state once
+  // (megatron_workers.py: "we only require one distribute initialization"), with the actor's sizes. A size
+  // the script sets otherwise is a layout the hybrid engine does not run, refused naming the key; the
+  // critic's and reward model's left at veRL's default 1 are read as the actor's, noted.
+  if (megatron) {
+    std::vector<std::string> roles = {kRef};
+    if (ppo) roles.push_back("critic");
+    if (reward_model) roles.push_back("reward_model");
+    for (const std::string& role : roles)
+      for (const char* leaf : {"megatron.tensor_model_parallel_size", "megatron.pipeline_model_parallel_size",
+                               "megatron.expert_model_parallel_size"}) {
+        const int64_t actor = s.integer(key(kActor, leaf), 1);
+        if (s.has(key(role, leaf)) && s.integer(key(role, leaf), actor) != actor)
+          throw Error(key(role, leaf),
+                      std::to_string(s.integer(key(role, leaf), actor)) + " beside " + key(kActor, leaf) +
+                          " " + std::to_string(actor) +
+                          ": veRL's colocated workers share one Megatron parallel state, the "
+                          "actor's; set it to " +
+                          std::to_string(actor) + " or leave it out");
+        if (role != kRef && !s.has(key(role, leaf)) && actor != 1)
+          note(key(role, leaf),
+               "left at veRL's default 1, but the " + role +
+                   " runs in the Megatron parallel state the actor's worker initialises: priced "
+                   "at the actor's " +
+                   std::to_string(actor) + " (set it to " + std::to_string(actor) + " to match)");
+      }
+  }
   if (s.integer("actor_rollout_ref.model.lora_rank", 0) > 0)
     throw Error("actor_rollout_ref.model.lora_rank", "LoRA training is not priced by realign");
   for (const char* k : {"actor_rollout_ref.actor.fsdp_config.param_offload",

@@ -227,6 +227,18 @@ TEST(VerlReader, DefaultsAreReadAsVerlAppliesThem) {
   testing::expect_refused("verl", megatron,
                           {{"actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2",
                             "actor_rollout_ref.ref.megatron.tensor_model_parallel_size"}});
+  // The critic shares that parallel state: its tp left at veRL's default 1 is read as the actor's (noted),
+  // one set otherwise is refused naming its key.
+  const std::string ppo = "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer " + grpo + kl +
+                          "algorithm.adv_estimator=gae critic.model.path=Qwen/Qwen2.5-7B "
+                          "critic.ppo_micro_batch_size_per_gpu=4 "
+                          "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4 ";
+  const Read critic = read_script(ppo);
+  EXPECT_EQ(at(critic, "critic_train").tp, 4);
+  EXPECT_TRUE(testing::noted(critic, "critic.megatron.tensor_model_parallel_size"));
+  testing::expect_refused(
+      "verl", ppo,
+      {{"critic.megatron.tensor_model_parallel_size=2", "critic.megatron.tensor_model_parallel_size"}});
   // FSDP recomputes by default (model.enable_gradient_checkpointing: true); the switch turns it off.
   const std::string fsdp = "python3 -m verl.trainer.main_ppo " + grpo + kl;
   EXPECT_TRUE(at(read_script(fsdp), "actor_train").recompute);
