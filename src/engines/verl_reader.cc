@@ -335,6 +335,19 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                    std::to_string(actor) + " (set it to " + std::to_string(actor) + " to match)");
       }
   }
+  // Expert tensor parallelism: veRL leaves it null, and Megatron then takes the tp (ModelParallelConfig), so
+  // with ep > 1 and tp > 1 each expert is cut by tp as well; realign prices ep > 1 with whole experts
+  // (expert tensor parallelism 1, as its writer sets it).
+  if (megatron) {
+    const std::string etp = key(kActor, "megatron.expert_tensor_parallel_size");
+    const int64_t tp = s.integer(key(kActor, "megatron.tensor_model_parallel_size"), 1);
+    const int64_t ep = s.integer(key(kActor, "megatron.expert_model_parallel_size"), 1);
+    const int64_t experts_cut = s.integer(etp, tp);  // null: the tp
+    if (ep > 1 && experts_cut != 1)
+      note(etp, std::to_string(experts_cut) + (s.has(etp) ? "" : " (Megatron's default: the tp)") +
+                    " with expert_model_parallel_size " + std::to_string(ep) +
+                    ": priced with whole experts on each expert-parallel rank (expert tensor parallelism 1)");
+  }
   if (s.integer("actor_rollout_ref.model.lora_rank", 0) > 0)
     throw Error("actor_rollout_ref.model.lora_rank", "LoRA training is not priced by realign");
   for (const char* k : {"actor_rollout_ref.actor.fsdp_config.param_offload",

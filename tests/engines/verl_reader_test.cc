@@ -239,6 +239,15 @@ TEST(VerlReader, DefaultsAreReadAsVerlAppliesThem) {
   testing::expect_refused(
       "verl", ppo,
       {{"critic.megatron.tensor_model_parallel_size=2", "critic.megatron.tensor_model_parallel_size"}});
+  // Megatron cuts experts by the tp where veRL leaves expert_tensor_parallel_size null: priced with whole
+  // experts, said.
+  const std::string moe = "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer " + grpo + kl +
+                          "actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B trainer.nnodes=4 "
+                          "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 "
+                          "actor_rollout_ref.actor.megatron.expert_model_parallel_size=8 ";
+  const std::string etp = "actor_rollout_ref.actor.megatron.expert_tensor_parallel_size";
+  EXPECT_TRUE(testing::noted(read_script(moe), etp));
+  EXPECT_FALSE(testing::noted(read_script(moe + etp + "=1"), etp));
   // FSDP recomputes by default (model.enable_gradient_checkpointing: true); the switch turns it off.
   const std::string fsdp = "python3 -m verl.trainer.main_ppo " + grpo + kl;
   EXPECT_TRUE(at(read_script(fsdp), "actor_train").recompute);
