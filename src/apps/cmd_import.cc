@@ -218,7 +218,15 @@ void add_import_command(CLI::App& app) {
         throw Error(args->script, "the script runs " + a.mfc + " as " + to_string(a.strategy) + ": " + why);
     }
     validate_plan(config.graph, config.cluster, plan, args->script, true);  // on the engine's serving engine
-    const EnginePricedPlan priced = priced_with_waves(config, plan, args->engine, run, run.notes);
+    const EnginePricedPlan priced = [&] {
+      try {
+        return priced_with_waves(config, plan, args->engine, run, run.notes);
+      } catch (const Error& e) {
+        // An engine rule the script's layout breaks: named by the script, not by a --plan it never passed.
+        if (e.path() != "--plan") throw;
+        throw Error(args->script, "its layout: " + std::string(e.what()).substr(e.path().size() + 2));
+      }
+    }();
     const EngineReport best = make_engine_report(config, args->engine);
     const double script_s = priced.placements.front().estimate.iteration_time_s;
     const bool script_fits = priced.placements.front().estimate.fits;
