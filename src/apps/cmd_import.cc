@@ -116,7 +116,7 @@ EnginePricedPlan priced_with_waves(const RunConfig& config, ExecutionPlan& plan,
                                    const engines::ReadRun& run, std::vector<std::string>& notes) {
   // Of the engine's placements that run the plan, the one the script's switches name.
   auto price = [&](const ExecutionPlan& p) {
-    EnginePricedPlan out = price_for_engine(config, p, engine);
+    EnginePricedPlan out = price_for_engine(config, p, engine, run.pricing_options);
     std::vector<EnginePricedPlan::Priced> named;
     for (auto& each : out.placements)
       if (engines::has_options(each.placement, run.options)) named.push_back(std::move(each));

@@ -121,7 +121,7 @@ EngineReport make_engine_report(const RunConfig& config, const std::string& engi
 }
 
 EnginePricedPlan price_for_engine(const RunConfig& config, const ExecutionPlan& plan,
-                                  const std::string& engine_name) {
+                                  const std::string& engine_name, const Json& script_options) {
   EnginePricedPlan r;
   r.engine = engines::make_engine(engine_name);
   r.engine->check_graph(config.graph, config.cluster);
@@ -132,7 +132,9 @@ EnginePricedPlan price_for_engine(const RunConfig& config, const ExecutionPlan& 
   Simulator simulator(config.graph, config.cluster, run_profile(config));
   engines::EngineEvaluator evaluator(simulator, r.engine->pricing(config.graph), true);
   for (engines::Placement& p : running) {
-    evaluator.set_placement_options(p.options);
+    Json options = p.options;
+    options.update(script_options);
+    evaluator.set_placement_options(options);
     r.placements.push_back({std::move(p), evaluator.estimate(plan)});
   }
   // What fits first, then the fastest.

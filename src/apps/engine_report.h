@@ -38,9 +38,11 @@ struct EnginePricedPlan {
 };
 
 // Throws Error naming --plan when the engine cannot run `plan` (the rule it breaks), and as
-// make_engine_report does for an unknown engine or a graph it cannot run.
+// make_engine_report does for an unknown engine or a graph it cannot run. `script_options`: a launch
+// script's ReadRun::pricing_options, priced over each placement's options.
 EnginePricedPlan price_for_engine(const RunConfig& config, const ExecutionPlan& plan,
-                                  const std::string& engine_name);
+                                  const std::string& engine_name,
+                                  const Json& script_options = Json::object());
 std::string format_engine_pricing(const EnginePricedPlan& priced);
 Json engine_pricing_json(const EnginePricedPlan& priced);
 

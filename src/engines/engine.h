@@ -89,6 +89,9 @@ struct ReadRun {
   // The engine-wide switches the script sets, as the engine's placements name them in `options` ({"backend":
   // "megatron"}, {"zero_stage": 2, ...}): which of the placements that run the plan the script runs.
   Json options = Json::object();
+  // Settings of the script's that the engine's pricing takes beside the placement's options, where they are
+  // no switch between placements ({"fsdp_size": 2}: veRL's HSDP groups, EngineEvaluator).
+  Json pricing_options = Json::object();
 };
 
 // A file a user launches as it is (launch.sh, config.yaml).

@@ -44,6 +44,15 @@ double param_count(const ModelRole& m) {
 // the dp ranks of each tensor-parallel shard (NeMo-RL's DTensor); no pipeline.
 bool zero_sharded(const Strategy& s) { return s.dp > 1 && s.pp == 1; }
 
+// The dp ranks ZeRO (FSDP) shards model `role` over: all of them, or with HSDP (placement option
+// "fsdp_size": veRL's actor_rollout_ref.actor.fsdp_config.fsdp_size below the pool, fsdp_workers.py
+// create_device_mesh) groups of that size, replicated across the groups; it sets the mesh of the worker that
+// holds the actor and the reference.
+int shard_ranks(const Strategy& s, Role role, int fsdp_size) {
+  const bool hybrid = fsdp_size > 0 && fsdp_size < s.dp && (role == Role::kActor || role == Role::kRef);
+  return hybrid ? fsdp_size : s.dp;
+}
+
 // Parameters one device holds of a model under `s` before ZeRO: a tensor-parallel shard.
 double shard_params(const ModelRole& m, const Strategy& s) { return param_count(m) / double(s.tp); }
 
@@ -58,7 +67,7 @@ double zero_bytes_per_param(int stage, bool trained, bool offloaded) {
 
 // ZeRO-2/3 over the dp ranks of each model's home layout.
 void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const HardwareProfile& p,
-                      const ExecutionPlan& plan, int stage, EngineEstimate& e) {
+                      const ExecutionPlan& plan, int stage, int fsdp_size, EngineEstimate& e) {
   e.device_peak_mem_bytes = e.simulation.device_peak_mem_bytes;
   e.device_saving_bytes.assign(e.device_peak_mem_bytes.size(), 0.0);
   if (stage < 2) return;
@@ -68,8 +77,13 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
     const MfcAssignment& a = plan.assignments[size_t(home)];
     if (!zero_sharded(a.strategy)) continue;
     const bool offloaded = std::count(plan.offload.begin(), plan.offload.end(), m.role) > 0;
-    const double saving = shard_params(m, a.strategy) * zero_bytes_per_param(stage, m.trained, offloaded) *
-                          (1.0 - 1.0 / double(a.strategy.dp));
+    const int ranks = shard_ranks(a.strategy, m.role, fsdp_size);
+    double saving = shard_params(m, a.strategy) * zero_bytes_per_param(stage, m.trained, offloaded) *
+                    (1.0 - 1.0 / double(ranks));
+    // realign's ZeRO-1 shards the optimizer state over every dp rank; HSDP only over its group.
+    if (m.trained && a.strategy.zero1 && ranks < a.strategy.dp)
+      saving -= shard_params(m, a.strategy) * kOptimizerBytesPerParam *
+                (1.0 / double(ranks) - 1.0 / double(a.strategy.dp));
     for (int d = a.mesh.first; d < a.mesh.end(); ++d) {
       e.device_peak_mem_bytes[size_t(d)] -= saving;
       e.device_saving_bytes[size_t(d)] += saving;
@@ -83,10 +97,13 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
     const Mfc& mfc = g.mfcs[i];
     const MfcAssignment& a = plan.assignments[i];
     if (mfc.kind() == MfcKind::kGenerate || !zero_sharded(a.strategy)) continue;
-    const Link link = mesh_spans_nodes(a.mesh, cluster) ? inter_node_link(p) : intra_node_link(p);
+    // HSDP gathers within a group of adjacent ranks: within a node where the group fits in one.
+    const int ranks = shard_ranks(a.strategy, mfc.model, fsdp_size);
+    const bool across = ranks < a.strategy.dp ? ranks * a.strategy.tp > cluster.devices_per_node
+                                              : mesh_spans_nodes(a.mesh, cluster);
+    const Link link = across ? inter_node_link(p) : intra_node_link(p);
     const double gather =
-        ring_allreduce_s(shard_params(g.model(mfc.model), a.strategy) * kWeightBytesPerParam, a.strategy.dp,
-                         link) /
+        ring_allreduce_s(shard_params(g.model(mfc.model), a.strategy) * kWeightBytesPerParam, ranks, link) /
         2.0;
     const double mb = double(a.strategy.micro_batches);
     if (mfc.kind() == MfcKind::kTrain)
@@ -100,7 +117,8 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
 // saver offloads the training side while generation runs): every model at home on generation's devices but
 // generation's own weight copy goes to host memory and comes back each iteration, its state after the ZeRO
 // stage's sharding, over the host link of the device that holds the most.
-double turn_swap_s(const DataflowGraph& g, const HardwareProfile& p, const ExecutionPlan& plan, int stage) {
+double turn_swap_s(const DataflowGraph& g, const HardwareProfile& p, const ExecutionPlan& plan, int stage,
+                   int fsdp_size) {
   const int gen = g.mfc_index("actor_gen");
   if (gen < 0) return 0;
   const DeviceMesh& shared = plan.assignments[size_t(gen)].mesh;
@@ -112,7 +130,8 @@ double turn_swap_s(const DataflowGraph& g, const HardwareProfile& p, const Execu
     if (!a.mesh.overlaps(shared)) continue;
     const double per_param =
         kWeightBytesPerParam + (m.trained ? kGradBytesPerParam + kOptimizerBytesPerParam : 0.0);
-    const double sharded = stage >= 3 && zero_sharded(a.strategy) ? double(a.strategy.dp) : 1.0;
+    const double sharded =
+        stage >= 3 && zero_sharded(a.strategy) ? double(shard_ranks(a.strategy, m.role, fsdp_size)) : 1.0;
     for (int d = a.mesh.first; d < a.mesh.end() && d < shared.end(); ++d)
       bytes[size_t(d)] += shard_params(m, a.strategy) * per_param / sharded;
   }
@@ -175,11 +194,12 @@ EngineEstimate EngineEvaluator::price(const ExecutionPlan& given, bool report) {
       e.sync_delta_s += sync - e.simulation.calls[i].realloc_s;
     }
   }
-  apply_zero_stage(g, sim_.cluster(), sim_.profile(), plan, options_.value("zero_stage", 0), e);
+  const int fsdp_size = options_.value("fsdp_size", 0);
+  apply_zero_stage(g, sim_.cluster(), sim_.profile(), plan, options_.value("zero_stage", 0), fsdp_size, e);
   e.fits = std::all_of(e.device_peak_mem_bytes.begin(), e.device_peak_mem_bytes.end(),
                        [&](double peak) { return peak <= limit_; });
   if (options_.value("colocated", false))
-    e.turn_swap_s = turn_swap_s(g, sim_.profile(), plan, options_.value("zero_stage", 0));
+    e.turn_swap_s = turn_swap_s(g, sim_.profile(), plan, options_.value("zero_stage", 0), fsdp_size);
   e.iteration_time_s = e.simulation.iteration_time_s + e.sync_delta_s + e.zero3_delta_s + e.turn_swap_s;
   return e;
 }
@@ -202,7 +222,7 @@ PlanScore EngineEvaluator::evaluate_call(int call, const MfcAssignment& assignme
     const ModelRole& m = sim_.graph().model(mfc.model);
     memory -= shard_params(m, assignment.strategy) *
               zero_bytes_per_param(options_.value("zero_stage", 0), m.trained, false) *
-              (1.0 - 1.0 / double(assignment.strategy.dp));
+              (1.0 - 1.0 / double(shard_ranks(assignment.strategy, m.role, options_.value("fsdp_size", 0))));
   }
   return PlanScore{time, std::max(0.0, memory - limit_), memory};
 }

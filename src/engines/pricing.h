@@ -55,7 +55,8 @@ class EngineEvaluator : public PlanEvaluator {
   // `simulator`'s generation profile to the engine's (generation_profile): every evaluator of one simulator
   // must price generation alike.
   EngineEvaluator(Simulator& simulator, Pricing pricing, bool engine_sync);
-  // The engine-wide switches of the placement being priced (Placement::options; "zero_stage", "colocated").
+  // The engine-wide switches of the placement being priced (Placement::options; "zero_stage", "colocated"),
+  // and a script's ReadRun::pricing_options ("fsdp_size": FSDP's HSDP groups of the actor and reference).
   void set_placement_options(const Json& options) { options_ = options; }
   EngineEstimate estimate(const ExecutionPlan& plan);
   PlanScore evaluate(const ExecutionPlan& plan) override;

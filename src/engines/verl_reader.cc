@@ -358,18 +358,30 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
     if (s.flag(k, false)) note(k, "priced on the GPUs (realign offloads only models that are never trained)");
   // FSDP's fsdp_size: -1 (or the world) shards over the whole pool; 0 < N < world is HSDP, sharded over
   // groups of N and replicated across them (verl/workers/fsdp_workers.py create_device_mesh, mesh (world / N,
-  // N)). The actor's key sets the actor-rollout-ref worker's mesh, the critic's its own.
-  if (!megatron)
-    for (const char* k :
-         {"actor_rollout_ref.actor.fsdp_config.fsdp_size", "critic.model.fsdp_config.fsdp_size"}) {
-      const int64_t size = s.integer(k, -1), world = pools.trainer_gpus;
-      if (size > 0 && size < world)
-        note(k, std::to_string(size) + ": veRL shards over groups of " + std::to_string(size) +
-                    " GPUs (HSDP), replicated " + std::to_string(world / size) +
-                    " times; priced as sharded over all " + std::to_string(world) +
-                    " (less memory a GPU than veRL holds, and the gathers over all " + std::to_string(world) +
-                    ")");
+  // N)). The actor's key sets the actor-rollout-ref worker's mesh, priced so (the pricing option
+  // "fsdp_size"); the critic's sets its own, noted as priced over the pool.
+  if (!megatron) {
+    const int world = pools.trainer_gpus;
+    const std::string actor_size = key(kActor, "fsdp_config.fsdp_size");
+    const int64_t size = s.integer(actor_size, -1);
+    if (size > 0 && size < world) {
+      if (world % size != 0)
+        throw Error(actor_size, std::to_string(size) + " does not divide the trainer's " +
+                                    std::to_string(world) +
+                                    " GPUs (veRL's HSDP mesh is world / fsdp_size x fsdp_size)");
+      run.pricing_options["fsdp_size"] = size;
+      note(actor_size, std::to_string(size) + ": the actor and reference sharded over groups of " +
+                           std::to_string(size) + " GPUs (HSDP), replicated " + std::to_string(world / size) +
+                           " times, as priced");
     }
+    const std::string critic_size = "critic.model.fsdp_config.fsdp_size";
+    if (ppo && s.integer(critic_size, -1) > 0 && s.integer(critic_size, -1) < world)
+      note(critic_size,
+           std::to_string(s.integer(critic_size, -1)) +
+               ": veRL shards the critic over groups of that many GPUs (HSDP); priced as sharded "
+               "over all " +
+               std::to_string(world) + " (less memory a GPU than veRL holds)");
+  }
   if (s.text(key(kRollout, "name"), "vllm") != "vllm")
     note(key(kRollout, "name"), "'" + s.text(key(kRollout, "name"), "") + "' priced as vLLM");
 

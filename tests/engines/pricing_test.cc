@@ -89,6 +89,37 @@ TEST(EnginePricing, EnginesTakingTurnsPayTheTrainingSidesOffloadAndReload) {
                    e.simulation.iteration_time_s + e.sync_delta_s + e.zero3_delta_s + e.turn_swap_s);
 }
 
+// veRL's FSDP with fsdp_size below the pool is HSDP: the actor and reference sharded over groups of that size
+// and replicated across them (fsdp_workers.py create_device_mesh), so each GPU holds more of their state
+// (weights, gradients, optimizer) and gathers over fewer ranks than sharding over the whole pool.
+TEST(EnginePricing, HybridShardingHoldsAGroupsShareAndGathersWithinIt) {
+  const Split s = areal_split(0);
+  ExecutionPlan plan = s.plan;
+  for (auto& a : plan.assignments) {
+    a.mesh = DeviceMesh{0, 8};
+    a.strategy.dp = 8;
+    if (s.g.mfcs[size_t(s.g.mfc_index(a.mfc))].kind() == MfcKind::kTrain) a.strategy.micro_batches = 2;
+  }
+  const auto verl = engines::make_engine("verl");
+  const Cluster c = h100(1);
+  Simulator sim(s.g, c, builtin_profile(c.device));
+  engines::EngineEvaluator ev(sim, verl->pricing(s.g), true);
+  ev.set_placement_options({{"backend", "fsdp"}, {"zero_stage", 3}});
+  const engines::EngineEstimate full = ev.estimate(plan);
+  ev.set_placement_options({{"backend", "fsdp"}, {"zero_stage", 3}, {"fsdp_size", 2}});
+  const engines::EngineEstimate hybrid = ev.estimate(plan);
+  double params = 0;
+  for (const ParamInfo& p : model_params(s.g.model(Role::kActor).spec, s.g.model(Role::kActor).head))
+    params += double(p.numel());
+  // Per GPU: the actor's weights and gradients and the reference's weights over 2 instead of 8, the actor's
+  // optimizer state (realign's ZeRO-1 over 8) over 2 as well.
+  const double more = params * (2 + 2) * (1.0 / 2 - 1.0 / 8) + params * 2 * (1.0 / 2 - 1.0 / 8) +
+                      params * 12 * (1.0 / 2 - 1.0 / 8);
+  EXPECT_NEAR(hybrid.device_peak_mem_bytes[0] - full.device_peak_mem_bytes[0], more, 1e-6 * more);
+  EXPECT_LT(hybrid.zero3_delta_s, full.zero3_delta_s);
+  EXPECT_GT(hybrid.zero3_delta_s, 0);
+}
+
 TEST(EnginePricing, FollowersRunWithTheirLeadersMicroBatchSize) {
   const Split s = areal_split(0);
   engines::Pricing p;

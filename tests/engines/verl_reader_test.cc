@@ -254,11 +254,16 @@ TEST(VerlReader, DefaultsAreReadAsVerlAppliesThem) {
   EXPECT_FALSE(
       at(read_script(fsdp + "actor_rollout_ref.model.enable_gradient_checkpointing=False"), "actor_train")
           .recompute);
-  // fsdp_size=2 on 8 GPUs is HSDP over groups of 2: said, as it is priced otherwise.
-  EXPECT_TRUE(testing::noted(read_script(fsdp + "actor_rollout_ref.actor.fsdp_config.fsdp_size=2"),
-                             "actor_rollout_ref.actor.fsdp_config.fsdp_size"));
-  EXPECT_FALSE(testing::noted(read_script(fsdp + "actor_rollout_ref.actor.fsdp_config.fsdp_size=8"),
-                              "actor_rollout_ref.actor.fsdp_config.fsdp_size"));
+  // fsdp_size=2 on 8 GPUs is HSDP over groups of 2: priced so (EnginePricing.HybridSharding...), and said;
+  // 8 (or -1) is the whole pool.
+  const Read hsdp = read_script(fsdp + "actor_rollout_ref.actor.fsdp_config.fsdp_size=2");
+  EXPECT_EQ(hsdp.run.pricing_options["fsdp_size"], 2);
+  EXPECT_TRUE(testing::noted(hsdp, "actor_rollout_ref.actor.fsdp_config.fsdp_size"));
+  const Read whole = read_script(fsdp + "actor_rollout_ref.actor.fsdp_config.fsdp_size=8");
+  EXPECT_FALSE(whole.run.pricing_options.contains("fsdp_size"));
+  testing::expect_refused(
+      "verl", fsdp,
+      {{"actor_rollout_ref.actor.fsdp_config.fsdp_size=3", "actor_rollout_ref.actor.fsdp_config.fsdp_size"}});
   // No KL term: veRL builds no reference, so no ref micro-batch is needed; realign's reference call is priced
   // in the actor's log-prob micro-batches, and the note says so.
   const Read no_kl = read_script("python3 -m verl.trainer.main_ppo " + grpo);
