@@ -60,17 +60,30 @@ TEST(EnginePricing, OverlappedGenerationShortensTheIterationOnlyOnTheCriticalPat
   }
 }
 
-// AReaL's colocated mode: its memory saver moves the training side's state (the actor's weights, gradients
-// and Adam state and the reference's weights, each sharded by FSDP over the 8 GPUs) to host memory around
-// generation and back, every iteration.
-TEST(EnginePricing, EnginesTakingTurnsPayTheTrainingSidesOffloadAndReload) {
-  const Split s = areal_split(0);
+// The split's calls all on the node's 8 GPUs, data parallel (FSDP's layout).
+ExecutionPlan on_one_node(const Split& s) {
   ExecutionPlan plan = s.plan;
   for (auto& a : plan.assignments) {
     a.mesh = DeviceMesh{0, 8};
     a.strategy.dp = 8;
     if (s.g.mfcs[size_t(s.g.mfc_index(a.mfc))].kind() == MfcKind::kTrain) a.strategy.micro_batches = 2;
   }
+  return plan;
+}
+
+double actor_params(const DataflowGraph& g) {
+  double n = 0;
+  for (const ParamInfo& p : model_params(g.model(Role::kActor).spec, g.model(Role::kActor).head))
+    n += double(p.numel());
+  return n;
+}
+
+// AReaL's colocated mode: its memory saver moves the training side's state (the actor's weights, gradients
+// and Adam state and the reference's weights, each sharded by FSDP over the 8 GPUs) to host memory around
+// generation and back, every iteration.
+TEST(EnginePricing, EnginesTakingTurnsPayTheTrainingSidesOffloadAndReload) {
+  const Split s = areal_split(0);
+  const ExecutionPlan plan = on_one_node(s);
   const auto areal = engines::make_engine("areal");
   const Cluster c = h100(1);
   Simulator sim(s.g, c, builtin_profile(c.device));
@@ -79,9 +92,7 @@ TEST(EnginePricing, EnginesTakingTurnsPayTheTrainingSidesOffloadAndReload) {
   EXPECT_EQ(ev.estimate(plan).turn_swap_s, 0);  // apart: nothing moves
   ev.set_placement_options({{"backend", "fsdp"}, {"zero_stage", 3}, {"colocated", true}});
   const engines::EngineEstimate e = ev.estimate(plan);
-  double params = 0;
-  for (const ParamInfo& p : model_params(s.g.model(Role::kActor).spec, s.g.model(Role::kActor).head))
-    params += double(p.numel());
+  const double params = actor_params(s.g);
   const double per_device = params * (2 + 2 + 12) / 8 + params * 2 / 8;  // actor state + reference weights
   EXPECT_NEAR(e.turn_swap_s, 2 * per_device / builtin_profile(c.device).host_device_bandwidth.value,
               1e-9 * e.turn_swap_s);
@@ -94,12 +105,7 @@ TEST(EnginePricing, EnginesTakingTurnsPayTheTrainingSidesOffloadAndReload) {
 // (weights, gradients, optimizer) and gathers over fewer ranks than sharding over the whole pool.
 TEST(EnginePricing, HybridShardingHoldsAGroupsShareAndGathersWithinIt) {
   const Split s = areal_split(0);
-  ExecutionPlan plan = s.plan;
-  for (auto& a : plan.assignments) {
-    a.mesh = DeviceMesh{0, 8};
-    a.strategy.dp = 8;
-    if (s.g.mfcs[size_t(s.g.mfc_index(a.mfc))].kind() == MfcKind::kTrain) a.strategy.micro_batches = 2;
-  }
+  const ExecutionPlan plan = on_one_node(s);
   const auto verl = engines::make_engine("verl");
   const Cluster c = h100(1);
   Simulator sim(s.g, c, builtin_profile(c.device));
@@ -108,9 +114,7 @@ TEST(EnginePricing, HybridShardingHoldsAGroupsShareAndGathersWithinIt) {
   const engines::EngineEstimate full = ev.estimate(plan);
   ev.set_placement_options({{"backend", "fsdp"}, {"zero_stage", 3}, {"fsdp_size", 2}});
   const engines::EngineEstimate hybrid = ev.estimate(plan);
-  double params = 0;
-  for (const ParamInfo& p : model_params(s.g.model(Role::kActor).spec, s.g.model(Role::kActor).head))
-    params += double(p.numel());
+  const double params = actor_params(s.g);
   // Per GPU: the actor's weights and gradients and the reference's weights over 2 instead of 8, the actor's
   // optimizer state (realign's ZeRO-1 over 8) over 2 as well.
   const double more = params * (2 + 2) * (1.0 / 2 - 1.0 / 8) + params * 2 * (1.0 / 2 - 1.0 / 8) +
