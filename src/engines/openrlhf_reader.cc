@@ -79,8 +79,21 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
   if (!s.has("--pretrain")) throw Error("--pretrain", "not set: the actor's model");
   model("actor", "--pretrain");
   if (ppo) {
-    if (!s.has("--critic_pretrain")) throw Error("--critic_pretrain", "not set: PPO's critic (gae)");
-    model("critic", "--critic_pretrain");
+    // Left out, the critic starts from the reward model (its first path), or from the actor's model with a
+    // remote reward (train_ppo_ray.py, after parsing).
+    if (s.has("--critic_pretrain")) {
+      model("critic", "--critic_pretrain");
+    } else {
+      const bool remote = s.has("--remote_rm_url");
+      if (!remote && !s.has("--reward_pretrain"))
+        throw Error("--critic_pretrain",
+                    "not set, nor --reward_pretrain it defaults to: PPO's critic (gae) needs a model");
+      const std::string from = remote ? "--pretrain" : "--reward_pretrain";
+      const std::string path = s.text(from, "");
+      c["models"]["critic"] = model_for_path(path.substr(0, path.find(',')));
+      run.sources["models.critic"] = from;
+      note("--critic_pretrain", "not set: the critic starts from " + from + " (OpenRLHF's default)");
+    }
   }
   const bool reward_model = s.has("--reward_pretrain") && !s.has("--remote_rm_url");
   if (reward_model) model("reward", "--reward_pretrain");

@@ -96,6 +96,20 @@ TEST(OpenRlhfReader, ReinforceWithOneSampleAPromptIsRead) {
   testing::expect_refused("openrlhf", script, {{"127 --train_batch_size 127", "--rollout_batch_size"}});
 }
 
+// PPO's critic left out starts from the reward model, or from the actor's model with a
+// remote reward, as train_ppo_ray.py sets it after parsing.
+TEST(OpenRlhfReader, CriticDefaultsToTheRewardModel) {
+  const std::string ppo =
+      "python3 -m openrlhf.cli.train_ppo_ray --pretrain Qwen/Qwen2.5-7B --advantage_estimator gae "
+      "--rollout_batch_size 128 --train_batch_size 128 --vllm_num_engines 8 --colocate_all_models ";
+  const auto rm = read_script(ppo + "--reward_pretrain /ckpt/llama3-8b");
+  EXPECT_EQ(rm.run.config["models"]["critic"], "llama3-8b");
+  EXPECT_TRUE(testing::noted(rm, "--critic_pretrain"));
+  const auto remote = read_script(ppo + "--remote_rm_url http://rm:5000/get_reward");
+  EXPECT_EQ(remote.run.config["models"]["critic"], "qwen2.5-7b");
+  testing::expect_refused("openrlhf", ppo, {{"", "--critic_pretrain"}});
+}
+
 TEST(OpenRlhfReader, WhatRealignCannotPriceIsRefusedNamingTheFlag) {
   const std::string base =
       "python3 -m openrlhf.cli.train_ppo_ray --pretrain Qwen/Qwen2.5-7B --advantage_estimator group_norm "
