@@ -29,6 +29,17 @@ inline Cluster make_cluster(int nodes, int per_node, const std::string& device =
   return c;
 }
 
+// Transfers and the host's own work cost (next to) nothing, so a plan's time is its calls' alone.
+inline HardwareProfile free_transfers(const Cluster& cluster) {
+  HardwareProfile p = default_profile(cluster.device);
+  for (Coefficient* c :
+       {&p.intra_node_latency_s, &p.inter_node_latency_s, &p.collective_overhead_s, &p.iteration_overhead_s})
+    c->value = 0;
+  for (Coefficient* c : {&p.intra_node_bandwidth, &p.inter_node_bandwidth, &p.host_device_bandwidth})
+    c->value = 1e30;
+  return p;
+}
+
 inline MfcAssignment assign(const std::string& mfc, int first, int dp, int tp, int pp,
                             int micro_batches = 1) {
   MfcAssignment a;

@@ -13,6 +13,7 @@ namespace realign {
 namespace {
 
 using testing::assign;
+using testing::free_transfers;
 using testing::make_cluster;
 
 DataflowGraph graph_with(const std::string& algorithm, int64_t staleness) {
@@ -25,17 +26,6 @@ DataflowGraph graph_with(const std::string& algorithm, int64_t staleness) {
   c.batch.samples_per_prompt = algorithm == "grpo" ? 4 : 1;
   c.staleness = staleness;
   return build_graph(c);
-}
-
-// Transfers and the host's own work cost (next to) nothing, so a plan's time is its calls' alone.
-HardwareProfile free_transfers(const Cluster& cluster) {
-  HardwareProfile p = default_profile(cluster.device);
-  for (Coefficient* c :
-       {&p.intra_node_latency_s, &p.inter_node_latency_s, &p.collective_overhead_s, &p.iteration_overhead_s})
-    c->value = 0;
-  for (Coefficient* c : {&p.intra_node_bandwidth, &p.inter_node_bandwidth, &p.host_device_bandwidth})
-    c->value = 1e30;
-  return p;
 }
 
 // GRPO: generation, the reference and the reward model on node 0; actor_inf and training on node 1. (With

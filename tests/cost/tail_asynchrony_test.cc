@@ -9,6 +9,7 @@ namespace realign {
 namespace {
 
 using testing::assign;
+using testing::free_transfers;
 using testing::make_cluster;
 
 // GRPO of llama2-7b, 64 prompts x 4, responses of mean 256 under a 2,048 cap (lognormal), on GPUs.
@@ -33,16 +34,6 @@ ExecutionPlan split_plan() {
   p.assignments = {assign("actor_gen", 0, 8, 1, 1), assign("ref_inf", 0, 2, 4, 1),
                    assign("reward_inf", 0, 2, 4, 1), assign("actor_inf", 8, 2, 4, 1),
                    assign("actor_train", 8, 2, 4, 1)};
-  return p;
-}
-
-HardwareProfile free_transfers(const Cluster& cluster) {
-  HardwareProfile p = default_profile(cluster.device);
-  for (Coefficient* c :
-       {&p.intra_node_latency_s, &p.inter_node_latency_s, &p.collective_overhead_s, &p.iteration_overhead_s})
-    c->value = 0;
-  for (Coefficient* c : {&p.intra_node_bandwidth, &p.inter_node_bandwidth, &p.host_device_bandwidth})
-    c->value = 1e30;
   return p;
 }
 
