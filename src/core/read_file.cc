@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "core/error.h"
@@ -19,6 +20,11 @@ std::string read_file(const std::string& path) {
   while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, n);
   if (std::ferror(f.get())) throw Error(path, std::string("cannot read: ") + std::strerror(errno));
   return out;
+}
+
+bool is_directory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
 }
 
 }  // namespace realign

@@ -11,4 +11,8 @@ namespace realign {
 // opened, Error(path, "cannot read: <reason>") when reading fails part way.
 std::string read_file(const std::string& path);
 
+// Whether `path` names a directory (false where it does not exist or cannot be looked at; never throws):
+// where a config field takes a file or the directory holding it.
+bool is_directory(const std::string& path);
+
 }  // namespace realign

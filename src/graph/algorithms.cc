@@ -1,19 +1,13 @@
 #include "graph/algorithms.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "core/config_file.h"
+#include "core/read_file.h"
 
 namespace realign {
 namespace {
-
-bool is_directory(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 Mfc call(std::string name, Role model, MfcOp op, int64_t n, int64_t prompt_len, int64_t gen_len,
          std::vector<std::string> in, std::vector<std::string> out) {
@@ -73,7 +67,12 @@ void read_gen_lengths(ObjectReader& batch, bool rl, BatchShape& b) {
     throw Error(batch.path_of("gen_len_max"), "the cap " + std::to_string(b.gen_len_max) +
                                                   " is below the mean gen_len " + std::to_string(b.gen_len));
   if (rl && b.gen_len_max < 1) throw Error(batch.path_of("gen_len_max"), "must be positive");
-  const double sigma = batch.get_double("gen_len_sigma", kDefaultLengthSigma);
+  const bool lognormal = !observed && !quantiles && b.gen_len_max > b.gen_len && b.gen_len > 0;
+  if (!lognormal && batch.has("gen_len_sigma"))
+    throw Error(batch.path_of("gen_len_sigma"),
+                "shapes the lognormal lengths under a cap above the mean; here the lengths are " +
+                    std::string(observed ? "observed (gen_lengths)" : quantiles ? "given (gen_len_quantiles)"
+                                                                                : "fixed (no gen_len_max above gen_len)"));
   if (observed) {
     b.gen_lengths = observed_lengths(lengths, b.gen_len_max, batch.get_string("gen_lengths"));
   } else if (quantiles) {
@@ -87,8 +86,10 @@ void read_gen_lengths(ObjectReader& batch, bool rl, BatchShape& b) {
       points.push_back({json_to_double(q[i][0], at), json_to_double(q[i][1], at)});
     }
     b.gen_lengths = quantile_lengths(points, b.gen_len_max, path);
-  } else if (b.gen_len_max > b.gen_len && b.gen_len > 0) {
-    b.gen_lengths = lognormal_lengths(double(b.gen_len), b.gen_len_max, sigma, batch.path_of("gen_len_sigma"));
+  } else if (lognormal) {
+    b.gen_lengths = lognormal_lengths(double(b.gen_len), b.gen_len_max,
+                                      batch.get_double("gen_len_sigma", kDefaultLengthSigma),
+                                      batch.path_of("gen_len_sigma"));
   } else {
     b.gen_lengths = fixed_lengths(b.gen_len);
   }

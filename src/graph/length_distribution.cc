@@ -1,12 +1,11 @@
 #include "graph/length_distribution.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 
 #include "core/check.h"
+#include "core/read_file.h"
 #include "graph/generation_run.h"
 
 namespace realign {
@@ -29,11 +28,6 @@ double capped_lognormal_mean(double mu, double sigma, double cap) {
   const double lc = std::log(cap);
   return std::exp(mu + sigma * sigma / 2) * normal_cdf((lc - mu - sigma * sigma) / sigma) +
          cap * (1.0 - normal_cdf((lc - mu) / sigma));
-}
-
-bool is_directory(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 }  // namespace

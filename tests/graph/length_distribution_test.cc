@@ -139,6 +139,11 @@ TEST(LengthDistribution, BatchKeysChooseTheDistribution) {
   huge = base;
   huge["gen_len"] = int64_t(9223372036854775807);
   EXPECT_NE(error_of(huge).find("batch.gen_len"), std::string::npos);
+  Json unused = base;  // a shape for lengths that are fixed is a mistake, not a no-op
+  unused["gen_len_sigma"] = 0.5;
+  EXPECT_NE(error_of(unused).find("batch.gen_len_sigma"), std::string::npos);
+  capped["gen_len_sigma"] = 0.5;
+  EXPECT_EQ(error_of(capped), "");
   Json both = quantiles;
   both["gen_lengths"] = "x.jsonl";
   EXPECT_NE(error_of(both).find("gen_len_quantiles"), std::string::npos);
