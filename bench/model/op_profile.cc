@@ -1,7 +1,11 @@
 #include "op_profile.h"
 
 #include <ATen/ATen.h>
+
+#include "core/torch_compat.h"
+#if REALIGN_TORCH_HAS_LEGACY_PROFILER
 #include <torch/csrc/autograd/profiler_legacy.h>
+#endif
 
 #include <chrono>
 #include <utility>
@@ -9,6 +13,7 @@
 
 namespace bench {
 
+#if REALIGN_TORCH_HAS_LEGACY_PROFILER
 OpProfile profile_ops(const std::function<void()>& work) {
   namespace prof = torch::autograd::profiler;
   prof::enableProfilerLegacy(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU,
@@ -36,6 +41,7 @@ OpProfile profile_ops(const std::function<void()>& work) {
   }
   return out;
 }
+#endif
 
 double replay_seconds(const std::vector<GemmCall>& gemms) {
   std::vector<std::vector<at::Tensor>> operands;

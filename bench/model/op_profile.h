@@ -25,7 +25,7 @@ struct OpProfile {
   std::vector<GemmCall> gemms;        // in order
 };
 
-// Runs `work` under the profiler.
+// Runs `work` under the profiler (libtorch 1.x: core/torch_compat.h REALIGN_TORCH_HAS_LEGACY_PROFILER).
 OpProfile profile_ops(const std::function<void()>& work);
 
 // Runs the GEMMs again, alone, on fresh contiguous operands of the same shapes, and returns the seconds they

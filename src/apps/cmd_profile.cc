@@ -1,18 +1,17 @@
 // `realign profile`: measure this machine and write a hardware profile the planner can load.
 #include <ATen/Parallel.h>
-#include <torch/cuda.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <thread>
-
-#include <unistd.h>
 
 #include "apps/commands.h"
 #include "comm/launcher.h"
 #include "comm/world.h"
 #include "core/config_file.h"
 #include "core/json.h"
+#include "core/torch_compat.h"
 #include "core/units.h"
 #include "profile/link_profile.h"
 #include "profile/machine_profile.h"
@@ -87,8 +86,11 @@ void add_profile_command(CLI::App& app) {
   sub->footer("Load the result with `realign plan CONFIG profile=profile.json`.");
   on_run(sub, [args] {
     if (!args->link_worker.empty()) return run_link_worker(args->link_worker, args->quick);
-    const bool cuda = args->device == "cuda" || (args->device == "auto" && torch::cuda::is_available());
-    if (cuda && !torch::cuda::is_available()) throw Error("--device", "cuda was asked for but no GPU is available");
+    const bool gpu_here = torch_compat::cuda_device_count() > 0;
+    const bool cuda = args->device == "cuda" || (args->device == "auto" && gpu_here);
+    if (cuda && !gpu_here)
+      throw Error("--device", std::string("cuda was asked for but no GPU is available (libtorch ") +
+                                  torch_compat::kVersion + ")");
     profile::ProfileOptions options;
     options.device = cuda ? at::Device(at::kCUDA) : at::Device(at::kCPU);
     const std::string dtype = args->dtype.empty() ? (cuda ? "bf16" : "fp32") : args->dtype;

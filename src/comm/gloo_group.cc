@@ -1,11 +1,15 @@
 #include "comm/gloo_group.h"
 
+#if REALIGN_TORCH_HAS_GLOO
 #include <ATen/ATen.h>
 
 #include "core/check.h"
 
 namespace realign::comm {
 namespace {
+
+// Gloo moves host memory: a tensor elsewhere (a GPU) goes through a host copy; a CPU tensor is itself.
+at::Tensor on_host(const at::Tensor& t) { return t.to(at::kCPU); }
 
 // Dtypes Gloo 1.13 reduces natively; others go through a wider type and back (exactly: fp32 holds every
 // bf16/fp16 value, and a sum of bf16 values rounded once at the end is what NCCL's fp32 accumulation gives).
@@ -47,19 +51,27 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 // unchanged. `t` must be contiguous.
 at::Tensor as_bytes(const at::Tensor& t) { return t.reshape({-1}).view(at::kByte); }
 
-// A posted Gloo send/recv: c10d's Work plus the byte view it moves (kept alive until the wait).
+// A posted Gloo send/recv: c10d's Work plus the byte view it moves (kept alive until the wait), and for a
+// receive into a tensor off the host, that tensor and its host buffer (copied in after the wait).
 class GlooPendingOp final : public PendingOp {
  public:
-  GlooPendingOp(c10::intrusive_ptr<c10d::Work> work, std::vector<at::Tensor> tensors)
-      : work_(std::move(work)), tensors_(std::move(tensors)) {}
+  GlooPendingOp(c10::intrusive_ptr<c10d::Work> work, std::vector<at::Tensor> tensors,
+                at::Tensor target = at::Tensor(), at::Tensor host = at::Tensor())
+      : work_(std::move(work)),
+        tensors_(std::move(tensors)),
+        target_(std::move(target)),
+        host_(std::move(host)) {}
   void wait() override {
     if (work_) work_->wait();
     work_.reset();
+    if (target_.defined()) target_.copy_(host_);
+    target_ = at::Tensor();
   }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;  // null for an empty tensor (nothing to move)
   std::vector<at::Tensor> tensors_;
+  at::Tensor target_, host_;
 };
 
 class GlooGroup final : public Group {
@@ -77,8 +89,8 @@ class GlooGroup final : public Group {
         << "all_reduce avg of " << tensor.scalar_type();
     if (tensor.numel() == 0) return;
     const at::ScalarType wire = reduce_dtype(tensor.scalar_type());
-    const bool in_place = wire == tensor.scalar_type() && tensor.is_contiguous();
-    at::Tensor work = in_place ? tensor : tensor.to(wire).contiguous();
+    const bool in_place = wire == tensor.scalar_type() && tensor.is_contiguous() && tensor.is_cpu();
+    at::Tensor work = in_place ? tensor : tensor.to(at::kCPU, wire).contiguous();
     std::vector<at::Tensor> v{work};
     c10d::AllreduceOptions opts;
     opts.reduceOp = to_c10d(op);
@@ -92,10 +104,10 @@ class GlooGroup final : public Group {
     check_collective_args(*this, "all_gather_cat", tensor, false);
     REALIGN_CHECK(tensor.dim() >= 1) << "all_gather_cat of a 0-dim tensor";
     const int64_t d = at::maybe_wrap_dim(dim, tensor.dim());
-    const at::Tensor in = tensor.contiguous();
+    const at::Tensor in = on_host(tensor).contiguous();
     if (in.numel() == 0) {
       std::vector<at::Tensor> parts(size(), in);
-      return at::cat(parts, d);
+      return at::cat(parts, d).to(tensor.device());
     }
     // Gloo 1.13 has no _allgather_base: gather into a list, then cat.
     std::vector<at::Tensor> inputs{as_bytes(in)};
@@ -104,14 +116,14 @@ class GlooGroup final : public Group {
     pg_->allgather(outputs, inputs)->wait();
     std::vector<at::Tensor> parts;
     for (auto& bytes : outputs[0]) parts.push_back(bytes.view(in.scalar_type()).view(in.sizes()));
-    return at::cat(parts, d);
+    return at::cat(parts, d).to(tensor.device());
   }
 
   void broadcast(at::Tensor& tensor, int root) override {
     check_collective_args(*this, "broadcast", tensor, false);
     check_peer(*this, "broadcast", root);
     if (tensor.numel() == 0) return;
-    at::Tensor work = tensor.contiguous();
+    at::Tensor work = on_host(tensor).contiguous();
     std::vector<at::Tensor> v{as_bytes(work)};
     c10d::BroadcastOptions opts;
     opts.rootRank = root;
@@ -124,7 +136,7 @@ class GlooGroup final : public Group {
     check_peer(*this, "send", dst);
     REALIGN_CHECK(dst != rank()) << "send to self (rank " << dst << ")";
     if (tensor.numel() == 0) return;
-    std::vector<at::Tensor> v{as_bytes(tensor)};
+    std::vector<at::Tensor> v{as_bytes(on_host(tensor))};
     pg_->send(v, dst, /*tag=*/0)->wait();
   }
 
@@ -133,8 +145,10 @@ class GlooGroup final : public Group {
     check_peer(*this, "recv", src);
     REALIGN_CHECK(src != rank()) << "recv from self (rank " << src << ")";
     if (tensor.numel() == 0) return;
-    std::vector<at::Tensor> v{as_bytes(tensor)};
+    at::Tensor host = on_host(tensor);
+    std::vector<at::Tensor> v{as_bytes(host)};
     pg_->recv(v, src, /*tag=*/0)->wait();
+    if (!host.is_same(tensor)) tensor.copy_(host);
   }
 
   std::unique_ptr<PendingOp> isend(const at::Tensor& tensor, int dst, int tag) override {
@@ -143,7 +157,7 @@ class GlooGroup final : public Group {
     REALIGN_CHECK(dst != rank()) << "isend to self (rank " << dst << ")";
     REALIGN_CHECK(tag >= 0) << "isend: negative tag " << tag;
     if (tensor.numel() == 0) return std::make_unique<GlooPendingOp>(c10::intrusive_ptr<c10d::Work>(), std::vector<at::Tensor>{});
-    std::vector<at::Tensor> v{as_bytes(tensor)};
+    std::vector<at::Tensor> v{as_bytes(on_host(tensor))};
     auto work = pg_->send(v, dst, tag);
     return std::make_unique<GlooPendingOp>(std::move(work), std::move(v));
   }
@@ -154,9 +168,11 @@ class GlooGroup final : public Group {
     REALIGN_CHECK(src != rank()) << "irecv from self (rank " << src << ")";
     REALIGN_CHECK(tag >= 0) << "irecv: negative tag " << tag;
     if (tensor.numel() == 0) return std::make_unique<GlooPendingOp>(c10::intrusive_ptr<c10d::Work>(), std::vector<at::Tensor>{});
-    std::vector<at::Tensor> v{as_bytes(tensor)};
+    at::Tensor host = on_host(tensor);
+    std::vector<at::Tensor> v{as_bytes(host)};
     auto work = pg_->recv(v, src, tag);
-    return std::make_unique<GlooPendingOp>(std::move(work), std::move(v));
+    if (host.is_same(tensor)) return std::make_unique<GlooPendingOp>(std::move(work), std::move(v));
+    return std::make_unique<GlooPendingOp>(std::move(work), std::move(v), tensor, host);
   }
 
   void barrier() override { pg_->barrier()->wait(); }
@@ -164,7 +180,7 @@ class GlooGroup final : public Group {
   at::Tensor all_to_all_rows(const at::Tensor& input, const std::vector<int64_t>& send_counts,
                              const std::vector<int64_t>& recv_counts) override {
     check_all_to_all_args(*this, input, send_counts, recv_counts);
-    const at::Tensor in = input.contiguous();
+    const at::Tensor in = on_host(input).contiguous();
     std::vector<int64_t> shape = in.sizes().vec();
     shape[0] = 0;
     for (int64_t c : recv_counts) shape[0] += c;
@@ -199,7 +215,7 @@ class GlooGroup final : public Group {
       dst.narrow(0, spare_at, dst.size(0) - spare_at)
           .copy_(recv.narrow(0, spare_at + 1, dst.size(0) - spare_at));
     }
-    return out;
+    return out.to(input.device());
   }
 
  private:
@@ -214,3 +230,4 @@ std::shared_ptr<Group> make_gloo_group(c10::intrusive_ptr<c10d::ProcessGroupGloo
 }
 
 }  // namespace realign::comm
+#endif  // REALIGN_TORCH_HAS_GLOO

@@ -24,7 +24,6 @@ const char* to_string(ReduceOp op) {
 void check_collective_args(const Group& group, const char* what, const at::Tensor& tensor,
                            bool need_contiguous) {
   REALIGN_CHECK(tensor.defined()) << what << ": undefined tensor (group rank " << group.rank() << ")";
-  REALIGN_CHECK(tensor.device().is_cpu()) << what << ": tensor on " << tensor.device() << ", expected cpu";
   REALIGN_CHECK(!need_contiguous || tensor.is_contiguous()) << what << ": tensor must be contiguous";
 }
 

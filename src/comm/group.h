@@ -4,8 +4,9 @@
 // dtypes; a collective returns once this member's part is done (all of them are blocking here). A group of
 // size 1 makes every collective the identity, so layers never test `size() > 1` themselves.
 // Each collective starts with the same short preamble (check_collective_args in group.cc): the tensor is
-// defined, on the CPU, and (where stated) contiguous; root/peer ranks lie in [0, size()). A violation is a
-// bug in the caller and aborts with file:line (REALIGN_CHECK), never a hang.
+// defined and (where stated) contiguous; root/peer ranks lie in [0, size()). A violation is a bug in the
+// caller and aborts with file:line (REALIGN_CHECK), never a hang. A tensor may live on any device: the Gloo
+// group moves one that is not on the CPU through host memory and puts the result back where it was.
 // Backend gaps (Gloo in libtorch 1.13 has no bf16/bool reduction, no AVG, no reduce_scatter) are papered over
 // inside the implementations with exact work-arounds, so callers never see them.
 //

@@ -15,6 +15,7 @@
 #include "comm/gloo_group.h"
 #include "comm/store_keys.h"
 #include "core/check.h"
+#include "core/error.h"
 
 namespace realign::comm {
 namespace {
@@ -28,12 +29,23 @@ std::string join(const std::vector<int>& v) {
 }  // namespace
 
 std::shared_ptr<Group> World::Impl::build(const std::vector<int>& ranks, int group_rank) {
+#if !REALIGN_TORCH_HAS_GLOO
+  // A wheel's libtorch may come without gloo's headers (core/torch_compat.h), and realign builds no NCCL
+  // groups yet: one rank runs (its groups are single_rank_group), several cannot talk.
+  (void)group_rank;
+  throw Error("cluster", "a group of " + std::to_string(ranks.size()) +
+                             " ranks needs Gloo, and the libtorch realign was built against (" +
+                             torch_compat::kVersion +
+                             ") came without its headers: run one rank per job "
+                             "(cluster.nodes=1 cluster.devices_per_node=1)");
+#else
   auto prefix = c10::make_intrusive<c10d::PrefixStore>("realign/group/" + join(ranks), store);
   auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
   opts->devices.push_back(device);
   opts->threads = 1;  // every collective here is blocking; more workers only add idle threads
   return make_gloo_group(
       c10::make_intrusive<c10d::ProcessGroupGloo>(prefix, group_rank, static_cast<int>(ranks.size()), opts));
+#endif
 }
 
 World::World(const Rendezvous& rv, const WorldOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -47,6 +59,7 @@ World::World(const Rendezvous& rv, const WorldOptions& options) : impl_(std::mak
   // Gloo's own default binds to the address the hostname resolves to, which on many hosts is a loopback one
   // (Debian maps it to 127.0.1.1) that the other hosts cannot reach: without GLOO_SOCKET_IFNAME, ranks listen
   // on the address their route to the master leaves from.
+#if REALIGN_TORCH_HAS_GLOO
   if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname)
     m.device = c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
   else if (rv.master_addr == "127.0.0.1" || rv.master_addr == "localhost")
@@ -55,6 +68,7 @@ World::World(const Rendezvous& rv, const WorldOptions& options) : impl_(std::mak
     m.device = c10d::ProcessGroupGloo::createDeviceForHostname(address);
   else
     m.device = c10d::ProcessGroupGloo::createDefaultDevice();
+#endif
   m.label = detail::host_label(address);
   m.store->set(keys::host(rv.rank), detail::bytes(m.label));
   m.store_ok_ms = Impl::now_ms();

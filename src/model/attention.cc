@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "core/torch_compat.h"
 
 namespace realign::model {
 
@@ -13,6 +14,14 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   const int64_t Hkv = k.size(1), Tk = k.size(2);
   REALIGN_CHECK(Hq % Hkv == 0) << Hq << " query heads, " << Hkv << " KV heads";
   const int64_t rep = Hq / Hkv;
+  // On a GPU, the libtorch's fused kernel where it has one (2.x), with the KV heads repeated to the query
+  // heads (its memory-efficient kernel, the one taking a mask, wants as many). The CPU keeps the code below,
+  // so CPU results do not depend on which libtorch built realign.
+  if (torch_compat::kHasFusedAttention && q.is_cuda()) {
+    const at::Tensor kr = rep > 1 ? k.repeat_interleave(rep, 1) : k;
+    const at::Tensor vr = rep > 1 ? v.repeat_interleave(rep, 1) : v;
+    return torch_compat::fused_attention(q, kr, vr, mask);
+  }
   // (B, Hkv, rep * Tq, d): heads h = kv * rep + r are contiguous, so this is a view when q is contiguous.
   at::Tensor qg = q.reshape({B, Hkv, rep * Tq, d});
   at::Tensor scores = at::matmul(qg, k.transpose(-2, -1)).to(at::kFloat) * (1.0 / std::sqrt(double(d)));

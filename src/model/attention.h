@@ -1,6 +1,6 @@
 // Scaled dot-product attention with an explicit boolean mask, written with matmul + softmax (libtorch 1.13
-// has no public SDPA). Grouped-query attention without copying K/V: the query heads that share a KV head are
-// folded into the query length.
+// has no public SDPA); on a GPU with libtorch 2.x, the fused kernel (core/torch_compat.h). Grouped-query
+// attention without copying K/V: the query heads that share a KV head are folded into the query length.
 #pragma once
 
 #include <ATen/core/Tensor.h>

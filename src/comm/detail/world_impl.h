@@ -32,7 +32,9 @@ struct World::Impl {
   WorldOptions options;
   c10::intrusive_ptr<c10d::TCPStore> store;           // main thread: rendezvous of groups, abort
   c10::intrusive_ptr<c10d::TCPStore> watchdog_store;  // own connection: never queued behind a blocking wait
+#if REALIGN_TORCH_HAS_GLOO
   std::shared_ptr<::gloo::transport::Device> device;
+#endif
   std::shared_ptr<Group> global;
   std::map<std::vector<int>, std::shared_ptr<Group>> groups;
 
