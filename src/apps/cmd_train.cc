@@ -14,12 +14,15 @@
 #include "core/atomic_file.h"
 #include "core/config_file.h"
 #include "core/log.h"
+#include "core/torch_compat.h"
 #include "plan/execution_plan.h"
 #include "runtime/call_layouts.h"
+#include "runtime/device_placement.h"
 #include "runtime/json_broadcast.h"
 #include "search/candidates.h"
 #include "train/metrics_log.h"
 #include "train/run_dir.h"
+#include "train/thread_budget.h"
 #include "train/trainer.h"
 
 namespace realign::apps {
@@ -89,8 +92,34 @@ std::string run_dir_of(const Args& args, const std::string& config_file) {
   return train::default_run_dir("runs", fs::path(config_file).stem().string());
 }
 
-train::TrainerInput trainer_input(const Args& args, const RunConfig& config, const std::string& run_dir) {
+// This rank's device and precision, decided here once per rank (runtime/device_placement.h); throws Error
+// naming train.device when it cannot be had.
+runtime::DevicePlacement rank_placement(const RunConfig& config, int local_rank, int local_ranks) {
+  return runtime::place_rank(config.cluster.device, config.training.train.device, config.training.train.dtype,
+                             torch_compat::cuda_device_count(), local_rank, local_ranks,
+                             torch_compat::kVersion);
+}
+
+// Says, once per node, where its ranks run when that is not the CPU the config names, and what a GPU run
+// does not do yet. Silent on the CPU path.
+void report_placement(const runtime::DevicePlacement& p, int local_rank) {
+  if (local_rank != 0) return;
+  if (!p.note.empty()) {
+    REALIGN_LOG(kWarn) << p.note;
+  }
+  if (p.cuda) {
+    REALIGN_LOG(kWarn)
+        << "ranks run on " << runtime::describe(p)
+        << "; not done on GPUs yet: NCCL groups (ranks talk over Gloo through host memory) and "
+           "CUDA graphs for the decode step (each step launches its kernels)";
+  }
+}
+
+train::TrainerInput trainer_input(const Args& args, const RunConfig& config, const std::string& run_dir,
+                                  int local_rank = 0, int local_ranks = 1) {
   train::TrainerInput input;
+  input.device = rank_placement(config, local_rank, local_ranks);
+  report_placement(*input.device, local_rank);
   input.algorithm = config.algorithm;
   input.sections = config.training;
   input.model_dirs = by_role(model_dirs(config.raw));
@@ -160,7 +189,8 @@ int run_distributed(const Args& args, bool plans) {
       throw Error("cluster", "describes " + std::to_string(config.cluster.n_devices()) +
                                  " devices but the job has " + std::to_string(world.size()) +
                                  " ranks (WORLD_SIZE)");
-    train::TrainerInput input = trainer_input(args, config, shared["run_dir"].get<std::string>());
+    train::TrainerInput input = trainer_input(args, config, shared["run_dir"].get<std::string>(),
+                                              world.local_rank(), train::local_workers_from_env(1));
     input.model_dirs = by_role(shared["model_dirs"].get<std::map<std::string, std::string>>());
     input.resume = shared["resume"].get<bool>();  // rank 0's command decides, whatever the others were given
     const std::string plan_source =
@@ -235,7 +265,8 @@ void add_train_command(CLI::App& app) {
   sub->footer(
       "Sections beyond the planner's: train (steps, seed, optim, critic_optim, ppo, sampling, dpo, "
       "sft_stage,\n"
-      "reward_model_stage, checkpoint_every, eval_prompts, eval_every, threads, dtype), data (task: addition "
+      "reward_model_stage, checkpoint_every, eval_prompts, eval_every, threads, dtype, device), data (task: "
+      "addition "
       "|\n"
       "files; min_digits, max_digits, seed; prompts, sft, preferences JSONL), reward (kind: verifier | model "
       "|\n"
@@ -255,6 +286,7 @@ void add_train_command(CLI::App& app) {
     const RunConfig planned = for_runtime(config);
     const PlanReport report = plan_run(planned, run_dir, !args->resume.empty());
     const int n = config.cluster.n_devices();
+    rank_placement(config, 0, n);  // a device that cannot be had is refused before any worker starts
     if (n == 1) {
       const train::TrainResult r =
           train::run_training(trainer_input(*args, config, run_dir), comm::single_rank_group());

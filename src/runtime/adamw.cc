@@ -26,6 +26,13 @@ AdamW::AdamW(std::map<std::string, at::Tensor> params, OptimConfig config, int64
   }
 }
 
+at::Tensor AdamW::master_of(const std::string& name, const at::Tensor& p) {
+  if (!config_.fp32_master || p.scalar_type() == at::kFloat) return p.detach().to(at::kFloat);
+  at::Tensor& m = master_[name];
+  if (!m.defined()) m = p.detach().to(at::kFloat).clone();
+  return m;
+}
+
 double AdamW::step() {
   REALIGN_CHECK(full_state_valid_) << "AdamW::step after step_zero1 without gather_state";
   at::NoGradGuard no_grad;
@@ -42,7 +49,7 @@ double AdamW::step() {
     m.mul_(config_.beta1).add_(g32, 1 - config_.beta1);
     v.mul_(config_.beta2).addcmul_(g32, g32, 1 - config_.beta2);
     at::Tensor update = (m / bc1) / ((v / bc2).sqrt_().add_(config_.eps));
-    at::Tensor p32 = p.to(at::kFloat);
+    at::Tensor p32 = master_of(name, p);
     if (config_.weight_decay > 0 && p.dim() >= 2) p32.mul_(1 - lr * config_.weight_decay);
     p32.add_(update, -lr);
     p.copy_(p32);
@@ -83,6 +90,7 @@ void AdamW::load_state(const std::map<std::string, at::Tensor>& tensors, int64_t
     }
   }
   step_ = steps_done;
+  master_.clear();  // remade from the parameters the checkpoint loads
   full_state_valid_ = true;
   shard_.reset();  // the next ZeRO-1 step slices its share from the loaded moments
 }

@@ -1,7 +1,10 @@
 // AdamW (Loshchilov & Hutter) over one rank's parameter shards, with a linear warm-up then cosine (or
 // constant) learning-rate schedule. Its whole state (moments, step count) is plain tensors, so checkpoints
-// restore it exactly and a resumed run takes bit-identical steps. With OptimConfig::zero1 over a dp group of
-// 2+ ranks, step_zero1 keeps only this rank's share of the moments (ZeRO stage 1, see adamw_zero1.cc).
+// restore it exactly and a resumed run takes bit-identical steps. With OptimConfig::fp32_master, parameters
+// that are not fp32 (bf16 on a GPU) are stepped through fp32 master copies made from them at the first step
+// (after whatever the trainer loads into them); checkpoints hold the parameters, not the masters, so a
+// resumed GPU run restarts its masters from the saved bf16 weights. With OptimConfig::zero1 over a dp group
+// of 2+ ranks, step_zero1 keeps only this rank's share of the moments (ZeRO stage 1, see adamw_zero1.cc).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -70,7 +73,11 @@ class AdamW {
   };
   void build_zero1_shard(comm::Group& dp);
 
+  // The fp32 value a parameter is stepped from: its master copy (made on first use) or the parameter itself.
+  at::Tensor master_of(const std::string& name, const at::Tensor& p);
+
   std::map<std::string, at::Tensor> params_, m_, v_;
+  std::map<std::string, at::Tensor> master_;  // fp32 master copies (OptimConfig::fp32_master)
   OptimConfig config_;
   int64_t total_steps_;
   int64_t step_ = 0;

@@ -62,7 +62,8 @@ std::pair<double, double> AdamW::step_zero1(comm::Group& dp, comm::Group& tp, co
   // Global norm: this share's counted elements, summed over dp (the shares), tp and pp (the shards).
   at::Tensor sum = at::zeros({1}, at::kDouble);
   for (const Segment& seg : s.segments)
-    if (counted(seg.name)) sum += g.narrow(0, seg.shard_offset, seg.length).to(at::kDouble).pow(2).sum();
+    if (counted(seg.name))
+      sum += g.narrow(0, seg.shard_offset, seg.length).to(at::kDouble).pow(2).sum().to(at::kCPU);
   dp.all_reduce_sum(sum);
   tp.all_reduce_sum(sum);
   pp.all_reduce_sum(sum);
@@ -80,7 +81,8 @@ std::pair<double, double> AdamW::step_zero1(comm::Group& dp, comm::Group& tp, co
   at::Tensor p32 = at::zeros({s.size}, g.options());
   for (const Segment& seg : s.segments) {
     at::Tensor piece = p32.narrow(0, seg.shard_offset, seg.length);
-    piece.copy_(params_.at(seg.name).detach().reshape({-1}).narrow(0, seg.param_offset, seg.length));
+    piece.copy_(
+        master_of(seg.name, params_.at(seg.name)).reshape({-1}).narrow(0, seg.param_offset, seg.length));
     if (config_.weight_decay > 0 && seg.decay) piece.mul_(1 - lr * config_.weight_decay);
   }
   p32.add_(update, -lr);
@@ -90,7 +92,9 @@ std::pair<double, double> AdamW::step_zero1(comm::Group& dp, comm::Group& tp, co
   REALIGN_CHECK(all.numel() == s.size * s.dp_size) << all.numel();
   for (auto& [name, p] : params_) {
     const int64_t off = s.offsets.at(name);
-    p.detach().copy_(all.narrow(0, off, p.numel()).view(p.sizes()));
+    const at::Tensor updated = all.narrow(0, off, p.numel()).view(p.sizes());
+    if (master_.count(name)) master_[name].copy_(updated);
+    p.detach().copy_(updated);
   }
   return {norm, lr};
 }

@@ -75,16 +75,19 @@ std::vector<model::TokenBatch> tokens_of(const std::vector<Micro>& micro) {
   return out;
 }
 
+// The head's (B, T) outputs come to the host, where the rows and the losses' other inputs live: on a GPU a
+// small copy (autograd carries the loss's gradient back through it), on the CPU the tensors themselves.
 HeadOutputs outputs_of(model::Transformer& model, const at::Tensor& hidden, const SequenceBatch& b,
                        WantedOutputs what) {
   HeadOutputs o;
   if (what == WantedOutputs::kValues) {
-    o.values = model.values(hidden);
+    o.values = model.values(hidden).to(at::kCPU);
   } else {
     at::Tensor ent;
     o.logprobs =
-        model.token_logprobs(hidden, b.targets, what == WantedOutputs::kLogprobsEntropy ? &ent : nullptr);
-    o.entropy = ent;
+        model.token_logprobs(hidden, b.targets, what == WantedOutputs::kLogprobsEntropy ? &ent : nullptr)
+            .to(at::kCPU);
+    if (ent.defined()) o.entropy = ent.to(at::kCPU);
   }
   return o;
 }
@@ -122,11 +125,10 @@ std::vector<HeadOutputs> pipelined_outputs(const CallContext& ctx, model::Transf
       pipeline_forward(ctx.pp_group(), model, tokens_of(micro), [&](const at::Tensor& hidden, int i) {
         return pack(outputs_of(model, hidden, micro[size_t(i)].rows, what), what);
       });
-  const at::Device device = model.named_params().begin()->second.device();
   std::vector<std::vector<at::Tensor>> lp(batches.size()), ent(batches.size()), val(batches.size());
   for (size_t i = 0; i < micro.size(); ++i) {
     if (micro[i].padding()) continue;
-    HeadOutputs o = unpack(packed[i].to(device), what);
+    HeadOutputs o = unpack(packed[i].to(at::kCPU), what);
     const size_t b = micro[i].index;
     if (o.logprobs.defined()) lp[b].push_back(o.logprobs);
     if (o.entropy.defined()) ent[b].push_back(o.entropy);

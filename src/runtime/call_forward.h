@@ -28,7 +28,7 @@ struct HeadOutputs {
 // pp = 1 and 2 * pp micro-batches at pp > 1 (so that the pipeline has more micro-batches than stages).
 int64_t micro_batch_rows(const CallContext& ctx, int64_t rows);
 
-// No gradients. Outputs on the model's device.
+// No gradients. Outputs on the host, where the rows they go into live, whatever the model's device.
 HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
                             WantedOutputs what);
 

@@ -63,7 +63,7 @@ double clip_grad_norm(const std::vector<at::Tensor>& params, const std::vector<b
   for (size_t i = 0; i < params.size(); ++i) {
     const bool is_expert = expert && (*expert)[i];
     if ((!counted[i] && !is_expert) || !params[i].grad().defined()) continue;
-    (is_expert ? expert_sum : sum) += params[i].grad().to(at::kDouble).pow(2).sum();
+    (is_expert ? expert_sum : sum) += params[i].grad().to(at::kDouble).pow(2).sum().to(at::kCPU);
   }
   tp.all_reduce_sum(sum);
   if (ep) {

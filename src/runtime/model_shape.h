@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "graph/param_layout.h"
+#include "runtime/device_placement.h"
 
 namespace realign::runtime {
 
@@ -14,5 +15,13 @@ struct ModelShape {
   at::ScalarType dtype = at::kFloat;
   at::Device device = at::Device(at::kCPU);
 };
+
+// The torch device and dtype of a rank's placement: the one place they are turned into torch's terms.
+inline at::Device torch_device(const DevicePlacement& p) {
+  return p.cuda ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(p.cuda_index)) : at::Device(at::kCPU);
+}
+inline at::ScalarType torch_dtype(const DevicePlacement& p) {
+  return p.dtype == "bf16" ? at::kBFloat16 : at::kFloat;
+}
 
 }  // namespace realign::runtime

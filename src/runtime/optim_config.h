@@ -19,6 +19,10 @@ struct OptimConfig {
   // parameters (gradients reduce-scattered, updated parameters all-gathered). Same updates within fp32
   // round-off.
   bool zero1 = false;
+  // Not a config key: set from the rank's runtime/device_placement.h (true on a GPU). Parameters that are not
+  // fp32 are updated through fp32 master copies the optimizer keeps, so updates below bf16's resolution add
+  // up instead of rounding away.
+  bool fp32_master = false;
 };
 
 }  // namespace realign::runtime

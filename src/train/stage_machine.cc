@@ -91,6 +91,7 @@ void Trainer::enter_stage(int index, bool fresh) {
       throw Error("train.optim.zero1",
                   "ZeRO-1 with expert parallelism is not supported: the " + to_string(role) +
                       "'s train layout has ep = " + std::to_string(place_->home(role).ep));
+    c.fp32_master = placement_.fp32_master;
     m.config = c;
     if (m.model) m.optim = std::make_unique<runtime::AdamW>(m.model->named_params(), c, steps);
   };

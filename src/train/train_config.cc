@@ -119,6 +119,7 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
     t.eval_every = r.get_int("eval_every", t.eval_every);
     if (t.eval_every < 0) throw Error(r.path_of("eval_every"), "must be >= 0");
     t.dtype = one_of(r, "dtype", t.dtype, {"fp32", "bf16"});
+    t.device = one_of(r, "device", t.device, {"auto", "cpu", "cuda"});
     with_section(r, "optim", [&](ObjectReader& o) { read_optim(o, t.optim); });
     t.critic_optim = t.optim;
     with_section(r, "critic_optim", [&](ObjectReader& o) { read_optim(o, t.critic_optim); });

@@ -66,7 +66,11 @@ struct TrainConfig {
   int64_t checkpoint_every = 0;  // 0 = only at the end
   int64_t eval_prompts = 64;   // greedy accuracy on held-out prompts: at step 0, stage ends, every eval_every
   int64_t eval_every = 0;      // 0 = only at step 0 and at the end of each stage
-  std::string dtype = "fp32";  // fp32 | bf16
+  std::string dtype = "fp32";  // fp32 | bf16: on the CPU; a GPU runs bf16 with fp32 master weights
+  // auto | cpu | cuda: where each rank runs (runtime/device_placement.h: auto puts a GPU cluster on
+  // cuda:LOCAL_RANK where CUDA is there, on the CPU with a note where it is not; cuda without a GPU is an
+  // error)
+  std::string device = "auto";
   runtime::OptimConfig optim;
   runtime::OptimConfig critic_optim;
   PpoConfig ppo;

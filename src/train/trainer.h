@@ -17,6 +17,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "comm/group.h"
@@ -25,6 +26,7 @@
 #include "graph/algorithms.h"
 #include "plan/layout.h"
 #include "runtime/call_layouts.h"
+#include "runtime/device_placement.h"
 #include "train/train_config.h"
 
 namespace realign::train {
@@ -45,6 +47,9 @@ struct TrainerInput {
   bool resume = false;     // continue from run_dir's latest checkpoint
   bool progress = true;    // the progress bar on stderr (rank 0)
   int64_t stop_after = 0;  // > 0: return after this step (after its checkpoint), as if interrupted there
+  // This rank's device and precision (runtime::place_rank, decided once per rank by the caller); absent: the
+  // CPU in train.dtype.
+  std::optional<runtime::DevicePlacement> device;
 };
 
 struct TrainResult {

@@ -40,9 +40,8 @@ uint64_t seed_of(Role role, uint64_t run_seed) {
 }  // namespace
 
 runtime::ModelShape Trainer::shape(Role role) const {
-  return runtime::ModelShape{spec(role), head_of(role),
-                             train_config_.dtype == "bf16" ? at::kBFloat16 : at::kFloat,
-                             at::Device(at::kCPU)};
+  return runtime::ModelShape{spec(role), head_of(role), runtime::torch_dtype(placement_),
+                             runtime::torch_device(placement_)};
 }
 
 runtime::TrainedModel& Trainer::trained(Role role) const {
@@ -74,7 +73,7 @@ std::unique_ptr<model::Transformer> Trainer::make_model(Role role) {
   // ep > 1 (a mixture-of-experts model): the rank holds whole experts, those of its ep rank.
   const int ep_rank = ctx->ep ? ctx->ep->rank() : 0;
   auto m = std::make_unique<model::Transformer>(
-      s, head, model::ParallelContext{ctx->tp, c.pp, home.pp, ctx->ep}, dtype, at::Device(at::kCPU));
+      s, head, model::ParallelContext{ctx->tp, c.pp, home.pp, ctx->ep}, dtype, shape(role).device);
   const uint64_t seed = seed_of(role, train_config_.seed);
   auto dir = input_.model_dirs.find(role);
   if (dir != input_.model_dirs.end()) {

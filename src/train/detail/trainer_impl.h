@@ -43,11 +43,19 @@ struct Stage {
   std::string name() const { return stage_name(graph.algorithm); }
 };
 
+// The placement of a run given none: the CPU in train.dtype.
+inline runtime::DevicePlacement cpu_placement(const std::string& dtype) {
+  runtime::DevicePlacement p;
+  p.dtype = dtype;
+  return p;
+}
+
 class Trainer {
  public:
   Trainer(const TrainerInput& in, std::unique_ptr<runtime::CallPlacement> place)
       : input_(in),
         train_config_(in.sections.train),
+        placement_(in.device ? *in.device : cpu_placement(in.sections.train.dtype)),
         place_(std::move(place)),
         all_ranks_(place_->global_ptr()),
         codec_(TextCodec::bytes()) {}
@@ -243,6 +251,7 @@ class Trainer {
 
   TrainerInput input_;
   const TrainConfig& train_config_;  // input_.sections.train
+  const runtime::DevicePlacement placement_;  // every model's device and dtype on this rank
   std::unique_ptr<runtime::CallPlacement> place_;
   std::shared_ptr<comm::Group> all_ranks_;  // the group of every rank of the run (place_->global_ptr())
   TextCodec codec_;
