@@ -157,8 +157,10 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
       const double prefill_tokens = mb_seqs * double(mfc.prompt_len);
       m.activations = max_layer_activation_bytes(spec, prefill_tokens, s.tp, s.ep);
       // A pipeline keeps every micro-batch's cache in flight; without one, micro-batches generate one after
-      // another (a serving engine's waves: it runs what its cache holds), so one micro-batch's cache is held.
-      const double cached_seqs = s.pp > 1 ? double(seqs_per_dp_rank(mfc, s.dp)) : mb_seqs;
+      // another (a serving engine's waves: it runs what its cache holds), so one micro-batch's cache is held,
+      // of each batch in flight where generation streams (GenerationRun::in_flight_batches).
+      const double in_flight = mfc.generation.partial_rollout ? double(mfc.generation.in_flight_batches) : 1.0;
+      const double cached_seqs = s.pp > 1 ? double(seqs_per_dp_rank(mfc, s.dp)) : mb_seqs * in_flight;
       m.kv_cache =
           layers * spec.kv_cache_elements_per_rank(s.tp) * kActivationBytes * cached_seqs * kv_cache_len(mfc);
       if (last) m.logits = mb_seqs * vocab_shard * kLogitBytes;  // one position per sequence and step

@@ -26,8 +26,15 @@ struct GenerationRun {
   // GRPO): the servers keep their batch full across weight updates, interrupting and resuming unfinished
   // samples, so no step waits for the batch's longest sample. Only with staleness > 0.
   bool partial_rollout = false;
+  // Streaming: the iterations' batches a replica decodes at once. Generation runs ahead of training by up to
+  // the staleness bound, and a streaming engine submits every batch it may run ahead to its servers at once
+  // (NVIDIA-NeMo/RL nemo_rl/algorithms/async_utils/trajectory_collector.py starts one rollout worker per
+  // target weight within max_trajectory_age_steps of the current one), so its running batch holds up to this
+  // many batches' samples, as far as the KV cache takes them. 1 without partial rollouts.
+  int in_flight_batches = 1;
   bool operator==(const GenerationRun& o) const {
-    return lengths == o.lengths && batching == o.batching && partial_rollout == o.partial_rollout;
+    return lengths == o.lengths && batching == o.batching && partial_rollout == o.partial_rollout &&
+           in_flight_batches == o.in_flight_batches;
   }
 };
 

@@ -70,6 +70,19 @@ TEST(DecodeSegments, PartialRolloutsKeepTheBatchFullWhereSynchronousDrains) {
   EXPECT_DOUBLE_EQ(sample_steps(padded), 4 * top);
 }
 
+// Streaming with two batches in flight (staleness 2: the engine runs two iterations ahead): the replica's
+// running batch holds both batches' samples, 8 at once, so one batch's 20 tokens take 2.5 steps at 8, not
+// 5 at 4; the KV cache holds the 8 (memory_model.cc).
+TEST(DecodeSegments, BatchesInFlightShareTheReplicasRunningBatch) {
+  GenerationRun run{observed_lengths({1, 5, 5, 9}, 9, "test"), Batching::kContinuous, true, 2};
+  const auto streaming = decode_segments(run, 0, 5, 4, 4, 1, 4, false);
+  ASSERT_EQ(streaming.size(), 1u);
+  EXPECT_DOUBLE_EQ(streaming[0].steps, 2.5);
+  EXPECT_DOUBLE_EQ(streaming[0].batch, 8);
+  run.partial_rollout = false;  // in flight only where generation streams
+  EXPECT_DOUBLE_EQ(total_steps(decode_segments(run, 0, 5, 4, 4, 1, 4, false)), run.lengths.expected_max(4));
+}
+
 // Continuous batching with a queue: 8 samples of lengths {2, 2, 2, 2, 6, 6, 6, 6} (mean 4) at concurrency 4
 // keep the batch full for (8 - 4) x 4 / 4 = 4 steps (samples end at 4 / mean a step), then the last 4 drain.
 TEST(DecodeSegments, AQueueKeepsTheBatchFullUntilItEmpties) {
