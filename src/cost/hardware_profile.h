@@ -2,6 +2,7 @@
 // overheads, alpha-beta link figures), each with the source it came from. `realign profile` measures them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,12 @@ struct HardwareProfile {
   // accelerators, each of which computes on its own.
   Coefficient oversubscribed_wait_s;
   Coefficient host_device_bandwidth;  // bytes/s per device: loading an offloaded model's shards
+
+  // An RL engine's own share of the kernels' rates over its batched passes (pass_efficiency's meaning) on
+  // this device, where the engine's published runs give one: engine name ("nemo-rl") -> fraction. Pricing a
+  // plan as that engine runs it (engines/pricing.h) takes it in place of pass_efficiency, which is fitted
+  // to ReaL's engine; an engine without an entry keeps pass_efficiency. Optional in a profile's JSON.
+  std::map<std::string, Coefficient> engine_pass_efficiency;
 
   // Every coefficient with its JSON name, in a fixed order (JSON I/O and `explain` iterate over this).
   std::vector<std::pair<const char*, const Coefficient*>> coefficients() const;

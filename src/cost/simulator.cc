@@ -66,6 +66,11 @@ void Simulator::set_generation_profile(HardwareProfile profile) {
   calls_.clear();
 }
 
+void Simulator::set_pass_profile(HardwareProfile profile) {
+  pass_profile_ = std::move(profile);
+  calls_.clear();
+}
+
 namespace {
 
 // The segments a call's rows arrive in: an RL train call takes each mini-batch as a segment of the whole

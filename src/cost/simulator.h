@@ -61,6 +61,9 @@ class Simulator {
   // other call under the simulator's own; so a staleness steady state overlaps the generation the engine
   // runs. Clears the call cache.
   void set_generation_profile(HardwareProfile profile);
+  // Training and inference calls estimated under `profile` from now on (an engine's own pass efficiency:
+  // engines/pricing.h), generation as set_generation_profile says. Clears the call cache.
+  void set_pass_profile(HardwareProfile profile);
   // Cached per-call estimate (the same as estimate_call()).
   const CallEstimate& call_estimate(int mfc_index, const MfcAssignment& a);
   // Cached reallocation cost of `model` (an index into graph().models) between two layouts.
@@ -115,6 +118,7 @@ class Simulator {
   Cluster cluster_;
   HardwareProfile profile_;
   std::optional<HardwareProfile> generation_profile_;
+  std::optional<HardwareProfile> pass_profile_;
   // Per call: its model's index, and per input (data index, producer call index or -1 for the dataset).
   std::vector<int> call_model_;
   std::vector<std::vector<std::pair<int, int>>> inputs_;

@@ -54,8 +54,10 @@ CallEstimate Simulator::estimate(int i, const MfcAssignment& a, double busy_rank
   const int m = call_model_[size_t(i)];
   const Strategy& s = a.strategy;
   const Mfc& mfc = graph_.mfcs[size_t(i)];
-  const HardwareProfile& profile =
-      mfc.kind() == MfcKind::kGenerate && generation_profile_ ? *generation_profile_ : profile_;
+  const bool generates = mfc.kind() == MfcKind::kGenerate;
+  const HardwareProfile& profile = generates && generation_profile_ ? *generation_profile_
+                                   : !generates && pass_profile_    ? *pass_profile_
+                                                                    : profile_;
   CallEstimate e = estimate_call(graph_.models[size_t(m)], mfc, s, mesh_spans_nodes(a.mesh, cluster_),
                                  cluster_.devices_per_node, profile, shards(m, s.tp, s.pp, s.ep), busy_ranks);
   if (const double fixed = fixed_time_[size_t(i)]; fixed >= 0) {

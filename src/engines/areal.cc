@@ -151,6 +151,7 @@ class Areal : public Engine {
     p.weight_sync_source =
         "not read in AReaL's source: priced as veRL's and OpenRLHF's NCCL broadcast from one training rank";
     p.micro_batch_size_from = {{"actor_inf", "actor_train"}, {"critic_inf", "critic_train"}};
+    p.engine = name();
     p.micro_batch_size_source =
         std::string(kArgs) + ": one MicroBatchSpec per engine (PPOActorConfig.mb_spec)";
     return p;

@@ -43,6 +43,9 @@ struct ConfigEntry {
 // How the engine runs what realign's runtime runs otherwise (pricing.h applies it).
 struct Pricing {
   // Generation on a serving engine with CUDA graphs (vLLM, SGLang): no per-layer kernel launches while
+  // The engine's name (Engine::name()): its own coefficients in a hardware profile are found by it
+  // (HardwareProfile::engine_pass_efficiency).
+  std::string engine;
   // decoding.
   bool cuda_graph_decoding = true;
   std::string cuda_graph_source;

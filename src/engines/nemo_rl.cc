@@ -159,6 +159,7 @@ class NemoRl : public Engine {
     Pricing p;
     p.cuda_graph_decoding = true;
     p.cuda_graph_source = std::string(kBaseConfig) + ": policy.generation.vllm_cfg.enforce_eager: False";
+    p.engine = name();
     // Apart: an NCCL broadcast (update_weights_from_collective); colocated: CUDA IPC handles on the same
     // GPUs, which realign's reallocation prices (EngineEvaluator broadcasts only between disjoint meshes).
     p.broadcast_weight_sync = true;

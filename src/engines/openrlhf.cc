@@ -153,6 +153,7 @@ class OpenRlhf : public Engine {
     p.broadcast_weight_sync = true;
     p.weight_sync_source = std::string(kCli) + ": --vllm_sync_backend nccl (DeepSpeed -> vLLM weight sync)";
     return p;
+    p.engine = name();
   }
 
   std::vector<ConfigEntry> write_config(const WriteInput& in, const ExecutionPlan& plan) const override {

@@ -28,7 +28,24 @@ HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing
     p.layer_launch_overhead_s.value = 0;
     p.layer_launch_overhead_s.source = "engine: decoding replays a captured CUDA graph (" +
                                        pricing.cuda_graph_source + "): no per-layer launches";
+    // The tensor-parallel all-reduces are captured in the same graph (vllm-project/vllm
+    // vllm/distributed/device_communicators/custom_all_reduce.py registers the graph's buffers; SGLang's
+    // custom all-reduce likewise), so no host issues them one by one: the link's latency and bandwidth stay,
+    // the host's overhead per collective (fitted to ReaL's eager engine) goes.
+    p.collective_overhead_s.value = 0;
+    p.collective_overhead_s.source = "engine: the decoding step's collectives replay inside its CUDA graph (" +
+                                     pricing.cuda_graph_source + ", vLLM's custom all-reduce): none issued "
+                                     "by the host";
   }
+  return p;
+}
+
+std::optional<HardwareProfile> pass_profile(const HardwareProfile& profile, const Pricing& pricing) {
+  const auto own = profile.engine_pass_efficiency.find(pricing.engine);
+  if (own == profile.engine_pass_efficiency.end()) return std::nullopt;
+  HardwareProfile p = profile;
+  p.pass_efficiency = own->second;
+  p.pass_efficiency.source = "engine " + pricing.engine + ": " + own->second.source;
   return p;
 }
 
@@ -148,6 +165,7 @@ EngineEvaluator::EngineEvaluator(Simulator& simulator, Pricing pricing, bool eng
   // Generation inside the simulation, so that where iterations overlap (staleness) the engine's faster
   // generation shortens the iteration only as far as it is on the critical path.
   sim_.set_generation_profile(generation_profile(simulator.profile(), pricing_));
+  if (auto own = pass_profile(simulator.profile(), pricing_)) sim_.set_pass_profile(*own);
 }
 
 ExecutionPlan as_engine_runs(const ExecutionPlan& plan, const DataflowGraph& graph, const Pricing& pricing) {

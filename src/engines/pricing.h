@@ -4,6 +4,7 @@
 // which).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,12 @@ double broadcast_sync_s(const DataflowGraph& graph, const Cluster& cluster, cons
 ExecutionPlan as_engine_runs(const ExecutionPlan& plan, const DataflowGraph& graph, const Pricing& pricing);
 
 // The profile a serving engine's generation runs under: with CUDA graphs the decoding step replays one graph,
-// so the per-layer launch overhead of an eager engine is not paid.
+// so neither the per-layer launch overhead nor the per-collective host overhead of an eager engine is paid.
 HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing& pricing);
+
+// The profile the engine's training and inference passes run under: its own pass efficiency on this device
+// where the profile holds one (HardwareProfile::engine_pass_efficiency), else none (the profile's own).
+std::optional<HardwareProfile> pass_profile(const HardwareProfile& profile, const Pricing& pricing);
 
 struct EngineEstimate {
   SimulationResult simulation;  // realign's simulator (its own reallocation and generation pricing)

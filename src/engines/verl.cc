@@ -167,6 +167,7 @@ class Verl : public Engine {
       return i < 0 ? nullptr : &plan.assignments[size_t(i)];
     };
     auto mfc = [&](const std::string& call) -> const Mfc& { return g.mfcs[size_t(g.mfc_index(call))]; };
+    p.engine = name();
     const Mfc& train = mfc("actor_train");
     const MfcAssignment& gen = *at("actor_gen");
     const MfcAssignment& actor = *at("actor_train");

@@ -47,6 +47,28 @@ std::string error_of(const Json& j) {
   return "no error";
 }
 
+// An engine's own pass efficiency on the device round-trips and is optional; a value outside (0, 1] or an
+// entry without a source is refused naming it.
+TEST(HardwareProfile, EnginePassEfficienciesRoundTripAndAreChecked) {
+  HardwareProfile p = h100();
+  EXPECT_FALSE(to_json(p).contains("engine_pass_efficiency"));
+  p.engine_pass_efficiency["nemo-rl"] = {0.25, "fitted to NeMo-RL's published runs (test)"};
+  const Json j = to_json(p);
+  EXPECT_EQ(hardware_profile_from_json(j, "profile"), p);
+  EXPECT_FALSE(hardware_profile_from_json(j, "profile") == h100());
+  Json bad = j;
+  bad["engine_pass_efficiency"]["nemo-rl"]["value"] = 1.5;
+  EXPECT_NE(error_of(bad).find("profile.engine_pass_efficiency.nemo-rl.value: a fraction in (0, 1]"),
+            std::string::npos)
+      << error_of(bad);
+  bad = j;
+  bad["engine_pass_efficiency"]["nemo-rl"]["source"] = " ";
+  EXPECT_NE(error_of(bad).find("engine_pass_efficiency.nemo-rl.source"), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["engine_pass_efficiency"] = 0.25;
+  EXPECT_NE(error_of(bad).find("engine name -> {value, source}"), std::string::npos) << error_of(bad);
+}
+
 // A version-4 profile (a measured or calibrated one from before the depth curve) still loads, its GEMMs
 // independent of their depth; everything else as written.
 TEST(HardwareProfile, ReadsAVersionFourProfileWithoutTheDepthCurve) {
@@ -176,13 +198,25 @@ TEST(HardwareProfile, PublishedDataTheShippedProfilesCiteIsInTheRepository) {
     const Json profile = Json::parse(text);
     for (const auto& [coefficient, c] : profile.items()) {
       if (!c.is_object()) continue;
-      const std::string source = c.at("source");
-      for (size_t at = source.find(folder); at != std::string::npos; at = source.find(folder, at + 1)) {
-        const std::string file = source.substr(at, source.find(".json", at) + 5 - at);
-        ++cited;
-        const Json data = Json::parse(read_file(std::string(REALIGN_SOURCE_DIR) + "/" + file));
-        EXPECT_TRUE(data.contains("source")) << name << " " << coefficient << ": " << file;
-      }
+      // A coefficient, or engine_pass_efficiency's coefficient per engine.
+      std::vector<std::string> sources;
+      if (c.contains("source"))
+        sources.push_back(c.at("source"));
+      else
+        for (const auto& [engine, e] : c.items()) sources.push_back(e.at("source"));
+      for (const std::string& source : sources)
+        for (size_t at = source.find(folder); at != std::string::npos; at = source.find(folder, at + 1)) {
+          // A published file (its sources inside), or a folder of the launch lines read from one.
+          const std::string path = source.substr(at, source.find_first_of(" ),;", at) - at);
+          ++cited;
+          if (path.back() == '/') {
+            EXPECT_TRUE(is_directory(std::string(REALIGN_SOURCE_DIR) + "/" + path)) << name << ": " << path;
+            continue;
+          }
+          const Json data = Json::parse(read_file(std::string(REALIGN_SOURCE_DIR) + "/" + path));
+          EXPECT_TRUE(data.contains("source") || data.contains("entries"))
+              << name << " " << coefficient << ": " << path;
+        }
     }
   }
   EXPECT_GT(cited, 0);

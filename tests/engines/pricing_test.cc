@@ -124,6 +124,51 @@ TEST(EnginePricing, HybridShardingHoldsAGroupsShareAndGathersWithinIt) {
   EXPECT_GT(hybrid.zero3_delta_s, 0);
 }
 
+// With CUDA graphs the decoding step's launches and its collectives replay from the graph: neither the
+// per-layer launch overhead nor the host's overhead per collective of an eager engine is paid.
+TEST(EnginePricing, CudaGraphDecodingPaysNoHostOverheadPerCollective) {
+  const HardwareProfile base = builtin_profile(h100(1).device);
+  ASSERT_GT(base.collective_overhead_s.value, 0);
+  engines::Pricing graphs;
+  graphs.cuda_graph_decoding = true;
+  const HardwareProfile g = engines::generation_profile(base, graphs);
+  EXPECT_EQ(g.collective_overhead_s.value, 0);
+  EXPECT_EQ(g.layer_launch_overhead_s.value, 0);
+  EXPECT_EQ(g.intra_node_latency_s, base.intra_node_latency_s);  // the link itself is unchanged
+  graphs.cuda_graph_decoding = false;
+  EXPECT_EQ(engines::generation_profile(base, graphs), base);
+}
+
+// An engine's own pass efficiency on the device (the profile's engine_pass_efficiency) prices that
+// engine's training and inference passes; its generation and every other engine's calls stay as they were.
+TEST(EnginePricing, AnEnginesOwnPassEfficiencyPricesOnlyItsPasses) {
+  const Split s = areal_split(0);
+  HardwareProfile profile = builtin_profile(h100(1).device);
+  auto call_times = [&](const std::string& engine) {
+    Simulator sim(s.g, h100(1), profile);
+    engines::EngineEvaluator ev(sim, engines::make_engine(engine)->pricing(s.g), true);
+    std::vector<double> t;
+    for (size_t i = 0; i < s.g.mfcs.size(); ++i)
+      t.push_back(sim.call_estimate(int(i), s.plan.assignments[i]).time_s);
+    return t;
+  };
+  const std::vector<double> before = call_times("areal");
+  profile.engine_pass_efficiency["areal"] = {2 * profile.pass_efficiency.value, "test"};
+  const std::vector<double> after = call_times("areal"), other = call_times("verl");
+  for (size_t i = 0; i < s.g.mfcs.size(); ++i) {
+    SCOPED_TRACE(s.g.mfcs[i].name);
+    if (s.g.mfcs[i].kind() == MfcKind::kGenerate) {
+      EXPECT_EQ(after[i], before[i]);
+    } else {
+      EXPECT_LT(after[i], 0.9 * before[i]);  // twice the rate over the passes, which dominate these calls
+    }
+  }
+  for (size_t i = 0; i < s.g.mfcs.size(); ++i)
+    if (s.g.mfcs[i].kind() != MfcKind::kGenerate) {
+      EXPECT_EQ(other[i], before[i]) << s.g.mfcs[i].name;
+    }
+}
+
 TEST(EnginePricing, FollowersRunWithTheirLeadersMicroBatchSize) {
   const Split s = areal_split(0);
   engines::Pricing p;
