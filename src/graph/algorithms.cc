@@ -132,6 +132,33 @@ ModelSpec resolve_model_spec(const std::string& source, const std::string& path)
   return spec;
 }
 
+namespace {
+
+// `models.<role>`: a built-in name or config.json path, or {"model": ..., "override_config": {HF keys}} for a
+// checkpoint whose config the run overrides (veRL's actor_rollout_ref.model.override_config, as HF's
+// from_pretrained applies it: the keys over the config's, the shape read again).
+ModelSpec model_from_json(const Json& value, const std::string& path) {
+  if (value.is_string()) return resolve_model_spec(value.get<std::string>(), path);
+  if (!value.is_object() || !value.contains("model") || !value["model"].is_string())
+    throw Error(path,
+                "must be a built-in model's name, the path of an HF config.json, or {\"model\": NAME, "
+                "\"override_config\": {...}}");
+  for (const auto& [key, v] : value.items())
+    if (key != "model" && key != "override_config")
+      throw Error(path + "." + key, "unknown key; a model takes \"model\" and \"override_config\"");
+  const ModelSpec base = resolve_model_spec(value["model"].get<std::string>(), path + ".model");
+  if (!value.contains("override_config")) return base;
+  if (!value["override_config"].is_object())
+    throw Error(path + ".override_config", "must be an object of HF config keys");
+  Json hf = model_spec_to_hf_config(base);
+  for (const auto& [key, v] : value["override_config"].items()) hf[key] = v;
+  ModelSpec spec = model_spec_from_hf_config(hf, path + ".override_config");
+  spec.name = base.name;
+  return spec;
+}
+
+}  // namespace
+
 AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   AlgorithmConfig c;
   const std::string name = root.get_string("algorithm");
@@ -147,7 +174,7 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   ObjectReader models(root.at("models"), root.path_of("models"));
   for (Role role : roles) {
     const std::string key = to_string(role);
-    if (models.has(key)) c.models[role] = resolve_model_spec(models.get_string(key), models.path_of(key));
+    if (models.has(key)) c.models[role] = model_from_json(models.at(key), models.path_of(key));
   }
   auto fallback = [&](Role role, std::initializer_list<Role> from) {
     if (c.models.count(role) || std::find(roles.begin(), roles.end(), role) == roles.end()) return;
@@ -231,8 +258,7 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     data("logprobs", S * f32);
     data("ref_logprobs", S * f32);
     if (c.reward_model) data("rewards", f32);
-    const bool streaming = c.partial_rollout && stale;
-    GenerationRun run{b.gen_lengths, c.batching, streaming, streaming ? int(c.staleness) : 1};
+    GenerationRun run{b.gen_lengths, c.batching, c.partial_rollout && stale};
     g.mfcs.push_back(call("actor_gen", Role::kActor, MfcOp::kSample, n, P, G, {"prompts"}, generated));
     g.mfcs.back().generation = run;
     if (remax) {

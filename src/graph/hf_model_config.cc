@@ -80,11 +80,13 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
     s.norm_eps = get_double_or(c, "rms_norm_eps", 1e-6, path);
     s.rope_theta = get_double_or(c, "rope_theta", 10000.0, path);
     s.tied_embeddings = get_bool_or(c, "tie_word_embeddings", false, path);
-    const bool qwen = s.family == ModelFamily::kQwen2 || s.family == ModelFamily::kQwen2Moe ||
-                      s.family == ModelFamily::kQwen3Moe;
+    const bool qwen = s.family == ModelFamily::kQwen2 || s.family == ModelFamily::kQwen3 ||
+                      s.family == ModelFamily::kQwen2Moe || s.family == ModelFamily::kQwen3Moe;
     s.qkv_bias = s.family == ModelFamily::kQwen2 || s.family == ModelFamily::kQwen2Moe;
-    if ((s.family == ModelFamily::kLlama || s.family == ModelFamily::kQwen3Moe ||
-         s.family == ModelFamily::kDeepseekV3) &&
+    // HF's Qwen3Attention always has q_norm and k_norm (Qwen3-MoE's are set with its MoE fields).
+    if (s.family == ModelFamily::kQwen3) s.qk_norm = true;
+    if ((s.family == ModelFamily::kLlama || s.family == ModelFamily::kQwen3 ||
+         s.family == ModelFamily::kQwen3Moe || s.family == ModelFamily::kDeepseekV3) &&
         get_bool_or(c, "attention_bias", false, path))
       throw Error(path + ": attention_bias", to_string(s.family) + " with attention biases is not supported");
     if (s.family == ModelFamily::kMistral || s.family == ModelFamily::kMixtral)
@@ -145,10 +147,10 @@ Json model_spec_to_hf_config(const ModelSpec& s) {
     return c;
   }
   static const std::pair<ModelFamily, const char*> arch[] = {
-      {ModelFamily::kLlama, "LlamaForCausalLM"},          {ModelFamily::kQwen2, "Qwen2ForCausalLM"},
-      {ModelFamily::kMistral, "MistralForCausalLM"},      {ModelFamily::kMixtral, "MixtralForCausalLM"},
-      {ModelFamily::kQwen2Moe, "Qwen2MoeForCausalLM"},    {ModelFamily::kQwen3Moe, "Qwen3MoeForCausalLM"},
-      {ModelFamily::kDeepseekV3, "DeepseekV3ForCausalLM"}};
+      {ModelFamily::kLlama, "LlamaForCausalLM"},       {ModelFamily::kQwen2, "Qwen2ForCausalLM"},
+      {ModelFamily::kQwen3, "Qwen3ForCausalLM"},       {ModelFamily::kMistral, "MistralForCausalLM"},
+      {ModelFamily::kMixtral, "MixtralForCausalLM"},   {ModelFamily::kQwen2Moe, "Qwen2MoeForCausalLM"},
+      {ModelFamily::kQwen3Moe, "Qwen3MoeForCausalLM"}, {ModelFamily::kDeepseekV3, "DeepseekV3ForCausalLM"}};
   for (const auto& [family, name] : arch)
     if (family == s.family) c["architectures"] = {name};
   c["model_type"] = to_string(s.family);
@@ -179,8 +181,8 @@ Json model_spec_to_hf_config(const ModelSpec& s) {
   }
   if (s.sliding_window > 0) {
     c["sliding_window"] = s.sliding_window;
-    if (s.family == ModelFamily::kQwen2 || s.family == ModelFamily::kQwen2Moe ||
-        s.family == ModelFamily::kQwen3Moe)
+    if (s.family == ModelFamily::kQwen2 || s.family == ModelFamily::kQwen3 ||
+        s.family == ModelFamily::kQwen2Moe || s.family == ModelFamily::kQwen3Moe)
       c["use_sliding_window"] = true;
   }
   if (hf::is_moe_family(s.family)) hf::write_moe_fields(s, c);

@@ -34,6 +34,20 @@ ModelSpec qwen25(const std::string& name, int64_t layers, int64_t hidden, int64_
   return s;
 }
 
+// Qwen3 dense (Qwen/Qwen3-0.6B ... Qwen/Qwen3-32B config.json, model_type qwen3): no biases, an RMSNorm on
+// each head's query and key, head_dim 128 whatever the width, 8 KV heads, vocabulary 151,936, 40,960
+// positions, rope_theta 1e6, rms_norm_eps 1e-6; the three smallest tie their embeddings.
+ModelSpec qwen3(const std::string& name, int64_t layers, int64_t hidden, int64_t inter, int64_t heads,
+                bool tied) {
+  ModelSpec s = llama(name, layers, hidden, inter, heads, 8, 151936, 40960, 1e6);
+  s.family = ModelFamily::kQwen3;
+  s.head_dim = 128;
+  s.qk_norm = true;
+  s.tied_embeddings = tied;
+  s.norm_eps = 1e-6;
+  return s;
+}
+
 // A mixture-of-experts shape on a LLaMA-style trunk: every layer MoE unless `moe` says otherwise.
 ModelSpec moe_model(const std::string& name, ModelFamily family, int64_t layers, int64_t hidden,
                     int64_t inter, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t vocab,
@@ -131,6 +145,26 @@ const std::map<std::string, ModelSpec>& builtins() {
     add(qwen25("qwen2.5-14b", 48, 5120, 13824, 40, 8, 152064, false));
     add(qwen25("qwen2.5-32b", 64, 5120, 27648, 40, 8, 152064, false));
     add(qwen25("qwen2.5-72b", 80, 8192, 29568, 64, 8, 152064, false));
+    // Qwen/Qwen2-7B-Instruct config.json: Qwen2.5-7B's trunk (the same widths and vocabulary), 32,768
+    // positions.
+    add(qwen25("qwen2-7b", 28, 3584, 18944, 28, 4, 152064, false));
+    // Qwen/Qwen2.5-Math-7B config.json: Qwen2.5-7B's trunk with 4,096 positions and rope_theta 1e4 (veRL's
+    // DAPO scripts raise the positions by actor_rollout_ref.model.override_config.max_position_embeddings).
+    ModelSpec math7 = qwen25("qwen2.5-math-7b", 28, 3584, 18944, 28, 4, 152064, false);
+    math7.max_positions = 4096;
+    math7.rope_theta = 1e4;
+    add(math7);
+    add(qwen3("qwen3-0.6b", 28, 1024, 3072, 16, true));
+    add(qwen3("qwen3-1.7b", 28, 2048, 6144, 16, true));
+    add(qwen3("qwen3-4b", 36, 2560, 9728, 32, true));
+    add(qwen3("qwen3-8b", 36, 4096, 12288, 32, false));
+    add(qwen3("qwen3-14b", 40, 5120, 17408, 40, false));
+    add(qwen3("qwen3-32b", 64, 5120, 25600, 64, false));
+    // deepseek-ai/deepseek-llm-7b-base (and -chat) config.json: a LLaMA (model_type llama) of 30 layers
+    // without GQA, vocabulary 102,400, 4,096 positions, rms_norm_eps 1e-6.
+    ModelSpec deepseek7 = llama("deepseek-llm-7b", 30, 4096, 11008, 32, 32, 102400, 4096, 1e4);
+    deepseek7.norm_eps = 1e-6;
+    add(deepseek7);
     add(gpt2("gpt2", 12, 768, 12, 50257, 1024));
     add(gpt2("gpt2-medium", 24, 1024, 16, 50257, 1024));
     // Mixtral-8x7B (mistralai/Mixtral-8x7B-v0.1 config.json): 8 experts of 14336 (intermediate_size), top-2,

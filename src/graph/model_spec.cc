@@ -11,6 +11,7 @@ struct FamilyName {
 };
 constexpr FamilyName kFamilies[] = {
     {ModelFamily::kLlama, "llama"},        {ModelFamily::kQwen2, "qwen2"},
+    {ModelFamily::kQwen3, "qwen3"},
     {ModelFamily::kMistral, "mistral"},    {ModelFamily::kGpt2, "gpt2"},
     {ModelFamily::kMixtral, "mixtral"},    {ModelFamily::kQwen2Moe, "qwen2_moe"},
     {ModelFamily::kQwen3Moe, "qwen3_moe"}, {ModelFamily::kDeepseekV3, "deepseek_v3"},

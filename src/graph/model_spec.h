@@ -10,9 +10,19 @@
 
 namespace realign {
 
-// HF model_type per family; the last four are mixture-of-experts families, which the planner prices and the
-// runtime does not run yet.
-enum class ModelFamily { kLlama, kQwen2, kMistral, kGpt2, kMixtral, kQwen2Moe, kQwen3Moe, kDeepseekV3 };
+// HF model_type per family (Qwen3: Qwen2's trunk without biases, RMSNorm on each head's query and key); the
+// last four are mixture-of-experts families, which the planner prices and the runtime does not run yet.
+enum class ModelFamily {
+  kLlama,
+  kQwen2,
+  kQwen3,
+  kMistral,
+  kGpt2,
+  kMixtral,
+  kQwen2Moe,
+  kQwen3Moe,
+  kDeepseekV3
+};
 
 std::string to_string(ModelFamily family);
 ModelFamily model_family_from_string(const std::string& name, const std::string& path);
@@ -74,15 +84,16 @@ struct ModelSpec {
   bool operator!=(const ModelSpec& o) const { return !(*this == o); }
 };
 
-// Built-in shapes: llama2-7b/13b/34b/70b, llama3-8b/70b, qwen2.5-0.5b/1.5b/3b/7b/14b/32b/72b, gpt2 (124M),
-// the mixture-of-experts mixtral-8x7b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, plus tiny test models
-// (llama-tiny, gpt2-tiny, moe-tiny). Throws Error naming `path` and the known names otherwise.
+// Built-in shapes: llama2-7b/13b/34b/70b, llama3-8b/70b, qwen2-7b, qwen2.5-0.5b/1.5b/3b/7b/14b/32b/72b,
+// qwen2.5-math-7b, qwen3-0.6b/1.7b/4b/8b/14b/32b, deepseek-llm-7b, gpt2 (124M), the mixture-of-experts
+// mixtral-8x7b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, plus tiny test models (llama-tiny, gpt2-tiny,
+// moe-tiny). Throws Error naming `path` and the known names otherwise.
 ModelSpec builtin_model(const std::string& name, const std::string& path = "model");
 std::vector<std::string> builtin_model_names();
 
-// HF config.json (llama, qwen2, mistral, gpt2, and the mixture-of-experts mixtral, qwen2_moe, qwen3_moe,
-// deepseek_v3 model_type). Errors name `path` (the file) and the field, an unknown mixture-of-experts field
-// or router type included.
+// HF config.json (llama, qwen2, qwen3, mistral, gpt2, and the mixture-of-experts mixtral, qwen2_moe,
+// qwen3_moe, deepseek_v3 model_type). Errors name `path` (the file) and the field, an unknown
+// mixture-of-experts field or router type included.
 ModelSpec model_spec_from_hf_config(const Json& config, const std::string& path);
 Json model_spec_to_hf_config(const ModelSpec& spec);
 

@@ -175,6 +175,32 @@ void expect_error_at(const std::string& yaml, const std::string& path) {
   }
 }
 
+// veRL's actor_rollout_ref.model.override_config, as realign's config carries it: HF keys over the shape's.
+TEST(Algorithms, AModelsOverrideConfigChangesItsShape) {
+  const std::string batch = "batch: {prompts: 4, prompt_len: 2048, gen_len: 8192}\n";
+  expect_error_at("algorithm: grpo\nmodels: {actor: qwen2.5-math-7b}\n" + batch, "batch");  // 4,096 positions
+  const AlgorithmConfig c = parse(
+      "algorithm: grpo\nmodels: {actor: {model: qwen2.5-math-7b, override_config: {max_position_embeddings: "
+      "32768}}}\n" +
+      batch);
+  const ModelSpec& actor = c.models.at(Role::kActor);
+  EXPECT_EQ(actor.max_positions, 32768);
+  EXPECT_EQ(actor.name, "qwen2.5-math-7b");
+  EXPECT_EQ(actor.total_params(), builtin_model("qwen2.5-math-7b").total_params());
+  expect_error_at("algorithm: grpo\nmodels: {actor: {model: qwen2.5-math-7b, overrides: {}}}\n" + batch,
+                  "models.actor.overrides");
+  expect_error_at("algorithm: grpo\nmodels: {actor: {override_config: {}}}\n" + batch, "models.actor");
+  try {
+    parse(
+        "algorithm: grpo\nmodels: {actor: {model: qwen2.5-math-7b, override_config: {num_attention_heads: "
+        "5}}}\n" +
+        batch);
+    FAIL() << "5 heads over 4 KV heads was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path().rfind("models.actor.override_config", 0), 0u) << e.path();
+  }
+}
+
 TEST(Algorithms, BadConfigsNameTheField) {
   expect_error_at(
       "algorithm: ppx\nmodels: {actor: llama-tiny}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",

@@ -20,6 +20,30 @@ TEST(ModelSpec, PublishedCountsOfOtherBuiltins) {
   EXPECT_EQ(builtin_model("llama3-8b").total_params(), 8030261248LL);
   EXPECT_EQ(builtin_model("qwen2.5-7b").total_params(), 7615616512LL);
   EXPECT_EQ(builtin_model("gpt2").total_params(), 124439808LL);
+  EXPECT_EQ(builtin_model("qwen2-7b").total_params(), 7615616512LL);  // Qwen2-7B's trunk is Qwen2.5-7B's
+  EXPECT_EQ(builtin_model("qwen2.5-math-7b").total_params(), 7615616512LL);
+}
+
+// The Qwen3 model cards (huggingface.co/Qwen/Qwen3-*) give each size's parameters and those outside the
+// embedding and LM head, rounded; the built-in shapes reproduce both.
+TEST(ModelSpec, Qwen3ShapesGiveTheirModelCardsCounts) {
+  struct Card {
+    const char* name;
+    double total_b, non_embedding_b, precision;
+  };
+  for (const Card& c : {Card{"qwen3-0.6b", 0.6, 0.44, 0.005}, Card{"qwen3-1.7b", 1.7, 1.4, 0.05},
+                        Card{"qwen3-4b", 4.0, 3.6, 0.05}, Card{"qwen3-8b", 8.2, 6.95, 0.005},
+                        Card{"qwen3-14b", 14.8, 13.2, 0.05}, Card{"qwen3-32b", 32.8, 31.2, 0.05}}) {
+    SCOPED_TRACE(c.name);
+    const ModelSpec s = builtin_model(c.name);
+    const int64_t head = s.tied_embeddings ? 0 : s.vocab * s.hidden;
+    EXPECT_NEAR(s.total_params() / 1e9, c.total_b, 0.05);
+    EXPECT_NEAR((s.total_params() - s.embedding_params() - head) / 1e9, c.non_embedding_b, c.precision);
+    EXPECT_TRUE(s.qk_norm);
+    EXPECT_FALSE(s.qkv_bias);
+  }
+  // deepseek-ai/deepseek-llm-7b-base: "7B" (6.9B: 30 layers of 4,096 without GQA, a 102,400 vocabulary).
+  EXPECT_NEAR(builtin_model("deepseek-llm-7b").total_params() / 1e9, 6.91, 0.005);
 }
 
 TEST(ModelSpec, ForwardFlopsByHand) {
