@@ -46,8 +46,8 @@ std::string no_fit_message(const EngineReport& r, const SimulationResult& sim) {
 // broadcast and ZeRO-3.
 std::string pricing_breakdown(const engines::EngineEstimate& e) {
   std::string out = line(
-      "  realign's simulator %s, generating on a serving engine with CUDA graphs (its calls %+.2f s each "
-      "on its own)",
+      "  realign's simulator %s, generating on a serving engine with CUDA graphs (%+.2f s over the "
+      "generate calls, each on its own)",
       format_seconds(e.simulation.iteration_time_s).c_str(), e.generation_delta_s);
   // Only where the engine broadcasts (generation apart from training).
   if (e.sync_s > 0 || e.sync_delta_s != 0)
@@ -172,6 +172,7 @@ Json engine_pricing_json(const EnginePricedPlan& r) {
   // The fastest placement's fields at the top, every placement that runs the plan under "placements".
   Json j = each.at(0);
   j["engine"] = r.engine->name();
+  j["release"] = r.engine->release().to_json();
   j["placements"] = each;
   return j;
 }
@@ -183,6 +184,7 @@ std::string format_engine_report(const EngineReport& r) {
   out += line("%s plan for %s on %d x %d %s (%d GPUs); profile: %s", r.engine->display_name().c_str(),
               to_string(g.algorithm).c_str(), c.cluster.n_nodes, c.cluster.devices_per_node,
               c.cluster.device.name.c_str(), c.cluster.n_devices(), r.profile_name.c_str());
+  out += line("written for %s", r.engine->release().describe(r.engine->display_name()).c_str());
   out += line("searched %d placements the engine can run (%lld steps, %s)", r.search.placements,
               (long long)r.search.steps, format_seconds(r.search.seconds).c_str());
   if (!r.search.plan || !r.fits) {
@@ -242,6 +244,7 @@ std::string format_engine_report(const EngineReport& r) {
 Json engine_report_json(const EngineReport& r) {
   Json j;
   j["engine"] = r.engine->name();
+  j["release"] = r.engine->release().to_json();  // what the config below is written for
   j["algorithm"] = to_string(r.config->graph.algorithm);
   j["devices"] = r.config->cluster.n_devices();
   j["fits"] = r.search.plan.has_value() && r.fits;

@@ -10,10 +10,11 @@
 
 namespace realign::engines {
 
-std::unique_ptr<Engine> make_verl();
-std::unique_ptr<Engine> make_openrlhf();
-std::unique_ptr<Engine> make_areal();
-std::unique_ptr<Engine> make_nemo_rl();
+// Each at one of its releases (releases.h).
+std::unique_ptr<Engine> make_verl(const Release& release);
+std::unique_ptr<Engine> make_openrlhf(const Release& release);
+std::unique_ptr<Engine> make_areal(const Release& release);
+std::unique_ptr<Engine> make_nemo_rl(const Release& release);
 
 // veRL's Engine::read_run (verl_reader.cc): a launch's workload and layout (hybrid engine, fully_async),
 // from its overrides and the recipe config it names (hydra_config.h).

@@ -44,13 +44,19 @@ int64_t micro_batch_tokens(const DataflowGraph& g, const ExecutionPlan& plan, co
 
 class Areal : public Engine {
  public:
+  explicit Areal(Release release) : release_(std::move(release)) {}
   std::string name() const override { return "areal"; }
   std::string display_name() const override { return "AReaL"; }
+  const Release& release() const override { return release_; }
 
   std::vector<Rule> rules() const override {
     return {
         {"Generation and training take separate GPUs: allocation_mode '<gen>:dXpYtZ+<train>:dXpYtZ' ('+' "
-         "disaggregates), here sglang for generation and megatron for training",
+         "disaggregates), here sglang for generation and megatron for training" +
+             std::string(release_.per_engine_backend
+                             ? "; each engine's own backend field gives the same (rollout.backend, "
+                               "actor.backend, critic.backend, ref.backend: required from v1.0.3)"
+                             : ""),
          kAlloc},
         {"Critic and reference run on the actor's GPUs in the actor's engine layout (critic/ref "
          "scheduling_strategy: colocation, target: actor): one training allocation for every trained or "
@@ -67,7 +73,8 @@ class Areal : public Engine {
          "the experts cut by tensor parallelism)",
          kAlloc},
         {"Or colocated on one node (GPU time-sharing, 'sglang[rollout]:dXp1tZ|fsdp[actor]:dXp1tZ' with "
-         "enable_offload and weight_update_mode disk): generation and every other call on all the node's "
+         "enable_offload, the rollout's scheduling_strategy colocation with the actor and weight_update_mode "
+         "disk): generation and every other call on all the node's "
          "GPUs, FSDP training, on-policy only (max_head_offpolicyness 0); the training side's state "
          "offloaded and reloaded around generation every iteration",
          kColocated},
@@ -144,6 +151,7 @@ class Areal : public Engine {
 
   Pricing pricing(const DataflowGraph&) const override {
     Pricing p;
+    p.engine = name();
     p.cuda_graph_decoding = true;
     p.cuda_graph_source =
         "SGLang captures CUDA graphs for decoding unless disabled (not read in AReaL's config)";
@@ -151,7 +159,6 @@ class Areal : public Engine {
     p.weight_sync_source =
         "not read in AReaL's source: priced as veRL's and OpenRLHF's NCCL broadcast from one training rank";
     p.micro_batch_size_from = {{"actor_inf", "actor_train"}, {"critic_inf", "critic_train"}};
-    p.engine = name();
     p.micro_batch_size_source =
         std::string(kArgs) + ": one MicroBatchSpec per engine (PPOActorConfig.mb_spec)";
     return p;
@@ -184,30 +191,40 @@ class Areal : public Engine {
     } else {
       put("allocation_mode", "sglang:" + dims(gen.strategy) + "+" + backend + ":" + dims(actor.strategy));
     }
+    // From v1.0.3 every engine names its backend (required; allocation_mode stays for the launchers that
+    // read it): critic and reference in the actor's.
+    const std::string train_backend = backend + ":" + dims(actor.strategy);
+    if (release_.per_engine_backend) put("rollout.backend", "sglang:" + dims(gen.strategy));
     put("rollout.max_head_offpolicyness", g.staleness);
     put("rollout.consumer_batch_size", in.batch.prompts);
     put("gconfig.n_samples", in.batch.samples_per_prompt);
-    put("gconfig.max_new_tokens", g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
+    put("gconfig.max_new_tokens",
+        g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
     put("actor.path", model_path(in.raw_config, Role::kActor));
+    if (release_.per_engine_backend) put("actor.backend", train_backend);
     put("actor.gradient_checkpointing", actor.strategy.recompute);
     put("actor.mb_spec.max_tokens_per_mb", micro_batch_tokens(g, plan, "actor_train"));
     put("actor.ppo_n_minibatches", train.mini_batches);
     put("actor.recompute_logprob", true);
     put("actor.use_decoupled_loss", g.staleness > 0);
     if (colocated) {
-      put("actor.colocated", true);
+      // Generation placed with the actor (cli_args.py SchedulingStrategy, as critic and reference are).
+      put("rollout.scheduling_strategy.type", "colocation");
+      put("rollout.scheduling_strategy.target", "actor");
       put("actor.weight_update_mode", "disk");  // through /dev/shm, as colocated mode requires
       put("sglang.enable_memory_saver", true);
     }
     if (const MfcAssignment* critic = at("critic_train")) {
       put("critic.path", model_path(in.raw_config, Role::kCritic));
       put("critic.is_critic", true);
+      if (release_.per_engine_backend) put("critic.backend", train_backend);
       put("critic.gradient_checkpointing", critic->strategy.recompute);
       put("critic.mb_spec.max_tokens_per_mb", micro_batch_tokens(g, plan, "critic_train"));
       put("critic.scheduling_strategy.type", "colocation");
       put("critic.scheduling_strategy.target", "actor");
     }
     put("ref.path", model_path(in.raw_config, Role::kRef));
+    if (release_.per_engine_backend) put("ref.backend", train_backend);
     put("ref.mb_spec.max_tokens_per_mb", micro_batch_tokens(g, plan, "ref_inf"));
     put("ref.scheduling_strategy.type", "colocation");
     put("ref.scheduling_strategy.target", "actor");
@@ -227,9 +244,10 @@ class Areal : public Engine {
           v.insert(at + 2, "oc.env:");
         e.value = v;
       }
-    std::string text =
-        "# AReaL config planned by realign (`realign plan --engine areal`); see realign's docs/engines.md.\n"
-        "# Placeholders ${oc.env:NAME} are read from the environment.\n";
+    std::string text = "# AReaL config planned by realign (`realign plan --engine areal`) for " +
+                       release_.describe(display_name()) +
+                       "; see realign's docs/engines.md.\n"
+                       "# Placeholders ${oc.env:NAME} are read from the environment.\n";
     return {{"config.yaml", text + nested_yaml(entries), false}};
   }
 
@@ -247,10 +265,13 @@ class Areal : public Engine {
             "training (actor with critic and ref colocated): " + std::to_string(actor.mesh.size) + " GPUs " +
                 to_string(actor.mesh) + ", " + dims(actor.strategy)};
   }
+
+ private:
+  Release release_;
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> make_areal() { return std::make_unique<Areal>(); }
+std::unique_ptr<Engine> make_areal(const Release& release) { return std::make_unique<Areal>(release); }
 
 }  // namespace realign::engines

@@ -10,11 +10,11 @@ namespace realign::engines {
 std::vector<std::string> engine_names() { return {"verl", "openrlhf", "areal", "nemo-rl"}; }
 
 std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& path) {
-  if (name == "verl") return make_verl();
-  if (name == "openrlhf") return make_openrlhf();
-  if (name == "areal") return make_areal();
-  if (name == "nemo-rl") return make_nemo_rl();
-  throw Error(path, "unknown engine '" + name + "'; choose verl, openrlhf, areal or nemo-rl");
+  const EngineName n = parse_engine_name(name, path);
+  if (n.engine == "verl") return make_verl(*n.release);
+  if (n.engine == "openrlhf") return make_openrlhf(*n.release);
+  if (n.engine == "areal") return make_areal(*n.release);
+  return make_nemo_rl(*n.release);
 }
 
 namespace {

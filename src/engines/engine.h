@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "engines/releases.h"
 #include "graph/algorithms.h"
 #include "graph/dataflow_graph.h"
 #include "plan/execution_plan.h"
@@ -42,10 +43,10 @@ struct ConfigEntry {
 
 // How the engine runs what realign's runtime runs otherwise (pricing.h applies it).
 struct Pricing {
-  // Generation on a serving engine with CUDA graphs (vLLM, SGLang): no per-layer kernel launches while
   // The engine's name (Engine::name()): its own coefficients in a hardware profile are found by it
   // (HardwareProfile::engine_pass_efficiency).
   std::string engine;
+  // Generation on a serving engine with CUDA graphs (vLLM, SGLang): no per-layer kernel launches while
   // decoding.
   bool cuda_graph_decoding = true;
   std::string cuda_graph_source;
@@ -109,6 +110,8 @@ class Engine {
   virtual ~Engine() = default;
   virtual std::string name() const = 0;          // "verl"
   virtual std::string display_name() const = 0;  // "veRL"
+  // The release it writes for (releases.h): its config tree or flags, and what the rules were read from.
+  virtual const Release& release() const = 0;
   // Every rule the adapter applies, with its source (docs/engines.md lists the same).
   virtual std::vector<Rule> rules() const = 0;
   // Throws Error (naming the config field) when the engine cannot run this graph at all: an algorithm it does
@@ -140,7 +143,8 @@ class Engine {
 };
 
 std::vector<std::string> engine_names();  // verl, openrlhf, areal, nemo-rl
-// Error naming `path` for an unknown engine.
+// `name` is an engine, or an engine at one of its releases (verl@v0.7.0; releases.h); without one, the
+// current release. Error naming `path` for an unknown engine or release, with the valid ones.
 std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& path = "--engine");
 
 // Empty when `engine` can run `plan` (its meshes are one of its placements, every strategy allowed there,

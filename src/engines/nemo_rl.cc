@@ -44,8 +44,10 @@ bool split_allowed(const std::vector<DeviceMesh>& meshes, const Cluster& c) {
 
 class NemoRl : public Engine {
  public:
+  explicit NemoRl(Release release) : release_(std::move(release)) {}
   std::string name() const override { return "nemo-rl"; }
   std::string display_name() const override { return "NeMo-RL"; }
+  const Release& release() const override { return release_; }
 
   std::vector<Rule> rules() const override {
     return {
@@ -157,9 +159,9 @@ class NemoRl : public Engine {
 
   Pricing pricing(const DataflowGraph&) const override {
     Pricing p;
+    p.engine = name();
     p.cuda_graph_decoding = true;
     p.cuda_graph_source = std::string(kBaseConfig) + ": policy.generation.vllm_cfg.enforce_eager: False";
-    p.engine = name();
     // Apart: an NCCL broadcast (update_weights_from_collective); colocated: CUDA IPC handles on the same
     // GPUs, which realign's reallocation prices (EngineEvaluator broadcasts only between disjoint meshes).
     p.broadcast_weight_sync = true;
@@ -192,7 +194,8 @@ class NemoRl : public Engine {
     put("grpo.num_prompts_per_step", in.batch.prompts);
     put("grpo.num_generations_per_prompt", in.batch.samples_per_prompt);
     put("policy.model_name", model_path(in.raw_config, Role::kActor));
-    put("policy.max_total_sequence_length", train.prompt_len + g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());
+    put("policy.max_total_sequence_length",
+        train.prompt_len + g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());
     put("policy.train_global_batch_size", train.n_seqs / train.mini_batches);
     const int64_t train_mb = micro_batch_per_gpu(train, actor.strategy);
     put("policy.train_micro_batch_size", train_mb);
@@ -218,7 +221,8 @@ class NemoRl : public Engine {
       put("policy.megatron_cfg.activation_checkpointing", actor.strategy.recompute);
       put("policy.megatron_cfg.optimizer.use_distributed_optimizer", actor.strategy.zero1);
     }
-    put("policy.generation.max_new_tokens", g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
+    put("policy.generation.max_new_tokens",
+        g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
     put("policy.generation.vllm_cfg.tensor_parallel_size", gen.strategy.tp);
     put("policy.generation.vllm_cfg.pipeline_parallel_size", 1);
     if (moe) put("policy.generation.vllm_cfg.expert_parallel_size", gen.strategy.ep);
@@ -251,7 +255,8 @@ class NemoRl : public Engine {
                                      (fsdp ? "grpo_math_1B.yaml" : "grpo_math_1B_megatron.yaml")};
     for (const auto& e : entries) args.push_back(e.key + "=" + shell_value(e.value));
     return {{"launch.sh",
-             launch_script(std::string("NeMo-RL ") + (async(*in.graph) ? "async GRPO" : "GRPO") +
+             launch_script(*this,
+                           std::string("NeMo-RL ") + (async(*in.graph) ? "async GRPO" : "GRPO") +
                                " run planned by realign (from the root of a NeMo-RL checkout; data and "
                                "environment are the config's math ones: set data.* for yours)",
                            entries, "uv run examples/run_grpo.py", args),
@@ -280,10 +285,13 @@ class NemoRl : public Engine {
                 std::to_string(actor.strategy.pp) + " x dp " + std::to_string(actor.strategy.dp) +
                 (moe ? ", expert parallel " + std::to_string(actor.strategy.ep) : "")};
   }
+
+ private:
+  Release release_;
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> make_nemo_rl() { return std::make_unique<NemoRl>(); }
+std::unique_ptr<Engine> make_nemo_rl(const Release& release) { return std::make_unique<NemoRl>(release); }
 
 }  // namespace realign::engines

@@ -7,8 +7,10 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "engines/adapters.h"
+#include "engines/openrlhf_flags.h"
 #include "engines/placements.h"
 #include "engines/script_reader.h"
+#include "engines/users_words.h"
 #include "engines/write_helpers.h"
 
 namespace realign::engines {
@@ -22,50 +24,55 @@ bool async(const DataflowGraph& g) { return g.staleness > 0; }
 
 class OpenRlhf : public Engine {
  public:
+  explicit OpenRlhf(Release release) : release_(std::move(release)) {}
   std::string name() const override { return "openrlhf"; }
   std::string display_name() const override { return "OpenRLHF"; }
+  const Release& release() const override { return release_; }
 
   std::vector<Rule> rules() const override {
-    return {
-        {"Each role runs on its own --<role>_num_nodes x --<role>_num_gpus_per_node GPUs (actor, ref, "
-         "critic, "
-         "reward), generation on --vllm_num_engines vLLM engines of --vllm_tensor_parallel_size GPUs each",
+    std::vector<Rule> rules = {
+        {"Each role runs on its own --<role>.num_nodes x --<role>.num_gpus_per_node GPUs (actor, ref, "
+         "critic, reward), generation on --vllm.num_engines vLLM engines of --vllm.tensor_parallel_size GPUs "
+         "each",
          kCli},
-        {"--colocate_actor_ref puts actor and reference on the same GPUs (equal node and GPU counts "
-         "asserted); "
-         "--colocate_critic_reward the same for critic and reward model",
+        {"--train.colocate_actor_ref puts actor and reference on the same GPUs (equal node and GPU counts "
+         "asserted); --train.colocate_critic_reward the same for critic and reward model",
          kCli},
-        {"--colocate_all_models puts every model and the vLLM engines on the same GPUs, asserting "
-         "actor GPUs == vllm_num_engines x vllm_tensor_parallel_size; with --async_train it colocates the "
+        {"--train.colocate_all puts every model and the vLLM engines on the same GPUs, asserting actor GPUs "
+         "== vllm.num_engines x vllm.tensor_parallel_size; with --train.async_enable it colocates the "
          "DeepSpeed models only",
          kCli},
-        {"Training and inference are DeepSpeed ZeRO data parallel (--zero_stage 2 or 3): realign proposes "
-         "no tensor or pipeline parallelism for them (--ds_tensor_parallel_size stays 1); ZeRO-2 also "
-         "shards the gradients over dp, ZeRO-3 the weights too, with its all-gathers before each "
+        {"Training and inference are DeepSpeed ZeRO data parallel (--ds.zero_stage 2 or 3): realign "
+         "proposes no tensor or pipeline parallelism for them (--ds.tensor_parallel_size stays 1); ZeRO-2 "
+         "also shards the gradients over dp, ZeRO-3 the weights too, with its all-gathers before each "
          "micro-batch's passes (engines/pricing.h)",
          kCli},
         {"vLLM engines have tensor parallelism only: no pipeline-parallel generation", kCli},
-        {"--gradient_checkpointing is one switch for actor and critic", kCli},
-        {"No expert parallelism in training: the flags have DeepSpeed ZeRO, --ds_tensor_parallel_size and "
-         "--ring_attn_size, and --aux_loss_coef for a mixture of experts, no expert-parallel size; the "
-         "experts "
-         "are ZeRO-sharded dense parameters (ep 1)",
+        {"--actor.gradient_checkpointing_enable is one switch for actor and critic (ppo_critic.py reads the "
+         "actor's)",
+         kCli},
+        {"No expert parallelism in training: the flags have DeepSpeed ZeRO, --ds.tensor_parallel_size and "
+         "--ds.ring_attn_size, and --actor.aux_loss_coef for a mixture of experts, no expert-parallel size; "
+         "the experts are ZeRO-sharded dense parameters (ep 1)",
          kCli},
         {"No expert parallelism in generation: create_vllm_engines builds each vLLM engine with "
          "tensor_parallel_size only (no enable_expert_parallel, no data_parallel_size): ep 1, the experts "
          "cut by the engine's tensor parallelism",
          kVllmEngine},
-        {"The reference policy is loaded from --pretrain, the actor's checkpoint: models.ref must be the "
-         "actor's",
+        {"The reference policy is loaded from --actor.model_name_or_path, the actor's checkpoint: models.ref "
+         "must be the actor's",
          kCli},
-        {"Reference and reward offloading is one switch (--ref_reward_offload): not proposed", kCli},
-        {"realign proposes the documented layouts: --colocate_all_models, or vLLM apart with actor+ref and "
+        {"Reference and reward offloading (--ref.offload, --reward.offload) is not proposed", kCli},
+        {"realign proposes the documented layouts: --train.colocate_all, or vLLM apart with actor+ref and "
          "critic+reward colocated (other splits are legal but not searched)",
          kCli},
-        {"With train.staleness > 0: --async_train, vLLM on its own GPUs, at most --async_queue_size batches "
-         "generated ahead",
+        {"With train.staleness > 0: --train.async_enable, vLLM on its own GPUs, at most "
+         "--train.async_queue_size batches generated ahead",
          kCli},
     };
+    // In the release's own flags (an earlier release's flat names).
+    for (Rule& r : rules) r.text = in_users_words(r.text, release_.flag_names);
+    return rules;
   }
 
   void check_graph(const DataflowGraph& g, const Cluster&) const override {
@@ -76,8 +83,9 @@ class OpenRlhf : public Engine {
       throw Error("train.ppo.behaviour_logprobs",
                   "OpenRLHF recomputes the behaviour log-probs with the actor; set it to recompute");
     if (!(g.model(Role::kRef).spec == g.model(Role::kActor).spec))
-      throw Error("models.ref", std::string("OpenRLHF loads the reference from --pretrain (") + kCli +
-                                    "): models.ref must be the actor's model");
+      throw Error("models.ref", "OpenRLHF loads the reference from " +
+                                    in_users_words("--actor.model_name_or_path", release_.flag_names) + " (" +
+                                    kCli + "): models.ref must be the actor's model");
   }
 
   std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
@@ -145,15 +153,18 @@ class OpenRlhf : public Engine {
 
   Pricing pricing(const DataflowGraph&) const override {
     Pricing p;
+    p.engine = name();
     p.cuda_graph_decoding = true;
-    p.cuda_graph_source =
-        std::string(kCli) + ": --enforce_eager (off by default) disables CUDA graph in vLLM";
+    p.cuda_graph_source = std::string(kCli) + ": " +
+                          in_users_words("--vllm.enforce_eager", release_.flag_names) +
+                          " (off by default) disables CUDA graph in vLLM";
     // Separate vLLM engines get the weights by an NCCL broadcast from the actor's rank 0 (--vllm_sync_backend
     // nccl); colocated ones on the same GPUs: priced by realign's reallocation.
     p.broadcast_weight_sync = true;
-    p.weight_sync_source = std::string(kCli) + ": --vllm_sync_backend nccl (DeepSpeed -> vLLM weight sync)";
+    p.weight_sync_source = std::string(kCli) +
+                           ": --vllm.sync_backend nccl (DeepSpeed -> vLLM weight sync; "
+                           "--vllm_sync_backend before v0.10.2)";
     return p;
-    p.engine = name();
   }
 
   std::vector<ConfigEntry> write_config(const WriteInput& in, const ExecutionPlan& plan) const override {
@@ -171,37 +182,40 @@ class OpenRlhf : public Engine {
     auto put = [&](const std::string& k, Json v) { e.push_back({k, std::move(v)}); };
     auto nodes = [&](const std::string& role, const MfcAssignment& a) {
       const NodeShape s = node_shape(a.mesh, c);
-      put("--" + role + "_num_nodes", s.nodes);
-      put("--" + role + "_num_gpus_per_node", s.gpus_per_node);
+      put("--" + role + ".num_nodes", s.nodes);
+      put("--" + role + ".num_gpus_per_node", s.gpus_per_node);
     };
-    put("--pretrain", model_path(in.raw_config, Role::kActor));
-    if (at("critic_train")) put("--critic_pretrain", model_path(in.raw_config, Role::kCritic));
+    // The current release's dotted flags; an earlier release's names for them at the end.
+    put("--actor.model_name_or_path", model_path(in.raw_config, Role::kActor));
+    if (at("critic_train")) put("--critic.model_name_or_path", model_path(in.raw_config, Role::kCritic));
     if (at("reward_inf"))
-      put("--reward_pretrain", model_path(in.raw_config, Role::kReward));
+      put("--reward.model_name_or_path", model_path(in.raw_config, Role::kReward));
     else
-      put("--remote_rm_url", "${REWARD_URL}");
-    put("--prompt_data", train_data(in.raw_config));
-    put("--advantage_estimator", g.algorithm == Algorithm::kPpo ? "gae" : "group_norm");
-    put("--n_samples_per_prompt", in.batch.samples_per_prompt);
-    put("--rollout_batch_size", in.batch.prompts);
-    put("--train_batch_size", train.n_seqs / train.mini_batches);
-    put("--max_epochs", train.epochs);
-    put("--prompt_max_len", train.prompt_len);
-    put("--generate_max_len", g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
-    put("--micro_train_batch_size", micro_batch_per_gpu(train, at("actor_train")->strategy));
-    put("--micro_rollout_batch_size", micro_batch_per_gpu(mfc("actor_inf"), at("actor_inf")->strategy));
-    put("--zero_stage", p.options.value("zero_stage", 2));
-    put("--bf16", true);
-    if (p.options.value("gradient_checkpointing", false)) put("--gradient_checkpointing", true);
+      put("--reward.remote_url", "${REWARD_URL}");
+    put("--data.prompt_dataset", train_data(in.raw_config));
+    put("--algo.advantage.estimator", g.algorithm == Algorithm::kPpo ? "gae" : "group_norm");
+    put("--rollout.n_samples_per_prompt", in.batch.samples_per_prompt);
+    put("--rollout.batch_size", in.batch.prompts);
+    put("--train.batch_size", train.n_seqs / train.mini_batches);
+    put("--train.max_epochs", train.epochs);
+    // The total length (prompt and response caps) and the response's cap (not the mean).
+    const int64_t response = g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens();
+    put("--data.max_len", train.prompt_len + response);
+    put("--rollout.max_new_tokens", response);
+    put("--train.micro_batch_size", micro_batch_per_gpu(train, at("actor_train")->strategy));
+    put("--rollout.micro_batch_size", micro_batch_per_gpu(mfc("actor_inf"), at("actor_inf")->strategy));
+    put("--ds.zero_stage", p.options.value("zero_stage", 2));
+    put("--ds.param_dtype", "bf16");
+    if (p.options.value("gradient_checkpointing", false)) put("--actor.gradient_checkpointing_enable", true);
     nodes("actor", *at("actor_train"));
     nodes("ref", *at("ref_inf"));
     if (at("critic_train")) nodes("critic", *at("critic_train"));
     if (at("reward_inf")) nodes("reward", *at("reward_inf"));
-    if (p.options.value("colocate_all_models", false)) put("--colocate_all_models", true);
-    if (p.options.value("colocate_actor_ref", false)) put("--colocate_actor_ref", true);
-    if (p.options.value("colocate_critic_reward", false)) put("--colocate_critic_reward", true);
-    put("--vllm_num_engines", gen.strategy.dp);
-    put("--vllm_tensor_parallel_size", gen.strategy.tp);
+    if (p.options.value("colocate_all_models", false)) put("--train.colocate_all", true);
+    if (p.options.value("colocate_actor_ref", false)) put("--train.colocate_actor_ref", true);
+    if (p.options.value("colocate_critic_reward", false)) put("--train.colocate_critic_reward", true);
+    put("--vllm.num_engines", gen.strategy.dp);
+    put("--vllm.tensor_parallel_size", gen.strategy.tp);
     const bool shared = gen.mesh == at("actor_train")->mesh;
     if (shared) {
       // vLLM shares the GPUs with the DeepSpeed models: its memory share is what generation needs, rounded up
@@ -210,19 +224,25 @@ class OpenRlhf : public Engine {
           in.call_memory_bytes.empty()
               ? 0.5
               : in.call_memory_bytes[size_t(g.mfc_index("actor_gen"))] / c.device.memory_bytes;
-      put("--vllm_gpu_memory_utilization", std::min(0.95, std::ceil(need * 20.0 + 1e-9) / 20.0));
-      if (!async(g)) put("--vllm_enable_sleep", true);
+      put("--vllm.gpu_memory_utilization", std::min(0.95, std::ceil(need * 20.0 + 1e-9) / 20.0));
+      if (!async(g)) put("--vllm.enable_sleep", true);
     }
     if (async(g)) {
-      put("--async_train", true);
-      put("--async_queue_size", g.staleness);
+      put("--train.async_enable", true);
+      put("--train.async_queue_size", g.staleness);
+    }
+    for (ConfigEntry& entry : e) {
+      const auto renamed = release_.flag_names.find(entry.key);
+      if (renamed != release_.flag_names.end()) entry.key = renamed->second;
     }
     return e;
   }
 
   ReadRun read_run(const std::string& script, const std::string& file,
                    const std::map<std::string, std::string>& env) const override {
-    return read_openrlhf_run(read_launch_flags(script, file, env));
+    // The reader reads v0.9's flat flags: a current script's are spelled so, and what it says spelled back.
+    const ReaderFlags flags = as_reader_flags(read_launch_flags(script, file, env));
+    return read_in_users_words(flags.user_names, [&] { return read_openrlhf_run(flags.entries); });
   }
 
   std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const override {
@@ -231,7 +251,7 @@ class OpenRlhf : public Engine {
     for (const auto& e : entries)
       args.push_back(e.value.is_boolean() ? e.key : e.key + " " + shell_value(e.value));
     return {{"launch.sh",
-             launch_script("OpenRLHF run planned by realign (start a Ray cluster first)", entries,
+             launch_script(*this, "OpenRLHF run planned by realign (start a Ray cluster first)", entries,
                            "python3 -m openrlhf.cli.train_ppo_ray", args),
              true}};
   }
@@ -259,10 +279,11 @@ class OpenRlhf : public Engine {
   static std::vector<std::string> all_deepspeed(const DataflowGraph& g) {
     return present(g, {"actor_train", "actor_inf", "ref_inf", "critic_inf", "critic_train", "reward_inf"});
   }
+  Release release_;
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> make_openrlhf() { return std::make_unique<OpenRlhf>(); }
+std::unique_ptr<Engine> make_openrlhf(const Release& release) { return std::make_unique<OpenRlhf>(release); }
 
 }  // namespace realign::engines

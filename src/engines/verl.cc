@@ -9,6 +9,8 @@
 #include "engines/expert_rules.h"
 #include "engines/placements.h"
 #include "engines/script_reader.h"
+#include "engines/users_words.h"
+#include "engines/verl_reward_keys.h"
 #include "engines/write_helpers.h"
 
 namespace realign::engines {
@@ -21,6 +23,9 @@ constexpr const char* kFsdpTree = "volcengine/verl verl/trainer/config/_generate
 constexpr const char* kWorkers = "volcengine/verl verl/workers/megatron_workers.py";
 constexpr const char* kFullyAsync = "volcengine/verl docs/advance/fully_async.md";
 constexpr const char* kOneStepOff = "volcengine/verl docs/advance/one_step_off.md";
+constexpr const char* kVllmServer =
+    "verl-project/verl verl/workers/rollout/vllm_rollout/vllm_async_server.py";
+constexpr const char* kRewardLoop = "verl-project/verl verl/trainer/main_ppo_v0.py";
 
 // The calls veRL's training workers run in the actor's layout (all but the rollout).
 const std::vector<std::string> kTrainingCalls = {"actor_train", "actor_inf",    "ref_inf",
@@ -30,15 +35,18 @@ bool async(const DataflowGraph& g) { return g.staleness > 0; }
 
 class Verl : public Engine {
  public:
+  explicit Verl(Release release) : release_(std::move(release)) {}
   std::string name() const override { return "verl"; }
   std::string display_name() const override { return "veRL"; }
+  const Release& release() const override { return release_; }
 
   std::vector<Rule> rules() const override {
     return {
         {"Synchronous runs use the hybrid engine: actor, rollout, reference, critic and reward model share "
          "one resource pool of trainer.nnodes x trainer.n_gpus_per_node GPUs "
-         "(actor_rollout_ref.hybrid_engine: "
-         "true; reward_model.enable_resource_pool: false)",
+         "(actor_rollout_ref.hybrid_engine: true; " +
+             std::string(release_.served_reward_model ? "reward.reward_model" : "reward_model") +
+             ".enable_resource_pool: false)",
          kTree},
         {"Colocated Megatron workers share one process and initialise Megatron's parallel state once, with "
          "the actor's tensor/pipeline sizes: reference, critic and reward model run in the actor's layout",
@@ -63,9 +71,20 @@ class Verl : public Engine {
         {"The reference policy is the actor's starting checkpoint (actor_rollout_ref.model.path): models.ref "
          "must be the actor's model",
          kTree},
-        {"Reference and reward model may keep their weights in host memory between calls "
-         "(actor_rollout_ref.ref.megatron.param_offload, reward_model.megatron.param_offload)",
-         kTree},
+        release_.served_reward_model
+            ? Rule{"The reference may keep its weights in host memory between calls "
+                   "(actor_rollout_ref.ref.megatron.param_offload); the reward model is the reward loop's "
+                   "vLLM "
+                   "server on the pool (reward.reward_model.rollout.*), asleep between its calls with its "
+                   "weights in host memory, in the layout realign ties to the actor's",
+                   kRewardLoop}
+            : Rule{"Reference and reward model may keep their weights in host memory between calls "
+                   "(actor_rollout_ref.ref.megatron.param_offload, reward_model.megatron.param_offload)",
+                   kTree},
+        {"The critic computes values in its training micro-batches on Megatron (compute_values reads "
+         "ppo_micro_batch_size_per_gpu; the Megatron tree has no critic.forward_micro_batch_size_per_gpu); "
+         "realign writes FSDP's forward micro-batch the same",
+         kWorkers},
         {"With train.staleness > 0, the fully_async recipe: rollout on rollout.nnodes x "
          "rollout.n_gpus_per_node GPUs, every training role on trainer.nnodes x trainer.n_gpus_per_node, "
          "weights broadcast over NCCL, freshness bounded by async_training.staleness_threshold",
@@ -148,9 +167,23 @@ class Verl : public Engine {
 
   Pricing pricing(const DataflowGraph& g) const override {
     Pricing p;
+    p.engine = name();
     p.cuda_graph_decoding = true;
     p.cuda_graph_source = std::string(kTree) + ": actor_rollout_ref.rollout.enforce_eager: false";
     p.broadcast_weight_sync = async(g);
+    // One micro-batch size for the critic's two calls (verl_reader and write_config).
+    if (g.mfc_index("critic_inf") >= 0) {
+      p.micro_batch_size_from = {{"critic_inf", "critic_train"}};
+      p.micro_batch_size_source =
+          std::string(kWorkers) + ": the Megatron critic's compute_values runs ppo_micro_batch_size_per_gpu";
+    }
+    if (release_.served_reward_model && g.mfc_index("reward_inf") >= 0) {
+      p.host_resident = {Role::kReward};
+      p.host_resident_source =
+          std::string(kVllmServer) +
+          ": a colocated reward server sleeps at level 1 between its calls (weights to host "
+          "memory, KV cache freed)";
+    }
     p.weight_sync_source =
         async(g) ? std::string(kFullyAsync) + ": NCCL parameter synchronization, tensor by tensor from rank 0"
                  : std::string(kWorkers) +
@@ -167,7 +200,6 @@ class Verl : public Engine {
       return i < 0 ? nullptr : &plan.assignments[size_t(i)];
     };
     auto mfc = [&](const std::string& call) -> const Mfc& { return g.mfcs[size_t(g.mfc_index(call))]; };
-    p.engine = name();
     const Mfc& train = mfc("actor_train");
     const MfcAssignment& gen = *at("actor_gen");
     const MfcAssignment& actor = *at("actor_train");
@@ -188,7 +220,8 @@ class Verl : public Engine {
     put("data.val_files", train_data(in.raw_config));
     put("data.train_batch_size", async(g) ? 0 : prompts);
     put("data.max_prompt_length", train.prompt_len);
-    put("data.max_response_length", g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
+    put("data.max_response_length",
+        g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
     put("actor_rollout_ref.model.path", model_path(in.raw_config, Role::kActor));
     put("actor_rollout_ref.hybrid_engine", !async(g));
     put("actor_rollout_ref.actor.strategy", strategy);
@@ -226,21 +259,39 @@ class Verl : public Engine {
     if (const MfcAssignment* critic = at("critic_train")) {
       put("critic.strategy", strategy);
       put("critic.model.path", model_path(in.raw_config, Role::kCritic));
-      put("critic.ppo_micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("critic_train"), critic->strategy));
-      put("critic.forward_micro_batch_size_per_gpu",
-          micro_batch_per_gpu(mfc("critic_inf"), at("critic_inf")->strategy));
+      const int64_t micro_batch = micro_batch_per_gpu(mfc("critic_train"), critic->strategy);
+      put("critic.ppo_micro_batch_size_per_gpu", micro_batch);
+      // The Megatron critic computes values in its training micro-batches (megatron_workers.py
+      // compute_values; the Megatron tree has no forward key); FSDP's is written to the same, as priced
+      // (pricing(): micro_batch_size_from).
+      if (on_fsdp) put("critic.forward_micro_batch_size_per_gpu", micro_batch);
       layout("critic", critic->strategy, true, g.model(Role::kCritic).spec.is_moe(),
              "critic.model.enable_gradient_checkpointing");
     }
     if (const MfcAssignment* reward = at("reward_inf")) {
-      put("reward_model.enable", true);
-      put("reward_model.strategy", strategy);
-      put("reward_model.model.path", model_path(in.raw_config, Role::kReward));
-      put("reward_model.micro_batch_size_per_gpu", micro_batch_per_gpu(mfc("reward_inf"), reward->strategy));
-      layout("reward_model", reward->strategy, false, g.model(Role::kReward).spec.is_moe(), "");
-      if (offloaded(plan, Role::kReward))
-        put(on_fsdp ? "reward_model.model.fsdp_config.param_offload" : "reward_model.megatron.param_offload",
-            true);
+      const int64_t micro_batch = micro_batch_per_gpu(mfc("reward_inf"), reward->strategy);
+      if (release_.served_reward_model) {
+        // The reward loop's vLLM server on the pool, in the layout realign ties to the actor's; a step of
+        // max_num_batched_tokens prefills the plan's micro-batch. It sleeps between its calls (its weights in
+        // host memory: no offload key; pricing() holds it host-resident).
+        put("reward.reward_model.enable", true);
+        put("reward.reward_model.model_path", model_path(in.raw_config, Role::kReward));
+        put("reward.reward_model.rollout.name", "vllm");
+        put("reward.reward_model.rollout.tensor_model_parallel_size", reward->strategy.tp);
+        if (reward->strategy.pp > 1)
+          put("reward.reward_model.rollout.pipeline_model_parallel_size", reward->strategy.pp);
+        put("reward.reward_model.rollout.max_num_batched_tokens", micro_batch * mfc("reward_inf").seq_len());
+      } else {
+        put("reward_model.enable", true);
+        put("reward_model.strategy", strategy);
+        put("reward_model.model.path", model_path(in.raw_config, Role::kReward));
+        put("reward_model.micro_batch_size_per_gpu", micro_batch);
+        layout("reward_model", reward->strategy, false, g.model(Role::kReward).spec.is_moe(), "");
+        if (offloaded(plan, Role::kReward))
+          put(on_fsdp ? "reward_model.model.fsdp_config.param_offload"
+                      : "reward_model.megatron.param_offload",
+              true);
+      }
     }
     const NodeShape trainer = node_shape(actor.mesh, c);
     put("trainer.nnodes", trainer.nodes);
@@ -268,7 +319,7 @@ class Verl : public Engine {
     std::string command;
     const bool on_fsdp = writes(entries, "actor_rollout_ref.actor.strategy", "fsdp");
     if (async(*in.graph)) {
-      command = "python3 -m recipe.fully_async_policy.fully_async_main";
+      command = "python3 -m " + release_.fully_async_module;
       args = {"--config-path=config",
               std::string("--config-name=") +
                   (on_fsdp ? "fully_async_ppo_trainer.yaml" : "fully_async_ppo_megatron_trainer.yaml")};
@@ -278,7 +329,8 @@ class Verl : public Engine {
     }
     for (const auto& e : entries) args.push_back(e.key + "=" + shell_value(e.value));
     return {{"launch.sh",
-             launch_script("veRL " + std::string(async(*in.graph) ? "fully_async" : "hybrid engine") +
+             launch_script(*this,
+                           "veRL " + std::string(async(*in.graph) ? "fully_async" : "hybrid engine") +
                                " run planned by realign",
                            entries, command, args),
              true}};
@@ -286,7 +338,10 @@ class Verl : public Engine {
 
   ReadRun read_run(const std::string& script, const std::string& file,
                    const std::map<std::string, std::string>& env) const override {
-    return read_verl_run(read_hydra_launch(script, file, env, kVerlConfigs));
+    // The reader reads v0.7.0's reward worker: a reward-loop launch's keys are spelled so, and what it says
+    // spelled back.
+    const ReaderLaunch read = as_reader_reward_keys(read_hydra_launch(script, file, env, kVerlConfigs));
+    return read_in_users_words(read.user_names, [&] { return read_verl_run(read.launch); });
   }
 
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {
@@ -338,10 +393,11 @@ class Verl : public Engine {
       e.push_back({prefix + ".megatron.override_transformer_config.recompute_num_layers", 1});
     }
   }
+  Release release_;
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> make_verl() { return std::make_unique<Verl>(); }
+std::unique_ptr<Engine> make_verl(const Release& release) { return std::make_unique<Verl>(release); }
 
 }  // namespace realign::engines

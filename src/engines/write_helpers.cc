@@ -87,11 +87,12 @@ std::string shell_value(const Json& value) {
   return out + "\"";
 }
 
-std::string launch_script(const std::string& title, const std::vector<ConfigEntry>& entries,
-                          const std::string& command, const std::vector<std::string>& arguments) {
-  std::string s =
-      "#!/usr/bin/env bash\n# " + title +
-      "\n# Written by `realign plan --engine`; see realign's docs/engines.md.\nset -euo pipefail\n";
+std::string launch_script(const Engine& engine, const std::string& title,
+                          const std::vector<ConfigEntry>& entries, const std::string& command,
+                          const std::vector<std::string>& arguments) {
+  std::string s = "#!/usr/bin/env bash\n# " + title + "\n# Written by `realign plan --engine` for " +
+                  engine.release().describe(engine.display_name()) +
+                  "; see realign's docs/engines.md.\nset -euo pipefail\n";
   for (const auto& name : placeholders(entries))
     s += ": \"${" + name + ":?set " + name + " (see docs/engines.md, placeholders)}\"\n";
   s += command;

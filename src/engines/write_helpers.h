@@ -27,10 +27,12 @@ std::vector<std::string> placeholders(const std::vector<ConfigEntry>& entries);
 // A value as the shell passes it: strings in double quotes (so ${NAME} expands), numbers and booleans as
 // JSON writes them.
 std::string shell_value(const Json& value);
-// A bash launch script: a header naming what realign planned, each placeholder required from the
-// environment with what it stands for, then `command` with one argument per line.
-std::string launch_script(const std::string& title, const std::vector<ConfigEntry>& entries,
-                          const std::string& command, const std::vector<std::string>& arguments);
+// A bash launch script: a header naming what realign planned and the release it is written for, each
+// placeholder required from the environment with what it stands for, then `command` with one argument per
+// line.
+std::string launch_script(const Engine& engine, const std::string& title,
+                          const std::vector<ConfigEntry>& entries, const std::string& command,
+                          const std::vector<std::string>& arguments);
 // Nested YAML from dotted keys ("actor.path" -> actor: path: ...), in the entries' order of first appearance.
 std::string nested_yaml(const std::vector<ConfigEntry>& entries);
 

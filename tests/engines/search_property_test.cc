@@ -47,7 +47,7 @@ void expect_config_adds_up(const std::string& engine, const DataflowGraph& g, co
     int total = 0;
     auto role = [&](const std::string& r, const std::string& call) {
       const int gpus =
-          entry_int(cfg, "--" + r + "_num_nodes") * entry_int(cfg, "--" + r + "_num_gpus_per_node");
+          entry_int(cfg, "--" + r + ".num_nodes") * entry_int(cfg, "--" + r + ".num_gpus_per_node");
       EXPECT_EQ(gpus, at(g, plan, call).mesh.size) << r;
       if (firsts.insert(at(g, plan, call).mesh.first).second) total += gpus;
     };
@@ -55,16 +55,16 @@ void expect_config_adds_up(const std::string& engine, const DataflowGraph& g, co
     role("ref", "ref_inf");
     if (g.mfc_index("critic_train") >= 0) role("critic", "critic_train");
     if (g.mfc_index("reward_inf") >= 0) role("reward", "reward_inf");
-    const int vllm = entry_int(cfg, "--vllm_num_engines") * entry_int(cfg, "--vllm_tensor_parallel_size");
+    const int vllm = entry_int(cfg, "--vllm.num_engines") * entry_int(cfg, "--vllm.tensor_parallel_size");
     if (firsts.insert(at(g, plan, "actor_gen").mesh.first).second) total += vllm;
     EXPECT_EQ(vllm, at(g, plan, "actor_gen").mesh.size);
     EXPECT_EQ(total, n);
     // train_ppo_ray.py asserts: sample batches >= the actor's processes.
-    EXPECT_GE(entry_int(cfg, "--n_samples_per_prompt") * entry_int(cfg, "--rollout_batch_size") /
-                  entry_int(cfg, "--micro_rollout_batch_size"),
+    EXPECT_GE(entry_int(cfg, "--rollout.n_samples_per_prompt") * entry_int(cfg, "--rollout.batch_size") /
+                  entry_int(cfg, "--rollout.micro_batch_size"),
               at(g, plan, "actor_train").mesh.size);
-    EXPECT_EQ(entry_int(cfg, "--train_batch_size") %
-                  (at(g, plan, "actor_train").strategy.dp * entry_int(cfg, "--micro_train_batch_size")),
+    EXPECT_EQ(entry_int(cfg, "--train.batch_size") %
+                  (at(g, plan, "actor_train").strategy.dp * entry_int(cfg, "--train.micro_batch_size")),
               0);
   } else if (engine == "nemo-rl") {
     const int gen = at(g, plan, "actor_gen").mesh.size;
@@ -260,7 +260,7 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
       }
       // The switches written are the searched placement's (ZeRO-2 and -3 placements share meshes).
       if (name == "openrlhf") {
-        EXPECT_EQ(entry_int(cfg, "--zero_stage"), r.search.placement.options["zero_stage"].get<int>());
+        EXPECT_EQ(entry_int(cfg, "--ds.zero_stage"), r.search.placement.options["zero_stage"].get<int>());
       }
     }
   }

@@ -91,8 +91,9 @@ TEST(EngineWriters, VerlFsdpPlacementWritesTheFsdpTrainer) {
   ASSERT_TRUE(in.placement);
   std::map<std::string, Json> v;
   for (const auto& e : verl->write_config(in, plan)) v[e.key] = e.value;
-  for (const char* role : {"actor_rollout_ref.actor", "actor_rollout_ref.ref", "critic", "reward_model"})
+  for (const char* role : {"actor_rollout_ref.actor", "actor_rollout_ref.ref", "critic"})
     EXPECT_EQ(v[std::string(role) + ".strategy"], "fsdp") << role;
+  EXPECT_EQ(v["reward.reward_model.rollout.name"], "vllm");  // v0.9.0 serves the reward model
   EXPECT_EQ(v["actor_rollout_ref.model.enable_gradient_checkpointing"], true);
   EXPECT_EQ(v["critic.model.enable_gradient_checkpointing"], false);
   EXPECT_EQ(v["actor_rollout_ref.ref.fsdp_config.param_offload"], true);
@@ -243,8 +244,9 @@ TEST(EngineWriters, PlaceholdersAreRequiredByTheScriptAndQuotedForTheShell) {
   EXPECT_EQ(engines::placeholders(entries), std::vector<std::string>{"ACTOR_MODEL_PATH"});
   EXPECT_EQ(engines::shell_value(Json("x\"y")), "\"x\\\"y\"");
   EXPECT_EQ(engines::shell_value(Json(3)), "3");
-  const std::string script = engines::launch_script("t", entries, "run", {"a=1"});
+  const std::string script = engines::launch_script(*engines::make_engine("verl"), "t", entries, "run", {"a=1"});
   EXPECT_NE(script.find(": \"${ACTOR_MODEL_PATH:?"), std::string::npos) << script;
+  EXPECT_NE(script.find("for veRL v0.9.0 (verl-project/verl 483b8a0, 2026-08-14)"), std::string::npos) << script;
   EXPECT_EQ(engines::nested_yaml({{"a.b", 1}, {"a.c", "x"}, {"d", true}}),
             "a:\n  b: 1\n  c: \"x\"\nd: true\n");
 }

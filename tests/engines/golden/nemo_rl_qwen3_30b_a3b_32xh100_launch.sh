@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # NeMo-RL GRPO run planned by realign (from the root of a NeMo-RL checkout; data and environment are the config's math ones: set data.* for yours)
-# Written by `realign plan --engine`; see realign's docs/engines.md.
+# Written by `realign plan --engine` for NeMo-RL v0.7.0 (NVIDIA-NeMo/RL 81aa43d, 2026-07-29); see realign's docs/engines.md.
 set -euo pipefail
 : "${ACTOR_MODEL_PATH:?set ACTOR_MODEL_PATH (see docs/engines.md, placeholders)}"
 uv run examples/run_grpo.py \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # veRL hybrid engine run planned by realign
-# Written by `realign plan --engine`; see realign's docs/engines.md.
+# Written by `realign plan --engine` for veRL v0.9.0 (verl-project/verl 483b8a0, 2026-08-14); see realign's docs/engines.md.
 set -euo pipefail
 : "${CRITIC_MODEL_PATH:?set CRITIC_MODEL_PATH (see docs/engines.md, placeholders)}"
 : "${REWARD_MODEL_PATH:?set REWARD_MODEL_PATH (see docs/engines.md, placeholders)}"
@@ -34,19 +34,17 @@ python3 -m verl.trainer.main_ppo \
   critic.strategy="megatron" \
   critic.model.path="${CRITIC_MODEL_PATH}" \
   critic.ppo_micro_batch_size_per_gpu=8 \
-  critic.forward_micro_batch_size_per_gpu=32 \
   critic.megatron.tensor_model_parallel_size=4 \
   critic.megatron.pipeline_model_parallel_size=1 \
   critic.megatron.use_distributed_optimizer=true \
   critic.megatron.override_transformer_config.recompute_granularity="full" \
   critic.megatron.override_transformer_config.recompute_method="uniform" \
   critic.megatron.override_transformer_config.recompute_num_layers=1 \
-  reward_model.enable=true \
-  reward_model.strategy="megatron" \
-  reward_model.model.path="${REWARD_MODEL_PATH}" \
-  reward_model.micro_batch_size_per_gpu=32 \
-  reward_model.megatron.tensor_model_parallel_size=4 \
-  reward_model.megatron.pipeline_model_parallel_size=1 \
+  reward.reward_model.enable=true \
+  reward.reward_model.model_path="${REWARD_MODEL_PATH}" \
+  reward.reward_model.rollout.name="vllm" \
+  reward.reward_model.rollout.tensor_model_parallel_size=4 \
+  reward.reward_model.rollout.max_num_batched_tokens=32768 \
   trainer.nnodes=2 \
   trainer.n_gpus_per_node=8 \
   trainer.logger="[\"console\"]"
