@@ -88,16 +88,24 @@ RunConfig imported_config(const Args& args, engines::ReadRun& run) {
   const auto builtin = builtin_model_names();
   for (const auto& [role, source] : raw["models"].items()) {
     const auto from = run.sources.find("models." + role);
-    if (from == run.sources.end() || !source.is_string()) continue;
-    const std::string path = source.get<std::string>();
+    // {"model": ..., "override_config": ...}: the model named is the one to find.
+    const Json& named = source.is_object() && source.contains("model") ? source["model"] : source;
+    if (from == run.sources.end() || !named.is_string()) continue;
+    const std::string path = named.get<std::string>();
     if (std::find(builtin.begin(), builtin.end(), path) != builtin.end() || std::filesystem::exists(path))
       continue;
-    throw Error(from->second, "'" + path +
-                                  "' is neither a built-in model shape nor a local HF model directory; "
-                                  "pass models." +
-                                  role +
-                                  "=<built-in name or path of its config.json> (`realign models` "
-                                  "lists the built-ins)");
+    // Both ways to give the shape: the model's config.json where realign looks, or models.<role>=.
+    std::string places;
+    for (const std::string& place : engines::model_config_places(path))
+      places += (places.empty() ? "" : ", ") + place;
+    const bool hub_id = places.find("models--") != std::string::npos;
+    throw Error(from->second,
+                "'" + path + "' is no built-in model shape and no config.json was found for it (" + places +
+                    "); " +
+                    (hub_id ? "download it (`huggingface-cli download " + path + " config.json`), or "
+                            : "copy the model's config.json there, or ") +
+                    "pass models." + role +
+                    "=<a built-in shape (`realign models` lists them) or the path of its config.json>");
   }
   try {
     return run_config_from_json(raw);

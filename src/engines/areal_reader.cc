@@ -121,9 +121,6 @@ Layout read_layout(const LaunchSettings& s) {
                     "actor's allocation (left empty, AReaL gives them the actor's)");
     l.key = "rollout.backend", l.gen = read_component(rollout, l.key);
     l.key = "actor.backend", l.train = read_component(actor, l.key);
-    // Generation scheduled with the actor takes turns with it on the same GPUs (cli_args.py SchedulingStrategy).
-    l.colocated = s.text("rollout.scheduling_strategy.type", "") == "colocation" &&
-                  s.text("rollout.scheduling_strategy.target", "") == "actor";
   } else {
     l.key = "allocation_mode";
     const std::string mode = s.text(l.key, "");
@@ -228,8 +225,8 @@ ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
   Json& c = run.config;
   c["algorithm"] = ppo ? "ppo" : "grpo";
   if (s.text("actor.path", "").empty()) throw Error("actor.path", "not set: the actor's model");
-  c["models"]["actor"] = model_for_path(s.text("actor.path", ""));
-  if (ppo) c["models"]["critic"] = model_for_path(s.text("critic.path", ""));
+  read_model(run, "actor", "actor.path", s.text("actor.path", ""));
+  if (ppo) read_model(run, "critic", "critic.path", s.text("critic.path", ""));
   c["batch"] = {{"prompts", prompts},
                 {"samples_per_prompt", n},
                 {"prompt_len", s.integer("train_dataset.max_length", 0)},

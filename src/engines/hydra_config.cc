@@ -1,7 +1,6 @@
 #include "engines/hydra_config.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 
 #include "core/config_file.h"
@@ -15,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// As written: LaunchSettings refuses a value naming a variable, and `--config-path=$(pwd)/config` is one.
+// As the script's words expanded (`--config-path=$(pwd)/config` is absolute by then); "" for another type.
 std::string text_of(const std::vector<ConfigEntry>& entries, const std::string& key) {
   for (const ConfigEntry& e : entries)
     if (e.key == key && e.value.is_string()) return e.value.get<std::string>();
@@ -33,11 +32,6 @@ std::string without_yaml(const std::string& name) {
 std::vector<fs::path> config_dirs(const std::vector<ConfigEntry>& overrides, const std::string& script) {
   std::string path = text_of(overrides, "--config-path");
   if (path.empty()) path = "config";
-  for (const char* cwd : {"$(pwd)", "${PWD}", "$PWD"})
-    if (path.rfind(cwd, 0) == 0) {
-      path = "." + path.substr(std::strlen(cwd));
-      return {fs::path(path)};
-    }
   if (fs::path(path).is_absolute()) return {fs::path(path)};
   // Hydra: relative to the program declaring @hydra.main, here its module's or file's directory.
   fs::path program;

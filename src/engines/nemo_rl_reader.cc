@@ -69,7 +69,7 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
                     " of grpo.num_prompts_per_step x num_generations_per_prompt");
   Json& c = run.config;
   c["algorithm"] = "grpo";
-  c["models"]["actor"] = model_for_path(s.text("policy.model_name", "Qwen/Qwen2.5-1.5B"));
+  read_model(run, "actor", "policy.model_name", s.text("policy.model_name", "Qwen/Qwen2.5-1.5B"));
   c["batch"] = {{"prompts", prompts},
                 {"samples_per_prompt", n},
                 {"prompt_len", total - gen_len},

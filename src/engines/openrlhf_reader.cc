@@ -73,8 +73,7 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
   Json& c = run.config;
   c["algorithm"] = ppo ? "ppo" : "grpo";
   auto model = [&](const std::string& role, const std::string& k) {
-    c["models"][role] = model_for_path(s.text(k, ""));
-    run.sources["models." + role] = k;
+    read_model(run, role, k, s.text(k, ""));
   };
   if (!s.has("--pretrain")) throw Error("--pretrain", "not set: the actor's model");
   model("actor", "--pretrain");
@@ -90,8 +89,7 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
                     "not set, nor --reward_pretrain it defaults to: PPO's critic (gae) needs a model");
       const std::string from = remote ? "--pretrain" : "--reward_pretrain";
       const std::string path = s.text(from, "");
-      c["models"]["critic"] = model_for_path(path.substr(0, path.find(',')));
-      run.sources["models.critic"] = from;
+      read_model(run, "critic", from, path.substr(0, path.find(',')));
       note("--critic_pretrain", "not set: the critic starts from " + from + " (OpenRLHF's default)");
     }
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engines/engine.h"
+#include "engines/model_lookup.h"
 
 namespace realign::engines {
 
@@ -54,11 +55,5 @@ class LaunchSettings {
   const Json* find(const std::string& key) const;
   std::vector<ConfigEntry> entries_;
 };
-
-// The realign model a script's model path names: a built-in shape whose name matches the path's last
-// component once the usual suffixes are dropped ("Qwen/Qwen2.5-7B-Instruct" -> "qwen2.5-7b",
-// "meta-llama/Llama-2-7b-chat-hf" -> "llama2-7b"), else the path itself (a local HF directory or
-// config.json; anything else is named by the config's error for models.<role>).
-std::string model_for_path(const std::string& path);
 
 }  // namespace realign::engines

@@ -250,10 +250,18 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
   Json& c = run.config;
   c["algorithm"] = ppo ? "ppo" : "grpo";
   auto model = [&](const std::string& role, const std::string& k, const std::string& fallback) {
-    c["models"][role] = model_for_path(s.text(k, fallback));
-    run.sources["models." + role] = k;
+    read_model(run, role, k, s.text(k, fallback));
   };
   model("actor", "actor_rollout_ref.model.path", "~/models/deepseek-llm-7b-chat");
+  // veRL builds the actor, reference and rollout from the HF config with model.override_config over it
+  // (fsdp_workers.py: update_model_config(actor_model_config, override_config_kwargs)); DAPO's scripts raise
+  // Qwen2.5-Math-7B's 4,096 positions so, which the lengths realign checks need.
+  const std::string positions = "actor_rollout_ref.model.override_config.max_position_embeddings";
+  if (s.has(positions)) {
+    c["models"]["actor"] = {{"model", c["models"]["actor"]},
+                            {"override_config", {{"max_position_embeddings", s.integer(positions, 0)}}}};
+    run.sources["models.actor.override_config"] = positions;
+  }
   if (ppo) model("critic", "critic.model.path", "~/models/deepseek-llm-7b-chat");
   const bool reward_model = s.flag("reward_model.enable", false);
   if (reward_model) model("reward", "reward_model.model.path", "~/models/FsfairX-LLaMA3-RM-v0.1");

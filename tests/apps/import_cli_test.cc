@@ -145,11 +145,12 @@ TEST(ImportCli, ErrorsNameTheScriptsKeyOrTheFlag) {
   const std::vector<Case> cases = {
       {kScript + " --engine areal", "names no YAML config (--config FILE) for the run's settings"},
       {script_with("unknown_model.sh", "Qwen/Qwen2.5-7B-Instruct", "org/unknown-13b") + " --engine verl",
-       "actor_rollout_ref.model.path: 'org/unknown-13b' is neither a built-in model shape"},
+       "actor_rollout_ref.model.path: 'org/unknown-13b' is no built-in model shape and no config.json was "
+       "found for it (org/unknown-13b/config.json, "},
       {script_with("group_of_one.sh", "rollout.n=5", "rollout.n=1") + " --engine verl",
        "actor_rollout_ref.rollout.n: GRPO compares samples within a group"},
       {script_with("unset.sh", "trainer.nnodes=$NNODES", "trainer.nnodes=$NODES") + " --engine verl",
-       "trainer.nnodes: '$NODES' names a variable the script does not set"},
+       "trainer.nnodes: '$NODES' is ${NODES}, which the script does not set (nor --env)"},
       {dir + "missing.sh --engine verl", "missing.sh: cannot open"},
       {kScript + " --engine verl --env NNODES", "--env: 'NNODES': write NAME=VALUE"},
       {script_with("tp8.sh", "TP=4", "TP=8") + " --engine verl", "tp 8 does not divide 28 attention heads"},

@@ -79,7 +79,9 @@ TEST_F(HydraConfig, APathFromTheWorkingDirectoryIsReadAsWritten) {
   const HydraLaunch l = read(
       "python3 -m somewhere.else --config-path=\"$(pwd)/recipe/my_algo/config\" --config-name=my_trainer\n");
   std::filesystem::current_path(was);
-  EXPECT_EQ(l.config_file, "recipe/my_algo/config/my_trainer.yaml");
+  // $(pwd) is the working directory, as bash gives it.
+  EXPECT_EQ(l.config_file,
+            (std::filesystem::path(dir.path()) / "recipe/my_algo/config/my_trainer.yaml").string());
   EXPECT_EQ(*value_of(l, "actor_rollout_ref.rollout.n"), 8);
 }
 

@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "core/error.h"
+#include "graph/model_spec.h"
+#include "testing/temp_dir.h"
 
 namespace realign {
 namespace {
@@ -41,11 +46,11 @@ python3 -m verl.trainer.main_ppo --config-path=config \
     data.train_batch_size=1024 \
     trainer.total_epochs=15 "$@"
 )";
-  const auto e = read_launch_overrides(script, "run.sh");
+  const auto e = read_launch_overrides(script, "run.sh", {{"HOME", "/home/u"}});
   ASSERT_NE(value_of(e, "--config-name"), nullptr);
   EXPECT_EQ(*value_of(e, "--config-name"), "ppo_megatron_trainer.yaml");
   EXPECT_EQ(value_of(e, "data.cache_dir"), nullptr);  // the other command's
-  EXPECT_EQ(*value_of(e, "data.train_files"), "['$HOME/a.parquet', '$HOME/b.parquet']");
+  EXPECT_EQ(*value_of(e, "data.train_files"), "['/home/u/a.parquet', '/home/u/b.parquet']");
   EXPECT_EQ(*value_of(e, "data.train_batch_size"), 1024);  // the later override wins
   EXPECT_EQ(*value_of(e, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"), 4);
   EXPECT_EQ(*value_of(e, "actor_rollout_ref.actor.use_kl_loss"), true);
@@ -59,7 +64,7 @@ python3 -m verl.trainer.main_ppo --config-path=config \
   EXPECT_EQ(e[4].key, "data.train_batch_size");  // the later override took the earlier one's place
 
   // The environment a user passes stands in for the script's defaults.
-  const auto with_env = read_launch_overrides(script, "run.sh", {{"NNODES", "4"}});
+  const auto with_env = read_launch_overrides(script, "run.sh", {{"NNODES", "4"}, {"HOME", "/home/u"}});
   EXPECT_EQ(*value_of(with_env, "trainer.nnodes"), 4);
 }
 
@@ -116,8 +121,43 @@ TEST(ScriptReader, ModelPathsMatchBuiltInShapesByName) {
   EXPECT_EQ(engines::model_for_path("meta-llama/Llama-2-7b-chat-hf"), "llama2-7b");
   EXPECT_EQ(engines::model_for_path("meta-llama/Meta-Llama-3-70B-Instruct"), "llama3-70b");
   EXPECT_EQ(engines::model_for_path("/ckpt/Qwen3-30B-A3B/"), "qwen3-30b-a3b");
+  EXPECT_EQ(engines::model_for_path("Qwen/Qwen2-7B-Instruct"), "qwen2-7b");
+  EXPECT_EQ(engines::model_for_path("Qwen/Qwen3-8B"), "qwen3-8b");
+  EXPECT_EQ(engines::model_for_path("$HOME/models/deepseek-llm-7b-chat"), "deepseek-llm-7b");
   // No shape of that name: the path itself, for the config to resolve or name.
-  EXPECT_EQ(engines::model_for_path("deepseek-ai/deepseek-llm-7b-chat"), "deepseek-ai/deepseek-llm-7b-chat");
+  EXPECT_EQ(engines::model_for_path("google/gemma-2-2b-it"), "google/gemma-2-2b-it");
+}
+
+// A model the user has: its own directory, or the Hugging Face cache's snapshot of a hub id (the one
+// refs/main names), read before a built-in shape of the same name; a miss names where it looked.
+TEST(ScriptReader, ModelsAreReadFromTheConfigTheUserHas) {
+  testing::TempDir dir;
+  const std::string config = model_spec_to_hf_config(builtin_model("qwen3-8b")).dump();
+  const std::string repo = dir.file("hub/models--Qwen--Qwen3-8B");
+  for (const std::string& d :
+       {repo + "/snapshots/old", repo + "/snapshots/abc123", repo + "/refs", dir.file("local")})
+    std::filesystem::create_directories(d);
+  testing::write_file(repo + "/snapshots/old/config.json", config);
+  testing::write_file(repo + "/snapshots/abc123/config.json", config);
+  testing::write_file(repo + "/refs/main", "abc123\n");
+  testing::write_file(dir.file("local/config.json"), config);
+  const char* was = std::getenv("HF_HUB_CACHE");
+  const std::string saved = was ? was : "";
+  setenv("HF_HUB_CACHE", dir.file("hub").c_str(), 1);
+  const engines::ModelSource cached = engines::find_model("Qwen/Qwen3-8B");
+  EXPECT_EQ(cached.model, repo + "/snapshots/abc123/config.json");
+  EXPECT_EQ(cached.read, cached.model);
+  const engines::ModelSource local = engines::find_model(dir.file("local"));
+  EXPECT_EQ(local.model, dir.file("local"));
+  EXPECT_EQ(local.read, dir.file("local/config.json"));
+  const engines::ModelSource builtin = engines::find_model("Qwen/Qwen3-4B");  // not in this cache
+  EXPECT_EQ(builtin.model, "qwen3-4b");
+  EXPECT_EQ(builtin.read, "");
+  EXPECT_EQ(engines::find_model("org/unknown-13b").model, "");
+  const auto places = engines::model_config_places("org/unknown-13b");
+  ASSERT_GE(places.size(), 2u);
+  EXPECT_EQ(places[1], dir.file("hub/models--org--unknown-13b/snapshots/*/config.json"));
+  was ? setenv("HF_HUB_CACHE", saved.c_str(), 1) : unsetenv("HF_HUB_CACHE");
 }
 
 }  // namespace

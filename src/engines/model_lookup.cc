@@ -1,0 +1,125 @@
+#include "engines/model_lookup.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+
+#include "core/read_file.h"
+#include "graph/model_spec.h"
+
+namespace realign::engines {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// The hub caches huggingface_hub reads, most specific first (its constants.py: HF_HUB_CACHE, else
+// HF_HOME/hub, HF_HOME defaulting to $XDG_CACHE_HOME/huggingface or ~/.cache/huggingface).
+std::vector<fs::path> hub_caches() {
+  std::vector<fs::path> out;
+  if (!env("HF_HUB_CACHE").empty()) out.push_back(env("HF_HUB_CACHE"));
+  if (!env("HF_HOME").empty()) out.push_back(fs::path(env("HF_HOME")) / "hub");
+  if (!env("XDG_CACHE_HOME").empty()) out.push_back(fs::path(env("XDG_CACHE_HOME")) / "huggingface" / "hub");
+  if (!env("HOME").empty()) out.push_back(fs::path(env("HOME")) / ".cache" / "huggingface" / "hub");
+  return out;
+}
+
+bool is_hub_id(const std::string& path) {
+  static const std::regex id(R"(^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$)");
+  return std::regex_match(path, id);
+}
+
+fs::path repo_dir(const fs::path& cache, const std::string& id) {
+  return cache / ("models--" + id.substr(0, id.find('/')) + "--" + id.substr(id.find('/') + 1));
+}
+
+// The cached config.json of `id`: the snapshot refs/main names (what from_pretrained loads), else the first
+// snapshot in name order (one downloaded at another revision).
+std::string cached_config(const fs::path& cache, const std::string& id) {
+  const fs::path repo = repo_dir(cache, id);
+  if (is_file(repo / "refs" / "main")) {
+    std::string commit = read_file((repo / "refs" / "main").string());
+    while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
+    if (is_file(repo / "snapshots" / commit / "config.json"))
+      return (repo / "snapshots" / commit / "config.json").string();
+  }
+  std::error_code ec;
+  std::vector<fs::path> found;
+  for (const auto& snapshot : fs::directory_iterator(repo / "snapshots", ec))
+    if (is_file(snapshot.path() / "config.json")) found.push_back(snapshot.path() / "config.json");
+  std::sort(found.begin(), found.end());
+  return found.empty() ? "" : found.front().string();
+}
+
+std::string builtin_for(const std::string& path) {
+  // Compared without case, separators and the suffixes of fine-tuned and converted checkpoints.
+  auto squeeze = [](std::string name) {
+    for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (bool dropped = true; dropped;) {
+      dropped = false;
+      for (const char* suffix : {"-instruct", "-chat", "-hf", "-base", "-it", "-sft"}) {
+        const std::string s(suffix);
+        if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
+          name.resize(name.size() - s.size()), dropped = true;
+      }
+    }
+    if (name.rfind("meta-", 0) == 0) name = name.substr(5);
+    std::string out;
+    for (char c : name)
+      if (c != '-' && c != '_' && c != '.') out += c;
+    return out;
+  };
+  std::string last = path;
+  while (!last.empty() && last.back() == '/') last.pop_back();
+  last = last.substr(last.find_last_of('/') == std::string::npos ? 0 : last.find_last_of('/') + 1);
+  const std::string wanted = squeeze(last);
+  for (const std::string& builtin : builtin_model_names())
+    if (squeeze(builtin) == wanted) return builtin;
+  return "";
+}
+
+}  // namespace
+
+ModelSource find_model(const std::string& path) {
+  if (path.empty()) return {};
+  if (is_file(fs::path(path) / "config.json")) return {path, (fs::path(path) / "config.json").string()};
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0 && is_file(path)) return {path, path};
+  if (is_hub_id(path))
+    for (const fs::path& cache : hub_caches())
+      if (const std::string file = cached_config(cache, path); !file.empty()) return {file, file};
+  const std::string builtin = builtin_for(path);
+  return {builtin, ""};
+}
+
+std::vector<std::string> model_config_places(const std::string& path) {
+  std::vector<std::string> out = {(fs::path(path) / "config.json").string()};
+  if (is_hub_id(path))
+    for (const fs::path& cache : hub_caches())
+      out.push_back((repo_dir(cache, path) / "snapshots" / "*" / "config.json").string());
+  return out;
+}
+
+std::string model_for_path(const std::string& path) {
+  const ModelSource source = find_model(path);
+  return source.model.empty() ? path : source.model;
+}
+
+void read_model(ReadRun& run, const std::string& role, const std::string& key, const std::string& path) {
+  const ModelSource source = find_model(path);
+  run.config["models"][role] = source.model.empty() ? path : source.model;
+  run.sources["models." + role] = key;
+  if (!source.read.empty()) run.notes.push_back(key + ": the model's shape read from " + source.read);
+}
+
+}  // namespace realign::engines

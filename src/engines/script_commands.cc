@@ -1,0 +1,156 @@
+#include "engines/script_commands.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+
+#include "core/read_file.h"
+
+namespace realign::engines {
+namespace {
+
+// Sourced files sourcing others: deep enough for env files, short of a file sourcing itself forever.
+constexpr int kMaxSourceDepth = 8;
+
+class ScriptReader {
+ public:
+  ScriptReader(const std::string& file, const std::map<std::string, std::string>& env,
+               const WordObserver& observe)
+      : observe_(observe) {
+    vars_.scalars.insert(env.begin(), env.end());
+    for (const char* name : {"HOME", "USER"})
+      if (const char* v = std::getenv(name); v && !vars_.scalars.count(name)) vars_.scalars[name] = v;
+    if (!vars_.scalars.count("PWD")) vars_.scalars["PWD"] = std::filesystem::current_path().string();
+    vars_.script = file;
+  }
+
+  void read(const std::string& text, const std::string& file, int depth) {
+    for (const ShellCommand& c : split_commands(text)) command(c, file, depth);
+  }
+
+  std::vector<ScriptCommand> take() { return std::move(out_); }
+
+ private:
+  void command(const ShellCommand& c, const std::string& file, int depth) {
+    std::vector<std::string> words = c.words;
+    // Keywords that open or close a compound command: the command after them is read as any other.
+    static const std::vector<std::string> keywords = {"then", "else", "do",    "{",     "!",
+                                                      "if",   "elif", "while", "until", "time"};
+    while (!words.empty() && std::find(keywords.begin(), keywords.end(), words[0]) != keywords.end())
+      words.erase(words.begin());
+    if (words.empty()) return;
+    const std::string& first = words[0];
+    if (first == "export" || first == "local" || first == "declare" || first == "readonly" ||
+        first == "typeset") {
+      for (size_t k = 1; k < words.size(); ++k)
+        if (words[k].empty() || words[k][0] != '-') assign(words[k]);
+      return;
+    }
+    if (first == "unset") {
+      for (size_t k = 1; k < words.size(); ++k) vars_.scalars.erase(words[k]), vars_.arrays.erase(words[k]);
+      return;
+    }
+    if ((first == "source" || first == ".") && words.size() >= 2) {
+      source(words[1], file, depth);
+      return;
+    }
+    // Assignments before a command hold for that command only, as in bash; alone, for the script.
+    size_t k = 0;
+    while (k < words.size() && is_assignment(words[k])) ++k;
+    if (k == words.size()) {
+      for (const std::string& w : words) assign(w);
+      return;
+    }
+    ScriptCommand out{{}, c.line, file};
+    for (; k < words.size(); ++k) {
+      ExpandedWord e = expand(words[k]);
+      out.words.insert(out.words.end(), e.fields.begin(), e.fields.end());
+    }
+    out_.push_back(std::move(out));
+  }
+
+  static bool is_assignment(const std::string& word) {
+    static const std::regex assignment(R"(^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=[\s\S]*$)");
+    return std::regex_match(word, assignment);
+  }
+
+  void assign(const std::string& word) {
+    static const std::regex parts(R"(^([A-Za-z_][A-Za-z0-9_]*)(\[([^\]]*)\])?(\+?)=([\s\S]*)$)");
+    std::smatch m;
+    if (!std::regex_match(word, m, parts)) return;  // `export NAME`: already a variable or nothing
+    const std::string name = m[1], index = m[3], value = m[5];
+    const bool append = m[4] == "+";
+    if (value.size() >= 2 && value.front() == '(' && value.back() == ')' && !m[2].matched) {
+      std::vector<std::string> elements;
+      for (const ShellCommand& c : split_commands(value.substr(1, value.size() - 2)))
+        for (const std::string& w : c.words) {
+          ExpandedWord e = expand(w);
+          elements.insert(elements.end(), e.fields.begin(), e.fields.end());
+        }
+      std::vector<std::string>& array = vars_.arrays[name];
+      if (!append) array.clear();
+      array.insert(array.end(), elements.begin(), elements.end());
+      vars_.scalars.erase(name);
+      return;
+    }
+    ExpandedWord e = expand(value, false);
+    const std::string v = e.fields.empty() ? "" : e.fields[0];
+    if (m[2].matched) {
+      long long at = 0;
+      std::string why;
+      if (!eval_arithmetic(index, vars_, at, why) || at < 0) return;
+      std::vector<std::string>& array = vars_.arrays[name];
+      if (array.size() <= static_cast<size_t>(at)) array.resize(static_cast<size_t>(at) + 1);
+      array[static_cast<size_t>(at)] = v;
+      return;
+    }
+    if (vars_.arrays.count(name)) {  // NAME=x on an array sets its first element
+      vars_.arrays[name].resize(std::max<size_t>(vars_.arrays[name].size(), 1));
+      vars_.arrays[name][0] = append ? vars_.arrays[name][0] + v : v;
+      return;
+    }
+    vars_.scalars[name] = append ? vars_.scalars[name] + v : v;
+  }
+
+  // An env file is looked for as bash would find it from the working directory, then beside the file
+  // sourcing it (how scripts name their `common.env` when run from elsewhere). Not found, it sets nothing:
+  // a value it would have given is named where a key needs it.
+  void source(const std::string& word, const std::string& from, int depth) {
+    ExpandedWord e = expand(word);
+    if (!e.unexpanded.empty() || e.fields.size() != 1 || depth >= kMaxSourceDepth) return;
+    const std::filesystem::path path(e.fields[0]);
+    std::vector<std::filesystem::path> candidates = {path};
+    if (path.is_relative()) candidates.push_back(std::filesystem::path(from).parent_path() / path);
+    for (const auto& candidate : candidates) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(candidate, ec)) continue;
+      const std::string outer = vars_.source;
+      vars_.source = candidate.string();
+      read(read_file(candidate.string()), candidate.string(), depth + 1);
+      vars_.source = outer;
+      return;
+    }
+  }
+
+  ExpandedWord expand(const std::string& word, bool split = true) {
+    if (observe_) observe_(word, vars_, split);
+    return expand_word(word, vars_, split);
+  }
+
+  const WordObserver& observe_;
+  ShellVars vars_;
+  std::vector<ScriptCommand> out_;
+};
+
+}  // namespace
+
+std::vector<ScriptCommand> script_commands(const std::string& script, const std::string& file,
+                                           const std::map<std::string, std::string>& env,
+                                           const WordObserver& observe) {
+  ScriptReader reader(file, env, observe);
+  reader.read(script, file, 0);
+  return reader.take();
+}
+
+}  // namespace realign::engines
