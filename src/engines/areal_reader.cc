@@ -121,6 +121,9 @@ Layout read_layout(const LaunchSettings& s) {
                     "actor's allocation (left empty, AReaL gives them the actor's)");
     l.key = "rollout.backend", l.gen = read_component(rollout, l.key);
     l.key = "actor.backend", l.train = read_component(actor, l.key);
+    // Generation scheduled with the actor takes turns with it on the same GPUs (cli_args.py SchedulingStrategy).
+    l.colocated = s.text("rollout.scheduling_strategy.type", "") == "colocation" &&
+                  s.text("rollout.scheduling_strategy.target", "") == "actor";
   } else {
     l.key = "allocation_mode";
     const std::string mode = s.text(l.key, "");
