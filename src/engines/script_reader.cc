@@ -164,6 +164,10 @@ std::string unresolved(const std::string& v) {
   if (std::regex_search(v, m, resolver) && m[1] != "oc.env")
     return "'" + v + "' calls the OmegaConf resolver " + std::string(m[1]) +
            ", which realign does not evaluate; set the key on the command line";
+  static const std::regex argument(R"(\$\{?([0-9]+)\}?)");
+  if (std::regex_search(v, m, argument))
+    return "'" + v + "' is the script's argument $" + std::string(m[1]) +
+           ", and import reads the script as run without arguments; write the value in the script";
   const std::string arithmetic = v.find("$((") != std::string::npos ? "arithmetic over " : "";
   if (std::regex_search(v, m, variable))
     return "'" + v + "' is " + arithmetic + "${" + std::string(m[1]) +

@@ -88,7 +88,8 @@ TEST(ScriptReader, TopLevelKeysAndALineNamingOnlyItsConfigAreOverrides) {
 
 TEST(ScriptReader, SettingsNameTheKeyOfAWrongOrUnsetValue) {
   const auto e = read_launch_overrides(
-      "python3 -m verl.trainer.main_ppo trainer.nnodes=$NODES trainer.n_gpus_per_node=eight a.b=null\n",
+      "python3 -m verl.trainer.main_ppo trainer.nnodes=$NODES trainer.n_gpus_per_node=eight a.b=null "
+      "actor_rollout_ref.model.path=$6\n",
       "run.sh");
   const LaunchSettings s(e);
   EXPECT_EQ(s.integer("trainer.missing", 7), 7);
@@ -100,6 +101,12 @@ TEST(ScriptReader, SettingsNameTheKeyOfAWrongOrUnsetValue) {
   } catch (const Error& err) {
     EXPECT_EQ(err.path(), "trainer.nnodes");
     EXPECT_NE(std::string(err.what()).find("$NODES"), std::string::npos) << err.what();
+  }
+  try {
+    s.text("actor_rollout_ref.model.path", "");
+    FAIL() << "an argument the script was not given was read";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("the script's argument $6"), std::string::npos) << err.what();
   }
   try {
     s.integer("trainer.n_gpus_per_node", 8);
