@@ -29,6 +29,9 @@ ReaderFlags as_reader_flags(const std::vector<ConfigEntry>& entries) {
     out.entries.push_back({it->second, e.value});
     out.user_names[it->second] = e.key;
   }
+  // A script in dotted flags hears of a flag it left out in dotted words too ("--vllm.num_engines: not set").
+  if (!out.user_names.empty())
+    for (const auto& [dotted, flat_name] : flat) out.user_names.emplace(flat_name, dotted);
   // v0.10 on: the total length and the response's cap, where v0.9 named the prompt's and the response's.
   const LaunchSettings s(out.entries);
   if (s.has("--max_len") || s.has("--max_new_tokens")) {

@@ -175,5 +175,27 @@ TEST(ReleaseKeys, AnUnknownReleaseNamesTheValidOnes) {
   EXPECT_EQ(engines::make_engine("openrlhf@0.10.1.post2")->release().tag, "v0.10.1.post2");
 }
 
+// A current OpenRLHF script is read in its dotted flags, and a refusal names the flag as that release spells
+// it, not the reader's flat name.
+TEST(ReleaseKeys, OpenRlhfDottedScriptIsRefusedInItsOwnFlags) {
+  const auto openrlhf = engines::make_engine("openrlhf");
+  try {
+    openrlhf->read_run(
+        "python3 -m openrlhf.cli.train_ppo_ray --actor.model_name_or_path Qwen/Qwen2.5-7B "
+        "--rollout.batch_size 8 --algo.advantage.estimator group_norm --rollout.n_samples_per_prompt 4\n",
+        "train.sh", {});
+    FAIL() << "read without vLLM engines";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "--vllm.num_engines") << e.what();
+  }
+  try {
+    openrlhf->read_run("python3 -m openrlhf.cli.train_ppo_ray --actor_num_nodes 1 --pretrain x\n", "train.sh",
+                       {});
+    FAIL() << "read without vLLM engines";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "--vllm_num_engines") << e.what();  // a flat script keeps its flat words
+  }
+}
+
 }  // namespace
 }  // namespace realign
