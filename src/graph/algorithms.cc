@@ -258,7 +258,8 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     data("logprobs", S * f32);
     data("ref_logprobs", S * f32);
     if (c.reward_model) data("rewards", f32);
-    GenerationRun run{b.gen_lengths, c.batching, c.partial_rollout && stale};
+    const bool streaming = c.partial_rollout && stale;
+    GenerationRun run{b.gen_lengths, c.batching, streaming, streaming ? int(c.staleness) : 1};
     g.mfcs.push_back(call("actor_gen", Role::kActor, MfcOp::kSample, n, P, G, {"prompts"}, generated));
     g.mfcs.back().generation = run;
     if (remax) {
