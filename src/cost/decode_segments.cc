@@ -106,7 +106,7 @@ std::vector<DecodeSegment> decode_segments(const GenerationRun& run, double prom
   if (run.partial_rollout) {
     // The batch kept full, with the samples of every batch in flight: the replica's tokens at its
     // concurrency, no tail waited for.
-    const double c = std::min(n, B) * double(std::max(1, run.in_flight_batches));
+    const double c = std::min(n, B) * double(run.in_flight_batches);
     add({n * d.mean / c, c, running_context(d, prompt_len), 1});
     return out;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "cost/call_cost.h"
 #include "cost/comm_model.h"
 
@@ -41,6 +42,12 @@ HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing
 }
 
 std::optional<HardwareProfile> pass_profile(const HardwareProfile& profile, const Pricing& pricing) {
+  // A misspelt engine would otherwise be priced at pass_efficiency without a word.
+  const std::vector<std::string> engines = engine_names();
+  for (const auto& [engine, c] : profile.engine_pass_efficiency)
+    if (std::find(engines.begin(), engines.end(), engine) == engines.end())
+      throw Error("profile.engine_pass_efficiency." + engine,
+                  "not an engine realign prices; one of verl, openrlhf, areal, nemo-rl");
   const auto own = profile.engine_pass_efficiency.find(pricing.engine);
   if (own == profile.engine_pass_efficiency.end()) return std::nullopt;
   HardwareProfile p = profile;

@@ -169,6 +169,21 @@ TEST(EnginePricing, AnEnginesOwnPassEfficiencyPricesOnlyItsPasses) {
     }
 }
 
+TEST(EnginePricing, AnEfficiencyForNoKnownEngineIsRefusedNamingIt) {
+  const Split s = areal_split(0);
+  HardwareProfile profile = builtin_profile(h100(1).device);
+  profile.engine_pass_efficiency["nemo_rl"] = {0.3, "test"};
+  Simulator sim(s.g, h100(1), profile);
+  try {
+    engines::EngineEvaluator ev(sim, engines::make_engine("areal")->pricing(s.g), true);
+    FAIL() << "accepted an efficiency for 'nemo_rl'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("profile.engine_pass_efficiency.nemo_rl: not an engine"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(EnginePricing, FollowersRunWithTheirLeadersMicroBatchSize) {
   const Split s = areal_split(0);
   engines::Pricing p;
