@@ -20,9 +20,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PUBLISHED = os.path.join(ROOT, "data/published/async_calibration.json")
 LAUNCH_LINES = os.path.join(ROOT, "data/published/nemo_rl_v06_qwen3_30b_a3b")
 PROFILE = os.path.join(ROOT, "profiles/h100-sxm.json")
-# The prompt length the launch lines assume (only the sequences' cap and average are published): the
-# response's mean is the published average sequence length less it.
-PROMPT_LEN = 256
 RUNS = [("colocated_sync_32gpu", "colocated_32.sh"), ("async_1off_32gpu", "async_1off_16_16.sh"),
         ("async_8off_192gpu", "async_8off_64_128.sh")]
 
@@ -34,15 +31,25 @@ def published_runs():
     return [(name, script, configs[name]) for name, script in RUNS]
 
 
-def estimate(realign, script, gen_len, profile):
+def launch_overrides(script):
+    """The realign overrides the launch line's header names (`realign import FILE --engine nemo-rl
+    batch.gen_len=...`: the published average less the assumed prompt), so the table prices what the README's
+    figures do."""
+    for line in open(os.path.join(LAUNCH_LINES, script)):
+        if line.startswith("#") and "--engine nemo-rl" in line:
+            return line.split("--engine nemo-rl", 1)[1].split()
+    raise SystemExit("%s: no '# realign import FILE --engine nemo-rl OVERRIDES' line" % script)
+
+
+def estimate(realign, script, profile):
     out = subprocess.run([realign, "import", os.path.join(LAUNCH_LINES, script), "--engine", "nemo-rl",
-                          "--json", "batch.gen_len=%d" % gen_len, "profile=" + profile,
-                          "plan.time_budget_s=0.2"], capture_output=True, text=True, check=True)
+                          "--json", "profile=" + profile, "plan.time_budget_s=0.2"] +
+                         launch_overrides(script), capture_output=True, text=True, check=True)
     return json.loads(out.stdout)["as_engine_runs_it"]["iteration_time_s"]
 
 
 def estimates(realign, runs, profile):
-    return [estimate(realign, script, c["g_avg_seq_len"] - PROMPT_LEN, profile) for _, script, c in runs]
+    return [estimate(realign, script, profile) for _, script, _ in runs]
 
 
 def rms_log_error(est, runs):
@@ -68,9 +75,9 @@ def main():
                platform.machine())
     print("bench/async_calibration: machine %s, %d cores; realign %s; single-threaded search" %
           (cpu, os.cpu_count(), realign))
-    print("settings: realign import --engine nemo-rl, batch.gen_len = published average sequence length - %d "
-          "(assumed prompt), plan.time_budget_s=0.2 (the script's own plan is priced; the search only "
-          "proposes another); estimated, not measured\n" % PROMPT_LEN)
+    print("settings: realign import FILE --engine nemo-rl with the overrides each launch line's header names "
+          "(%s), plan.time_budget_s=0.2 (the script's own plan is priced; the search only proposes another); "
+          "estimated, not measured\n" % " ".join(launch_overrides(runs[0][1])))
     if "--fit" in args:
         with tempfile.TemporaryDirectory() as folder:
             best = None
