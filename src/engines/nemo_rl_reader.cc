@@ -22,6 +22,11 @@ constexpr const char* kVllm = "policy.generation.vllm_cfg";
 
 std::string key(const std::string& prefix, const std::string& leaf) { return prefix + "." + leaf; }
 
+// The prompt length assumed where a launch gives neither max_new_tokens below the total nor a prompt cap
+// (data.max_input_seq_length) below it: a math problem under NeMo-RL's examples/prompts/cot.txt and a chat
+// template is well within it; at most half the sequence.
+constexpr int64_t kAssumedNemoRlPromptLen = 256;
+
 }  // namespace
 
 ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
@@ -45,6 +50,12 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
     throw Error(key(kMegatron, "enabled"),
                 "exactly one of policy.megatron_cfg and policy.dtensor_cfg is enabled");
   run.options = {{"backend", megatron ? "megatron" : "dtensor"}};
+  // vLLM holds its weights, activations and KV cache in this share of each GPU (both base configs: 0.6).
+  const double vllm_share = s.number(key(kVllm, "gpu_memory_utilization"), 0.6);
+  if (!(vllm_share > 0 && vllm_share <= 1))
+    throw Error(key(kVllm, "gpu_memory_utilization"),
+                "must be a share of the GPU's memory in (0, 1], got " + std::to_string(vllm_share));
+  run.pricing_options["generation_memory_fraction"] = vllm_share;
   for (const std::string& k :
        {key(kMegatron, "context_parallel_size"), key(kDtensor, "context_parallel_size")})
     if (s.integer(k, 1) > 1) throw Error(k, "context parallelism is not priced by realign");
@@ -55,12 +66,40 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
   const int64_t prompts = s.integer("grpo.num_prompts_per_step", 32);
   const int64_t n = s.integer("grpo.num_generations_per_prompt", 16);
   const int64_t total = s.integer("policy.max_total_sequence_length", 512);
-  const int64_t gen_len = s.integer("policy.generation.max_new_tokens", total);
-  if (gen_len >= total)
-    throw Error("policy.generation.max_new_tokens",
-                std::to_string(gen_len) +
-                    " (its default is policy.max_total_sequence_length): realign needs the "
-                    "prompts' length, max_total_sequence_length - max_new_tokens; set it");
+  int64_t gen_len = s.integer("policy.generation.max_new_tokens", total);
+  int64_t prompt_len = total - gen_len;
+  if (gen_len >= total) {
+    // NeMo-RL's recipes leave max_new_tokens at the total (its default) and run vLLM with max_model_len the
+    // total too: a response stops at the total less its own prompt. The prompts' cap is the data's
+    // max_input_seq_length where the config gives one below the total (grpo_math_1B.yaml makes it the total:
+    // "real truncation occurs at vllm.max_model_len"); else an assumed length, said so.
+    const std::string model_len_key = key(kVllm, "max_model_len");
+    const int64_t model_len = std::min(total, s.integer(model_len_key, total));
+    const int64_t input_cap = s.integer("data.max_input_seq_length", total);
+    const std::string cap_text = s.text("data.max_input_seq_length", "not set");
+    const std::string model_len_words =
+        s.has(model_len_key) ? model_len_key : "policy.max_total_sequence_length, vLLM's max_model_len";
+    const std::string why = std::to_string(gen_len) + ", the whole sequence (" + model_len_words + " " +
+                            std::to_string(model_len) + "), so a response stops at " +
+                            std::to_string(model_len) + " less its prompt";
+    if (input_cap >= 1 && input_cap < model_len) {
+      prompt_len = input_cap;
+      note("policy.generation.max_new_tokens",
+           why + "; priced with prompts of data.max_input_seq_length (" + std::to_string(prompt_len) +
+               ") and responses up to " + std::to_string(model_len - prompt_len));
+    } else {
+      prompt_len = std::min(kAssumedNemoRlPromptLen, model_len / 2);
+      note("policy.generation.max_new_tokens",
+           why + ", and the prompts' length is not in the config (data.max_input_seq_length is " +
+               (cap_text == "not set" ? cap_text : cap_text + ", not below it") +
+               "): assumed " + std::to_string(prompt_len) + " tokens a prompt, responses up to " +
+               std::to_string(model_len - prompt_len) + "; pass batch.prompt_len=P batch.gen_len_max=" +
+               std::to_string(model_len) + "-P for the task's prompts");
+    }
+    gen_len = std::min(gen_len, model_len - prompt_len);
+  }
+  if (gen_len < 1)
+    throw Error("policy.generation.max_new_tokens", std::to_string(gen_len) + ": must be at least 1");
   const int64_t per_step = s.integer("policy.train_global_batch_size", 512);
   if (per_step < 1 || (prompts * n) % per_step != 0)
     throw Error("policy.train_global_batch_size",
@@ -72,7 +111,7 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
   read_model(run, "actor", "policy.model_name", s.text("policy.model_name", "Qwen/Qwen2.5-1.5B"));
   c["batch"] = {{"prompts", prompts},
                 {"samples_per_prompt", n},
-                {"prompt_len", total - gen_len},
+                {"prompt_len", prompt_len},
                 {"gen_len", gen_len},
                 {"gen_len_max", gen_len},
                 {"mini_batches", prompts * n / per_step},

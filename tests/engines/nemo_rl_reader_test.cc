@@ -58,7 +58,7 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   testing::expect_refused(
       "nemo-rl", base,
       {
-          {"policy.generation.max_new_tokens=2048", "policy.generation.max_new_tokens"},
+          {"policy.generation.max_new_tokens=0", "policy.generation.max_new_tokens"},
           {"policy.megatron_cfg.enabled=true", "policy.megatron_cfg.enabled"},
           {"policy.dtensor_cfg.context_parallel_size=2", "policy.dtensor_cfg.context_parallel_size"},
           {"policy.generation.vllm_cfg.pipeline_parallel_size=2",
@@ -67,6 +67,50 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
           {"policy.generation.vllm_cfg.tensor_parallel_size=3",
            "policy.generation.vllm_cfg.tensor_parallel_size"},
       });
+}
+
+// NeMo-RL's recipes leave policy.generation.max_new_tokens at the total sequence length (grpo_math_1B.yaml's
+// ${policy.max_total_sequence_length}) and run vLLM with max_model_len the total: a response stops at the
+// total less its prompt. The prompts' cap is data.max_input_seq_length where the config gives one below the
+// total, else an assumed 256 tokens, each said in a note naming the keys and the values priced.
+TEST(NemoRlReader, MaxNewTokensAtTheTotalIsTheTotalLessThePromptsCap) {
+  const std::string base =
+      "uv run examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml cluster.gpus_per_node=8 "
+      "policy.model_name=Qwen/Qwen2.5-7B policy.max_total_sequence_length=4096 ";
+  auto note_of = [](const Read& r) {
+    for (const std::string& n : r.notes)
+      if (n.rfind("policy.generation.max_new_tokens: ", 0) == 0) return n;
+    return std::string();
+  };
+  // Left at its default (the total), with a prompt cap in the data config.
+  const Read capped = read_script(base + "data.max_input_seq_length=1024");
+  EXPECT_EQ(capped.run.config["batch"]["prompt_len"], 1024);
+  EXPECT_EQ(capped.run.config["batch"]["gen_len_max"], 3072);
+  EXPECT_NE(note_of(capped).find("data.max_input_seq_length (1024)"), std::string::npos) << note_of(capped);
+  // Set to the total explicitly, the cap the total too (grpo_math_1B.yaml's): the assumed length, said so.
+  const Read assumed =
+      read_script(base + "policy.generation.max_new_tokens=4096 data.max_input_seq_length=4096");
+  EXPECT_EQ(assumed.run.config["batch"]["prompt_len"], 256);
+  EXPECT_EQ(assumed.run.config["batch"]["gen_len_max"], 3840);
+  EXPECT_NE(note_of(assumed).find("assumed 256 tokens a prompt"), std::string::npos) << note_of(assumed);
+  EXPECT_NE(note_of(assumed).find("data.max_input_seq_length is 4096, not below it"), std::string::npos);
+  EXPECT_NE(note_of(assumed).find("batch.prompt_len=P"), std::string::npos);
+  // No cap anywhere: the same assumption, at most half a short sequence.
+  const Read short_one = read_script(
+      "uv run examples/run_grpo.py cluster.gpus_per_node=8 policy.model_name=Qwen/Qwen2.5-7B "
+      "policy.max_total_sequence_length=400");
+  EXPECT_EQ(short_one.run.config["batch"]["prompt_len"], 200);
+  EXPECT_EQ(short_one.run.config["batch"]["gen_len_max"], 200);
+  EXPECT_NE(note_of(short_one).find("data.max_input_seq_length is not set"), std::string::npos);
+  // vLLM's max_model_len below the total bounds prompt and response.
+  const Read model_len = read_script(base + "policy.generation.vllm_cfg.max_model_len=2048");
+  EXPECT_EQ(model_len.run.config["batch"]["prompt_len"], 256);
+  EXPECT_EQ(model_len.run.config["batch"]["gen_len_max"], 1792);
+  EXPECT_NE(note_of(model_len).find("policy.generation.vllm_cfg.max_model_len 2048"), std::string::npos);
+  // Below the total, max_new_tokens gives the prompts the rest, as before, with no note.
+  const Read set = read_script(base + "policy.generation.max_new_tokens=3072");
+  EXPECT_EQ(set.run.config["batch"]["prompt_len"], 1024);
+  EXPECT_EQ(note_of(set), "");
 }
 
 // A recipe as NeMo-RL's are written (examples/configs/recipes/llm/*.yaml): `defaults` naming a base config
