@@ -20,7 +20,7 @@ void add_models_command(CLI::App& app) {
     } else {
       for (const auto& name : builtin_model_names()) specs.push_back(builtin_model(name));
     }
-    std::printf("%-16s %-11s %6s %6s %5s %4s %7s %14s %14s  %s\n", "model", "family", "layers", "hidden",
+    std::printf("%-29s %-11s %6s %6s %5s %4s %7s %14s %14s  %s\n", "model", "family", "layers", "hidden",
                 "heads", "kv", "vocab", "parameters", "active", "experts");
     for (const auto& s : specs) {
       std::string experts = "-";
@@ -29,7 +29,14 @@ void add_models_command(CLI::App& app) {
                   " MoE layers: " + describe_router(s.moe) +
                   (s.moe.shared_experts > 0 ? ", " + std::to_string(s.moe.shared_experts) + " shared" : "") +
                   (s.mla.enabled() ? "; latent attention" : "");
-      std::printf("%-16s %-11s %6lld %6lld %5lld %4lld %7lld %14lld %14lld  %s\n", s.name.c_str(),
+      if (s.sliding_window > 0) {  // the layers whose attention and KV cache the window bounds
+        int64_t local = 0;
+        for (int64_t l = 0; l < s.n_layers; ++l) local += s.sliding_layer(l) ? 1 : 0;
+        experts = (experts == "-" ? "" : experts + "; ") + std::to_string(local) + " of " +
+                  std::to_string(s.n_layers) + " layers within " + std::to_string(s.sliding_window) +
+                  " tokens";
+      }
+      std::printf("%-29s %-11s %6lld %6lld %5lld %4lld %7lld %14lld %14lld  %s\n", s.name.c_str(),
                   to_string(s.family).c_str(), (long long)s.n_layers, (long long)s.hidden,
                   (long long)s.n_heads, (long long)s.n_kv_heads, (long long)s.vocab,
                   (long long)s.total_params(), (long long)s.active_params(), experts.c_str());

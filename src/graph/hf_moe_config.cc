@@ -38,6 +38,7 @@ std::vector<std::string> known_fields(ModelFamily f) {
     case ModelFamily::kQwen3Moe:
       return {"num_experts",     "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step",
               "mlp_only_layers", "norm_topk_prob",      "router_aux_loss_coef",  "output_router_logits"};
+    case ModelFamily::kDeepseekV2:  // DeepseekV2Config defines the same fields as V3's
     case ModelFamily::kDeepseekV3:
       return {"n_routed_experts",
               "num_experts_per_tok",
@@ -87,7 +88,12 @@ std::vector<int64_t> int_list(const Json& c, const char* key, const std::string&
   return out;
 }
 
+// DeepSeek-V2 and V3 share the latent attention and the dense-then-MoE layer plan; they differ in routing:
+// V2 scores by softmax and picks the top-k (topk_method greedy, DeepSeek-V2-Lite) or the top-k within the
+// best topk_group of n_group groups (group_limited_greedy, DeepSeek-V2), with no selection bias; V3 scores by
+// sigmoid with a selection bias (noaux_tc).
 void read_deepseek(const Json& c, const std::string& path, ModelSpec& s) {
+  const bool v2 = s.family == ModelFamily::kDeepseekV2;
   MoeSpec& m = s.moe;
   m.num_experts = get_int(c, "n_routed_experts", path);
   m.expert_intermediate = get_int(c, "moe_intermediate_size", path);
@@ -98,21 +104,31 @@ void read_deepseek(const Json& c, const std::string& path, ModelSpec& s) {
     throw Error(path + ": moe_layer_freq", std::to_string(freq) +
                                                " is not supported: HF's DeepSeek-V3 makes every layer from "
                                                "first_k_dense_replace on an MoE layer (1)");
-  const std::string scoring = get_string_or(c, "scoring_func", "sigmoid", path);
-  if (scoring != "sigmoid")
-    throw Error(path + ": scoring_func",
-                "router scoring '" + scoring + "' is not DeepSeek-V3's (sigmoid; softmax is DeepSeek-V2's)");
-  const std::string method = get_string_or(c, "topk_method", "noaux_tc", path);
-  if (method != "noaux_tc")
+  const std::string scoring = get_string_or(c, "scoring_func", v2 ? "softmax" : "sigmoid", path);
+  if (scoring != (v2 ? "softmax" : "sigmoid"))
+    throw Error(
+        path + ": scoring_func",
+        "router scoring '" + scoring +
+            (v2 ? "' is not DeepSeek-V2's (softmax; sigmoid is DeepSeek-V3's, model_type deepseek_v3)"
+                : "' is not DeepSeek-V3's (sigmoid; softmax is DeepSeek-V2's, model_type deepseek_v2)"));
+  const std::string method = get_string_or(c, "topk_method", v2 ? "greedy" : "noaux_tc", path);
+  if (v2 && method != "greedy" && method != "group_limited_greedy")
+    throw Error(path + ": topk_method", "router type '" + method +
+                                            "' is not supported (DeepSeek-V2 routes by greedy or "
+                                            "group_limited_greedy)");
+  if (!v2 && method != "noaux_tc")
     throw Error(path + ": topk_method",
                 "router type '" + method +
                     "' is not supported (DeepSeek-V3 routes by noaux_tc: grouped top-k "
                     "with a selection bias)");
-  m.scoring = RouterScoring::kSigmoid;
-  m.selection_bias = true;
-  m.groups = get_int_or(c, "n_group", 1, path);
-  m.top_groups = get_int_or(c, "topk_group", 1, path);
-  m.normalize_top_k = get_bool_or(c, "norm_topk_prob", true, path);
+  m.scoring = v2 ? RouterScoring::kSoftmax : RouterScoring::kSigmoid;
+  m.selection_bias = !v2;
+  // greedy picks from every expert: n_group and topk_group do not apply.
+  const bool grouped = !v2 || method == "group_limited_greedy";
+  m.groups = grouped ? get_int_or(c, "n_group", 1, path) : 1;
+  m.top_groups = grouped ? get_int_or(c, "topk_group", 1, path) : 1;
+  // DeepseekV2Config defaults norm_topk_prob to False (the published V2 configs say false), V3's to True.
+  m.normalize_top_k = get_bool_or(c, "norm_topk_prob", !v2, path);
   m.routed_scaling = get_double_or(c, "routed_scaling_factor", 1.0, path);
   s.mla.q_lora_rank = get_int_or(c, "q_lora_rank", 0, path);  // null: queries projected directly
   s.mla.kv_lora_rank = get_int(c, "kv_lora_rank", path);
@@ -128,7 +144,7 @@ void read_deepseek(const Json& c, const std::string& path, ModelSpec& s) {
 
 bool is_moe_family(ModelFamily f) {
   return f == ModelFamily::kMixtral || f == ModelFamily::kQwen2Moe || f == ModelFamily::kQwen3Moe ||
-         f == ModelFamily::kDeepseekV3;
+         f == ModelFamily::kDeepseekV2 || f == ModelFamily::kDeepseekV3;
 }
 
 void read_moe_fields(const Json& c, const std::string& path, ModelSpec& s) {
@@ -158,6 +174,7 @@ void read_moe_fields(const Json& c, const std::string& path, ModelSpec& s) {
         s.qk_norm = true;
       }
       break;
+    case ModelFamily::kDeepseekV2:
     case ModelFamily::kDeepseekV3:
       read_deepseek(c, path, s);
       break;
@@ -180,7 +197,7 @@ void refuse_moe_fields(const Json& c, const std::string& path, ModelFamily famil
     if (c.contains(key) && !c.at(key).is_null())
       throw Error(path + ": " + key, to_string(family) +
                                          " has no mixture-of-experts layers; model_type mixtral, qwen2_moe, "
-                                         "qwen3_moe or deepseek_v3 has");
+                                         "qwen3_moe, deepseek_v2 or deepseek_v3 has");
 }
 
 void write_moe_fields(const ModelSpec& s, Json& c) {
@@ -199,6 +216,7 @@ void write_moe_fields(const ModelSpec& s, Json& c) {
       c["norm_topk_prob"] = m.normalize_top_k;
       if (s.family == ModelFamily::kQwen2Moe) c["shared_expert_intermediate_size"] = m.shared_intermediate;
       break;
+    case ModelFamily::kDeepseekV2:
     case ModelFamily::kDeepseekV3:
       c.erase("head_dim");
       c["n_routed_experts"] = m.num_experts;
@@ -206,8 +224,10 @@ void write_moe_fields(const ModelSpec& s, Json& c) {
       c["n_shared_experts"] = m.shared_experts;
       c["first_k_dense_replace"] = m.first_dense_layers;
       c["moe_layer_freq"] = 1;
-      c["scoring_func"] = "sigmoid";
-      c["topk_method"] = "noaux_tc";
+      c["scoring_func"] = m.scoring == RouterScoring::kSoftmax ? "softmax" : "sigmoid";
+      c["topk_method"] = s.family == ModelFamily::kDeepseekV3 ? "noaux_tc"
+                         : m.groups > 1                       ? "group_limited_greedy"
+                                                              : "greedy";
       c["n_group"] = m.groups;
       c["topk_group"] = m.top_groups;
       c["norm_topk_prob"] = m.normalize_top_k;

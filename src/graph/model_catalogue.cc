@@ -106,6 +106,120 @@ ModelSpec deepseek_v3() {
   return s;
 }
 
+// DeepSeek-V2 (deepseek-ai/DeepSeek-V2 and deepseek-ai/DeepSeek-V2-Lite config.json, model_type
+// deepseek_v2): V3's latent attention (kv_lora_rank 512, qk_nope/rope 128/64, v 128) and dense-then-MoE plan
+// (first_k_dense_replace 1, 2 shared experts of moe_intermediate_size), routed by softmax without a selection
+// bias or renormalisation (norm_topk_prob false), vocabulary 102,400, 163,840 positions (YaRN x40 from
+// 4,096), rms_norm_eps 1e-6. V2: 60 layers of 5120, 128 heads, q_lora_rank 1536, 160 experts of 1536, top-6
+// within the best 3 of 8 groups (group_limited_greedy), x16 (routed_scaling_factor); V2-Lite: 27 layers of
+// 2048, 16 heads, queries projected directly (q_lora_rank null), 64 experts of 1408, top-6 of all (greedy).
+ModelSpec deepseek_v2(const std::string& name, int64_t layers, int64_t hidden, int64_t inter, int64_t heads,
+                      int64_t q_lora, int64_t experts, int64_t expert_inter, int64_t groups,
+                      int64_t top_groups, double scaling) {
+  MoeSpec m = routed(experts, 6, expert_inter, false);
+  m.shared_experts = 2;
+  m.shared_intermediate = expert_inter;
+  m.first_dense_layers = 1;
+  m.groups = groups;
+  m.top_groups = top_groups;
+  m.routed_scaling = scaling;
+  ModelSpec s = moe_model(name, ModelFamily::kDeepseekV2, layers, hidden, inter, heads, heads, 192, 102400,
+                          163840, 1e4, m);
+  s.mla = MlaSpec{q_lora, 512, 128, 64, 128};
+  s.norm_eps = 1e-6;
+  s.rope_scaling.type = "yarn";
+  s.rope_scaling.factor = 40;
+  s.rope_scaling.original_max_position = 4096;
+  return s;
+}
+
+// Qwen2-MoE (Qwen/Qwen1.5-MoE-A2.7B, Qwen/Qwen2-57B-A14B config.json): Qwen2's biased trunk, every layer MoE
+// (decoder_sparse_step 1, mlp_only_layers []), softmax top-k not renormalised (norm_topk_prob false), one
+// shared expert of shared_expert_intermediate_size behind a sigmoid gate, vocabulary 151,936, rope_theta 1e6,
+// rms_norm_eps 1e-6, untied.
+ModelSpec qwen2_moe(const std::string& name, int64_t layers, int64_t hidden, int64_t inter, int64_t heads,
+                    int64_t kv_heads, int64_t max_pos, int64_t experts, int64_t k, int64_t expert_inter,
+                    int64_t shared_inter) {
+  MoeSpec m = routed(experts, k, expert_inter, false);
+  m.shared_experts = 1;
+  m.shared_intermediate = shared_inter;
+  m.shared_expert_gate = true;
+  ModelSpec s = moe_model(name, ModelFamily::kQwen2Moe, layers, hidden, inter, heads, kv_heads,
+                          hidden / heads, 151936, max_pos, 1e6, m);
+  s.qkv_bias = true;
+  s.norm_eps = 1e-6;
+  return s;
+}
+
+// Llama 3.1 and 3.2 (meta-llama/Llama-3.1-8B, -70B, -405B, Llama-3.2-1B, -3B config.json): Llama 3's trunk
+// (vocabulary 128,256, rope_theta 5e5, rms_norm_eps 1e-5) with 131,072 positions by llama3 rope scaling from
+// 8,192 (factor 8; 3.2: 32, low/high frequency factors 1 and 4); 3.2 ties its embeddings.
+ModelSpec llama31(const std::string& name, int64_t layers, int64_t hidden, int64_t inter, int64_t heads,
+                  double rope_factor, bool tied) {
+  ModelSpec s = llama(name, layers, hidden, inter, heads, 8, 128256, 131072, 5e5);
+  s.rope_scaling.type = "llama3";
+  s.rope_scaling.factor = rope_factor;
+  s.rope_scaling.low_freq_factor = 1.0;
+  s.rope_scaling.high_freq_factor = 4.0;
+  s.rope_scaling.original_max_position = 8192;
+  s.tied_embeddings = tied;
+  return s;
+}
+
+// Mistral-7B (mistralai/Mistral-7B-v0.1, Mistral-7B-v0.3 config.json, model_type mistral): 32 layers of 4096,
+// 32 heads over 8 KV heads, SwiGLU of 14336, 32,768 positions, rms_norm_eps 1e-5, untied. v0.1: vocabulary
+// 32,000, rope_theta 1e4 and a 4,096-token window on every layer; v0.3: vocabulary 32,768, rope_theta 1e6,
+// no window (sliding_window null).
+ModelSpec mistral7b(const std::string& name, int64_t vocab, double theta, int64_t window) {
+  ModelSpec s = llama(name, 32, 4096, 14336, 32, 8, vocab, 32768, theta);
+  s.family = ModelFamily::kMistral;
+  s.sliding_window = window;
+  return s;
+}
+
+// Gemma 2 (google/gemma-2-2b, -9b, -27b config.json, model_type gemma2): head_dim set apart from hidden /
+// heads, four RMSNorms a layer, GeGLU (gelu_pytorch_tanh), tied embeddings, vocabulary 256,000, 8,192
+// positions, rope_theta 1e4, rms_norm_eps 1e-6, and every other layer local (layer 0 first) over a
+// 4,096-token window. Not priced: the attention and final logits' soft-capping (attn_logit_softcapping 50,
+// final_logit_softcapping 30: elementwise, and a serving engine's choice of attention kernel).
+ModelSpec gemma2(const std::string& name, int64_t layers, int64_t hidden, int64_t inter, int64_t heads,
+                 int64_t kv_heads, int64_t head_dim) {
+  ModelSpec s = llama(name, layers, hidden, inter, heads, kv_heads, 256000, 8192, 1e4);
+  s.family = ModelFamily::kGemma2;
+  s.head_dim = head_dim;
+  s.tied_embeddings = true;
+  s.norm_eps = 1e-6;
+  s.sliding_window = 4096;
+  s.sliding_window_pattern = 2;
+  return s;
+}
+
+// Gemma 3's text decoder (google/gemma-3-1b-pt config.json, model_type gemma3_text; google/gemma-3-4b-pt,
+// -12b-pt, -27b-pt config.json's text_config over Gemma3TextConfig's defaults): Gemma 2's layer with Qwen3's
+// query/key norms, no soft-capping, five local layers to one global (sliding_window_pattern 6) over a window
+// of 512 (1B) or 1,024 tokens, rope_theta 1e6 on the global layers (linear scaling x8 from 4B up), tied
+// embeddings. 1B: vocabulary 262,144, 32,768 positions; 4B and up: 262,208 and 131,072. The 4B, 12B and 27B
+// checkpoints are Gemma3ForConditionalGeneration: their SigLIP vision tower and projector (about 0.42B
+// parameters) are not part of the shape, so a run that loads them holds that much more than is priced.
+ModelSpec gemma3(const std::string& name, int64_t layers, int64_t hidden, int64_t inter, int64_t heads,
+                 int64_t kv_heads, int64_t head_dim) {
+  const bool small = hidden < 2048;  // the 1B
+  ModelSpec s = llama(name, layers, hidden, inter, heads, kv_heads, small ? 262144 : 262208,
+                      small ? 32768 : 131072, 1e6);
+  s.family = ModelFamily::kGemma3;
+  s.head_dim = head_dim;
+  s.qk_norm = true;
+  s.tied_embeddings = true;
+  s.norm_eps = 1e-6;
+  s.sliding_window = small ? 512 : 1024;
+  s.sliding_window_pattern = 6;
+  if (!small) {
+    s.rope_scaling.type = "linear";
+    s.rope_scaling.factor = 8.0;
+  }
+  return s;
+}
+
 ModelSpec gpt2(const std::string& name, int64_t layers, int64_t hidden, int64_t heads, int64_t vocab,
                int64_t max_pos) {
   ModelSpec s;
@@ -138,6 +252,13 @@ const std::map<std::string, ModelSpec>& builtins() {
     ModelSpec l3_70 = llama("llama3-70b", 80, 8192, 28672, 64, 8, 128256, 8192, 5e5);
     add(l3_8);
     add(l3_70);
+    add(llama31("llama3.1-8b", 32, 4096, 14336, 32, 8.0, false));
+    add(llama31("llama3.1-70b", 80, 8192, 28672, 64, 8.0, false));
+    add(llama31("llama3.1-405b", 126, 16384, 53248, 128, 8.0, false));
+    add(llama31("llama3.2-1b", 16, 2048, 8192, 32, 32.0, true));
+    add(llama31("llama3.2-3b", 28, 3072, 8192, 24, 32.0, true));
+    add(mistral7b("mistral-7b-v0.1", 32000, 1e4, 4096));
+    add(mistral7b("mistral-7b-v0.3", 32768, 1e6, 0));
     add(qwen25("qwen2.5-0.5b", 24, 896, 4864, 14, 2, 151936, true));
     add(qwen25("qwen2.5-1.5b", 28, 1536, 8960, 12, 2, 151936, true));
     add(qwen25("qwen2.5-3b", 36, 2048, 11008, 16, 2, 151936, true));
@@ -154,6 +275,30 @@ const std::map<std::string, ModelSpec>& builtins() {
     math7.max_positions = 4096;
     math7.rope_theta = 1e4;
     add(math7);
+    // Qwen/Qwen2.5-Math-1.5B config.json: Qwen2.5-1.5B's trunk (tied) with 4,096 positions and rope_theta
+    // 1e4.
+    ModelSpec math15 = qwen25("qwen2.5-math-1.5b", 28, 1536, 8960, 12, 2, 151936, true);
+    math15.max_positions = 4096;
+    math15.rope_theta = 1e4;
+    add(math15);
+    // DeepSeek-R1's distillations into Qwen (deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B, -7B, -14B, -32B
+    // config.json): the trunks of Qwen2.5-Math-1.5B (untied here), Qwen2.5-Math-7B, Qwen2.5-14B and -32B,
+    // with 131,072 positions; rope_theta 1e4 (1.5B, 7B) or 1e6, rms_norm_eps 1e-6 (1.5B, 7B) or 1e-5. No one
+    // of them is its base's exact shape (positions; the 1.5B's untied head adds 0.23B parameters).
+    auto distill = [](const std::string& name, ModelSpec base, double theta, double eps) {
+      base.name = name;
+      base.tied_embeddings = false;
+      base.max_positions = 131072;
+      base.rope_theta = theta;
+      base.norm_eps = eps;
+      return base;
+    };
+    add(distill("deepseek-r1-distill-qwen-1.5b", math15, 1e4, 1e-6));
+    add(distill("deepseek-r1-distill-qwen-7b", math7, 1e4, 1e-6));
+    add(distill("deepseek-r1-distill-qwen-14b", qwen25("", 48, 5120, 13824, 40, 8, 152064, false), 1e6,
+                1e-5));
+    add(distill("deepseek-r1-distill-qwen-32b", qwen25("", 64, 5120, 27648, 40, 8, 152064, false), 1e6,
+                1e-5));
     add(qwen3("qwen3-0.6b", 28, 1024, 3072, 16, true));
     add(qwen3("qwen3-1.7b", 28, 2048, 6144, 16, true));
     add(qwen3("qwen3-4b", 36, 2560, 9728, 32, true));
@@ -165,12 +310,31 @@ const std::map<std::string, ModelSpec>& builtins() {
     ModelSpec deepseek7 = llama("deepseek-llm-7b", 30, 4096, 11008, 32, 32, 102400, 4096, 1e4);
     deepseek7.norm_eps = 1e-6;
     add(deepseek7);
+    add(gemma2("gemma2-2b", 26, 2304, 9216, 8, 4, 256));
+    add(gemma2("gemma2-9b", 42, 3584, 14336, 16, 8, 256));
+    add(gemma2("gemma2-27b", 46, 4608, 36864, 32, 16, 128));
+    add(gemma3("gemma3-1b", 26, 1152, 6912, 4, 1, 256));
+    add(gemma3("gemma3-4b", 34, 2560, 10240, 8, 4, 256));
+    add(gemma3("gemma3-12b", 48, 3840, 15360, 16, 8, 256));
+    add(gemma3("gemma3-27b", 62, 5376, 21504, 32, 16, 128));
     add(gpt2("gpt2", 12, 768, 12, 50257, 1024));
     add(gpt2("gpt2-medium", 24, 1024, 16, 50257, 1024));
     // Mixtral-8x7B (mistralai/Mixtral-8x7B-v0.1 config.json): 8 experts of 14336 (intermediate_size), top-2,
     // softmax renormalised over the two (HF's MixtralSparseMoeBlock always does), 32k positions, theta 1e6.
     add(moe_model("mixtral-8x7b", ModelFamily::kMixtral, 32, 4096, 14336, 32, 8, 128, 32000, 32768, 1e6,
                   routed(8, 2, 14336, true)));
+    // Mixtral-8x22B (mistralai/Mixtral-8x22B-v0.1 config.json): 56 layers of 6144, 48 heads over 8 KV heads,
+    // 8 experts of 16384, top-2, vocabulary 32,000 (the -Instruct-v0.1's is 32,768), 65,536 positions, theta
+    // 1e6, no window.
+    add(moe_model("mixtral-8x22b", ModelFamily::kMixtral, 56, 6144, 16384, 48, 8, 128, 32000, 65536, 1e6,
+                  routed(8, 2, 16384, true)));
+    // Qwen1.5-MoE-A2.7B: 24 layers of 2048, 16 heads (no GQA), 60 experts of 1408, top-4, a shared expert of
+    // 5632, 8,192 positions. Qwen2-57B-A14B: 28 layers of 3584, 28 heads over 4 KV heads, 64 experts of 2560,
+    // top-8, a shared expert of 20480, 131,072 positions.
+    add(qwen2_moe("qwen1.5-moe-a2.7b", 24, 2048, 5632, 16, 16, 8192, 60, 4, 1408, 5632));
+    add(qwen2_moe("qwen2-57b-a14b", 28, 3584, 18944, 28, 4, 131072, 64, 8, 2560, 20480));
+    add(deepseek_v2("deepseek-v2-lite", 27, 2048, 10944, 16, 0, 64, 1408, 1, 1, 1.0));
+    add(deepseek_v2("deepseek-v2", 60, 5120, 12288, 128, 1536, 160, 1536, 8, 3, 16.0));
     add(qwen3_moe("qwen3-30b-a3b", 48, 2048, 6144, 32, 768));
     add(qwen3_moe("qwen3-235b-a22b", 94, 4096, 12288, 64, 1536));
     add(deepseek_v3());

@@ -10,11 +10,18 @@ struct FamilyName {
   const char* name;
 };
 constexpr FamilyName kFamilies[] = {
-    {ModelFamily::kLlama, "llama"},        {ModelFamily::kQwen2, "qwen2"},
+    {ModelFamily::kLlama, "llama"},
+    {ModelFamily::kQwen2, "qwen2"},
     {ModelFamily::kQwen3, "qwen3"},
-    {ModelFamily::kMistral, "mistral"},    {ModelFamily::kGpt2, "gpt2"},
-    {ModelFamily::kMixtral, "mixtral"},    {ModelFamily::kQwen2Moe, "qwen2_moe"},
-    {ModelFamily::kQwen3Moe, "qwen3_moe"}, {ModelFamily::kDeepseekV3, "deepseek_v3"},
+    {ModelFamily::kMistral, "mistral"},
+    {ModelFamily::kGpt2, "gpt2"},
+    {ModelFamily::kMixtral, "mixtral"},
+    {ModelFamily::kQwen2Moe, "qwen2_moe"},
+    {ModelFamily::kQwen3Moe, "qwen3_moe"},
+    {ModelFamily::kDeepseekV3, "deepseek_v3"},
+    {ModelFamily::kDeepseekV2, "deepseek_v2"},
+    {ModelFamily::kGemma2, "gemma2"},
+    {ModelFamily::kGemma3, "gemma3_text"},
 };
 }  // namespace
 
@@ -42,7 +49,7 @@ int64_t ModelSpec::attention_params() const {
   const int64_t q = n_heads * head_dim, kv = n_kv_heads * head_dim;
   if (family == ModelFamily::kGpt2)  // c_attn (h -> 3h) + c_proj (h -> h), biased; two LayerNorms
     return hidden * (q + 2 * kv) + (q + 2 * kv) + q * hidden + hidden + 4 * hidden;
-  const int64_t norms = 2 * hidden + (qk_norm ? 2 * head_dim : 0);
+  const int64_t norms = (post_norms() ? 4 : 2) * hidden + (qk_norm ? 2 * head_dim : 0);
   if (mla.enabled()) {
     const int64_t qk = n_heads * mla.qk_head_dim();
     const int64_t q_path =
@@ -102,20 +109,33 @@ int64_t ModelSpec::active_params() const {
   return n;
 }
 
+bool ModelSpec::sliding_layer(int64_t layer) const {
+  if (sliding_window <= 0) return false;
+  return sliding_window_pattern <= 0 || (layer + 1) % sliding_window_pattern != 0;
+}
+
+double ModelSpec::attended_tokens(int64_t begin, int64_t end, double context) const {
+  if (sliding_window <= 0) return double(end - begin) * context;
+  double n = 0;
+  for (int64_t l = begin; l < end; ++l)
+    n += sliding_layer(l) ? std::min(context, double(sliding_window)) : context;
+  return n;
+}
+
 double ModelSpec::forward_flops(double tokens, double context) const {
   const double h = double(hidden), inter = double(intermediate);
-  double attn_matmul, attention;  // multiply-adds per token and layer
+  double attn_matmul, attention;  // multiply-adds per token and layer; attention's per token of context
   if (mla.enabled()) {
     const double heads = double(n_heads), qk = heads * double(mla.qk_head_dim());
     const double ql = double(mla.q_lora_rank), kvl = double(mla.kv_lora_rank);
     attn_matmul = (ql > 0 ? h * ql + ql * qk : h * qk) + h * (kvl + double(mla.qk_rope_head_dim)) +
                   kvl * heads * double(mla.qk_nope_head_dim + mla.v_head_dim) +
                   heads * double(mla.v_head_dim) * h;
-    attention = (qk + heads * double(mla.v_head_dim)) * context;
+    attention = qk + heads * double(mla.v_head_dim);
   } else {
     const double q = double(n_heads * head_dim), kv = double(n_kv_heads * head_dim);
     attn_matmul = h * (q + 2 * kv) + q * h;
-    attention = 2.0 * q * context;  // QK^T and AV: q * context multiply-adds each
+    attention = 2.0 * q;  // QK^T and AV: q multiply-adds each per token of context
   }
   const double dense_mlp = family == ModelFamily::kGpt2 ? 2.0 * h * inter : 3.0 * h * inter;
   const double moe_layers = double(moe.moe_layers_in(0, n_layers));
@@ -125,8 +145,9 @@ double ModelSpec::forward_flops(double tokens, double context) const {
       double(moe.num_experts) * h + 3.0 * h *
                                         double(moe.experts_per_token * moe.expert_intermediate +
                                                moe.shared_experts * moe.shared_intermediate);
-  double per_token = dense_layers * (attn_matmul + dense_mlp + attention) + double(vocab) * h;
-  if (moe_layers > 0) per_token += moe_layers * (attn_matmul + moe_mlp + attention);
+  double per_token = dense_layers * (attn_matmul + dense_mlp) + double(vocab) * h;
+  if (moe_layers > 0) per_token += moe_layers * (attn_matmul + moe_mlp);
+  per_token += attention * attended_tokens(0, n_layers, context);
   return 2.0 * tokens * per_token;
 }
 
@@ -142,7 +163,8 @@ bool ModelSpec::operator==(const ModelSpec& o) const {
          head_dim == o.head_dim && vocab == o.vocab && max_positions == o.max_positions &&
          tied_embeddings == o.tied_embeddings && qkv_bias == o.qkv_bias && norm_eps == o.norm_eps &&
          rope_theta == o.rope_theta && rope_scaling == o.rope_scaling && sliding_window == o.sliding_window &&
-         qk_norm == o.qk_norm && moe == o.moe && mla == o.mla;
+         sliding_window_pattern == o.sliding_window_pattern && qk_norm == o.qk_norm && moe == o.moe &&
+         mla == o.mla;
 }
 
 namespace {
@@ -194,20 +216,31 @@ void validate_model_spec(const ModelSpec& s, const std::string& path) {
     throw Error(path + ".n_kv_heads", std::to_string(s.n_kv_heads) + " KV heads do not divide " +
                                           std::to_string(s.n_heads) + " attention heads");
   if (s.family == ModelFamily::kGpt2 && s.n_heads * s.head_dim != s.hidden)
-    throw Error(path + ".n_heads", std::to_string(s.n_heads) + " heads do not divide hidden size " +
-                                       std::to_string(s.hidden));
+    throw Error(path + ".n_heads",
+                std::to_string(s.n_heads) + " heads do not divide hidden size " + std::to_string(s.hidden));
   if (s.head_dim % 2 != 0 && s.family != ModelFamily::kGpt2)
-    throw Error(path + ".head_dim", "rotary embeddings need an even head dimension, got " +
-                                        std::to_string(s.head_dim));
+    throw Error(path + ".head_dim",
+                "rotary embeddings need an even head dimension, got " + std::to_string(s.head_dim));
   if (!(s.norm_eps > 0)) throw Error(path + ".norm_eps", "must be positive");
   if (!(s.rope_theta > 0)) throw Error(path + ".rope_theta", "must be positive");
+  if (s.sliding_window < 0) throw Error(path + ".sliding_window", "must be 0 (none) or positive");
+  if (s.sliding_window_pattern < 0)
+    throw Error(path + ".sliding_window_pattern", "must be 0 (every layer) or positive");
   if (s.is_moe()) validate_moe_spec(s, path);
 }
 
 std::string runtime_model_problem(const ModelSpec& s) {
   const std::string what = s.name + " (" + to_string(s.family) + ")";
+  if (s.family == ModelFamily::kGemma2 || s.family == ModelFamily::kGemma3)
+    return "family: the runtime does not build Gemma 2 or 3 (GeGLU MLPs, four norms a layer, soft-capped "
+           "and pre-scaled attention, alternating local and global layers): " +
+           what;
   if (s.mla.enabled())
-    return "mla: the runtime does not run multi-head latent attention (DeepSeek-V3's) yet: " + what;
+    return "mla: the runtime does not run multi-head latent attention (DeepSeek-V2's and V3's) yet: " + what;
+  if (s.sliding_window > 0 && s.sliding_window_pattern > 0)
+    return "sliding_window_pattern: the runtime windows every layer or none, not alternating local and "
+           "global layers: " +
+           what;
   if (!s.is_moe()) return "";
   const MoeSpec& m = s.moe;
   if (m.scoring != RouterScoring::kSoftmax || m.selection_bias || m.groups != 1 || m.routed_scaling != 1.0)

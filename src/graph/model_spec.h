@@ -10,8 +10,13 @@
 
 namespace realign {
 
-// HF model_type per family (Qwen3: Qwen2's trunk without biases, RMSNorm on each head's query and key); the
-// last four are mixture-of-experts families, which the planner prices and the runtime does not run yet.
+// HF model_type per family (Qwen3: Qwen2's trunk without biases, RMSNorm on each head's query and key).
+// Mixtral, Qwen2-MoE, Qwen3-MoE, DeepSeek-V2 and DeepSeek-V3 are mixture-of-experts families. Gemma 2 and
+// Gemma 3 (model_type gemma2, gemma3_text; a gemma3 config's text_config) differ from LLaMA in what the
+// planner prices by a head_dim apart from hidden / heads, four RMSNorms a layer (before and after attention
+// and MLP), a GeGLU MLP (the GEMMs of SwiGLU), tied embeddings, a 256k vocabulary and sliding-window local
+// layers; Gemma 3 adds Qwen3's query/key norms. The runtime (src/model) builds neither Gemma nor DeepSeek
+// (runtime_model_problem).
 enum class ModelFamily {
   kLlama,
   kQwen2,
@@ -21,7 +26,10 @@ enum class ModelFamily {
   kMixtral,
   kQwen2Moe,
   kQwen3Moe,
-  kDeepseekV3
+  kDeepseekV3,
+  kDeepseekV2,
+  kGemma2,
+  kGemma3
 };
 
 std::string to_string(ModelFamily family);
@@ -29,7 +37,7 @@ ModelFamily model_family_from_string(const std::string& name, const std::string&
 
 // RoPE frequency scaling as in HF's rope_scaling {"rope_type": "llama3", ...}; type "none" when absent.
 struct RopeScaling {
-  std::string type = "none";  // "none", "llama3", or "yarn" (DeepSeek-V3; planner only)
+  std::string type = "none";  // "none", "llama3", "yarn" (DeepSeek; planner only) or "linear" (Gemma 3)
   double factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
@@ -53,27 +61,40 @@ struct ModelSpec {
   double norm_eps = 1e-5;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
-  int64_t sliding_window = 0;  // Mistral; 0 = none
-  bool qk_norm = false;        // Qwen3: an RMSNorm (head_dim weights) on each head's query and key
-  MoeSpec moe;                 // mixture-of-experts layers (num_experts 0: dense)
-  MlaSpec mla;                 // DeepSeek's latent attention (kv_lora_rank 0: standard attention)
+  int64_t sliding_window = 0;  // Mistral, Gemma's local layers; 0 = none
+  // Which layers the window bounds: 0 every layer (Mistral); N all but every N-th, layer i global when
+  // (i + 1) % N == 0 (HF's sliding_window_pattern: Gemma 2 alternates, 2; Gemma 3 has 5 local to 1 global,
+  // 6).
+  int64_t sliding_window_pattern = 0;
+  bool qk_norm = false;  // Qwen3: an RMSNorm (head_dim weights) on each head's query and key
+  MoeSpec moe;           // mixture-of-experts layers (num_experts 0: dense)
+  MlaSpec mla;           // DeepSeek's latent attention (kv_lora_rank 0: standard attention)
 
   bool is_moe() const { return moe.enabled(); }
+  // Gemma 2 and 3: RMSNorms after attention and after the MLP as well as before each (four a layer).
+  bool post_norms() const { return family == ModelFamily::kGemma2 || family == ModelFamily::kGemma3; }
+  // Whether layer `layer` attends only to the last sliding_window tokens (see sliding_window_pattern).
+  bool sliding_layer(int64_t layer) const;
+  // The tokens layers [begin, end) attend to and cache, summed over the layers, for a sequence of `context`
+  // tokens: `context` on a global layer, at most sliding_window on a local one (as FlashAttention's window
+  // skips the rest, and as vLLM's hybrid KV cache manager allocates a local layer's cache).
+  double attended_tokens(int64_t begin, int64_t end, double context) const;
 
   // Parameter counts (not bytes). Embedding and head are counted once when tied.
-  int64_t attention_params() const;                // one layer's attention and its two norms
+  int64_t attention_params() const;                // one layer's attention and its norms (two; Gemma four)
   int64_t mlp_params(int64_t layer) const;         // one layer's MLP: every expert, router and shared experts
   int64_t active_mlp_params(int64_t layer) const;  // what one token runs through: router, k experts, shared
   int64_t layer_params(int64_t layer) const;       // attention_params() + mlp_params(layer)
   int64_t params_per_layer() const;                // layer 0's (every layer of a dense model alike)
-  int64_t embedding_params() const;  // token (+ learned position) embeddings
-  int64_t head_params() const;       // LM head (0 when tied) + final norm
+  int64_t embedding_params() const;                // token (+ learned position) embeddings
+  int64_t head_params() const;                     // LM head (0 when tied) + final norm
   int64_t total_params() const;
   int64_t active_params() const;  // per token: total_params() of a dense model
 
   // Forward FLOPs for `tokens` tokens whose attention spans `context` earlier tokens on average (dense
   // matmuls at 2 FLOPs per multiply-add over the active parameters: attention, router, k routed and the
-  // shared experts; attention scores and values included; the LM head over the full vocabulary).
+  // shared experts; attention scores and values included, over at most sliding_window tokens on a local
+  // layer; the LM head over the full vocabulary).
   double forward_flops(double tokens, double context) const;
   // Elements of one token's keys and values in one layer's cache on one of `tp` ranks: 2 x kv_heads/tp x
   // head_dim; MLA caches its latent and the rotary key (kv_lora_rank + qk_rope_head_dim), as serving engines
@@ -84,15 +105,20 @@ struct ModelSpec {
   bool operator!=(const ModelSpec& o) const { return !(*this == o); }
 };
 
-// Built-in shapes: llama2-7b/13b/34b/70b, llama3-8b/70b, qwen2-7b, qwen2.5-0.5b/1.5b/3b/7b/14b/32b/72b,
-// qwen2.5-math-7b, qwen3-0.6b/1.7b/4b/8b/14b/32b, deepseek-llm-7b, gpt2 (124M), the mixture-of-experts
-// mixtral-8x7b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v3, plus tiny test models (llama-tiny, gpt2-tiny,
-// moe-tiny). Throws Error naming `path` and the known names otherwise.
+// Built-in shapes (model_catalogue.cc, each with the hub repository its config.json is read from):
+// llama2-7b/13b/34b/70b, llama3-8b/70b, llama3.1-8b/70b/405b, llama3.2-1b/3b, mistral-7b-v0.1/v0.3,
+// qwen2-7b, qwen2.5-0.5b/1.5b/3b/7b/14b/32b/72b, qwen2.5-math-1.5b/7b, deepseek-r1-distill-qwen-1.5b/7b/14b/
+// 32b, qwen3-0.6b/1.7b/4b/8b/14b/32b, gemma2-2b/9b/27b, gemma3-1b/4b/12b/27b (text decoders),
+// deepseek-llm-7b, gpt2 (124M), gpt2-medium, the mixture-of-experts mixtral-8x7b/8x22b, qwen1.5-moe-a2.7b,
+// qwen2-57b-a14b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v2-lite, deepseek-v2, deepseek-v3, plus tiny test
+// models (llama-tiny, llama-small, gpt2-tiny, moe-tiny). Throws Error naming `path` and the known names
+// otherwise.
 ModelSpec builtin_model(const std::string& name, const std::string& path = "model");
 std::vector<std::string> builtin_model_names();
 
-// HF config.json (llama, qwen2, qwen3, mistral, gpt2, and the mixture-of-experts mixtral, qwen2_moe,
-// qwen3_moe, deepseek_v3 model_type). Errors name `path` (the file) and the field, an unknown
+// HF config.json (llama, qwen2, qwen3, mistral, gpt2, gemma2, gemma3_text, gemma3 (its text_config: the
+// vision tower is not part of the shape), and the mixture-of-experts mixtral, qwen2_moe, qwen3_moe,
+// deepseek_v2, deepseek_v3 model_type). Errors name `path` (the file) and the field, an unknown
 // mixture-of-experts field or router type included.
 ModelSpec model_spec_from_hf_config(const Json& config, const std::string& path);
 Json model_spec_to_hf_config(const ModelSpec& spec);
@@ -101,9 +127,10 @@ Json model_spec_to_hf_config(const ModelSpec& spec);
 void validate_model_spec(const ModelSpec& spec, const std::string& path);
 
 // Empty when realign's runtime (src/model) builds and runs this shape, else why not, naming the ModelSpec
-// field: it runs the dense families and the softmax-routed mixture-of-experts families (Mixtral, Qwen2-MoE
-// with its gated shared expert, Qwen3-MoE), not DeepSeek-V3's latent attention or its sigmoid, grouped,
-// biased or scaled routing (the planner plans those).
+// field: it runs the LLaMA, Qwen2, Qwen3, Mistral and GPT-2 families and the softmax-routed
+// mixture-of-experts families (Mixtral, Qwen2-MoE with its gated shared expert, Qwen3-MoE), not Gemma 2 or 3
+// (GeGLU, four norms a layer, soft-capped logits, local layers' windows) nor DeepSeek-V2/V3's latent
+// attention or their grouped, biased or scaled routing (the planner plans those).
 std::string runtime_model_problem(const ModelSpec& spec);
 
 Json to_json(const ModelSpec& spec);

@@ -17,7 +17,8 @@ bool ParamInfo::operator==(const ParamInfo& o) const {
 
 namespace {
 
-ParamInfo param(std::string name, std::vector<int64_t> shape, int layer, int split_dim = -1, int64_t unit = 1) {
+ParamInfo param(std::string name, std::vector<int64_t> shape, int layer, int split_dim = -1,
+                int64_t unit = 1) {
   ParamInfo p;
   p.name = std::move(name);
   p.shape = std::move(shape);
@@ -99,6 +100,7 @@ std::vector<ParamInfo> model_params(const ModelSpec& s, HeadKind head) {
       out.push_back(param(p + "attn.o.weight", {H, q}, i, 1, hd));
     }
     if (gpt2) out.push_back(param(p + "attn.o.bias", {H}, i));
+    if (s.post_norms()) out.push_back(param(p + "attn_post_norm.weight", {H}, i));
     out.push_back(param(p + "mlp_norm.weight", {H}, i));
     if (gpt2) out.push_back(param(p + "mlp_norm.bias", {H}, i));
     if (s.moe.is_moe_layer(i)) {
@@ -110,6 +112,7 @@ std::vector<ParamInfo> model_params(const ModelSpec& s, HeadKind head) {
     if (gpt2) out.push_back(param(p + "mlp.up.bias", {I}, i, 0));
     out.push_back(param(p + "mlp.down.weight", {H, I}, i, 1));
     if (gpt2) out.push_back(param(p + "mlp.down.bias", {H}, i));
+    if (s.post_norms()) out.push_back(param(p + "mlp_post_norm.weight", {H}, i));
   }
   out.push_back(param("final_norm.weight", {H}, ParamInfo::kHead));
   if (gpt2) out.push_back(param("final_norm.bias", {H}, ParamInfo::kHead));

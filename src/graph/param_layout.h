@@ -13,7 +13,9 @@
 //   layers.{i}.moe.experts.{gate,up}.weight (E, I, H)  .experts.down.weight (E, H, I)   [split over ep, dim
 //   0] layers.{i}.moe.shared.{gate,up}.weight (S*Is, H)  .shared.down.weight (H, S*Is)  .shared_gate.weight
 //   (1, H)
-// Qwen3 adds layers.{i}.attn.{q,k}_norm.weight (head_dim). DeepSeek's latent attention replaces attn.{q,k,v}:
+// Qwen3 and Gemma 3 add layers.{i}.attn.{q,k}_norm.weight (head_dim); Gemma 2 and 3 add
+// layers.{i}.attn_post_norm.weight and layers.{i}.mlp_post_norm.weight (H) after attention and the MLP (HF's
+// post_attention_layernorm and post_feedforward_layernorm; their mlp_norm is pre_feedforward_layernorm). DeepSeek's latent attention replaces attn.{q,k,v}:
 //   attn.q_a.weight (Rq, H) attn.q_a_norm.weight (Rq) attn.q_b.weight (heads*(dn+dr), Rq)  [Rq = q_lora_rank]
 //   attn.kv_a.weight (Rkv+dr, H) attn.kv_a_norm.weight (Rkv) attn.kv_b.weight (heads*(dn+dv), Rkv)
 //   attn.o.weight (H, heads*dv)

@@ -63,9 +63,10 @@ TEST(MoeCli, TrainingPlanRefusesDeepseekV3ByName) {
     FAIL() << "planned DeepSeek-V3 for the runtime";
   } catch (const Error& e) {
     EXPECT_EQ(e.path(), "models.actor");
-    EXPECT_EQ(std::string(e.what()),
-              "models.actor: mla: the runtime does not run multi-head latent attention (DeepSeek-V3's) yet: "
-              "deepseek-v3 (deepseek_v3); realign plan plans it");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "models.actor: mla: the runtime does not run multi-head latent attention (DeepSeek-V2's and V3's) "
+        "yet: deepseek-v3 (deepseek_v3); realign plan plans it");
   }
 }
 

@@ -131,8 +131,14 @@ TEST(ScriptReader, ModelPathsMatchBuiltInShapesByName) {
   EXPECT_EQ(engines::model_for_path("Qwen/Qwen2-7B-Instruct"), "qwen2-7b");
   EXPECT_EQ(engines::model_for_path("Qwen/Qwen3-8B"), "qwen3-8b");
   EXPECT_EQ(engines::model_for_path("$HOME/models/deepseek-llm-7b-chat"), "deepseek-llm-7b");
-  // No shape of that name: the path itself, for the config to resolve or name.
-  EXPECT_EQ(engines::model_for_path("google/gemma-2-2b-it"), "google/gemma-2-2b-it");
+  EXPECT_EQ(engines::model_for_path("meta-llama/Llama-3.1-8B-Instruct"), "llama3.1-8b");
+  EXPECT_EQ(engines::model_for_path("google/gemma-2-2b-it"), "gemma2-2b");
+  EXPECT_EQ(engines::model_for_path("deepseek-ai/DeepSeek-V2-Lite-Chat"), "deepseek-v2-lite");
+  EXPECT_EQ(engines::model_for_path("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
+            "deepseek-r1-distill-qwen-7b");
+  // No shape of that name (Gemma 1's model_type gemma is not read): the path itself, for the config to
+  // resolve or name.
+  EXPECT_EQ(engines::model_for_path("google/gemma-7b-it"), "google/gemma-7b-it");
 }
 
 // A model the user has: its own directory, or the Hugging Face cache's snapshot of a hub id (the one
