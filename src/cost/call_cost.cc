@@ -112,11 +112,13 @@ DecodeStep decode_step(const CallContext& c, double mb_seqs, double context) {
   const double token_send = c.s.pp > 1 ? p2p_s(mb_seqs * 8.0, c.pp_link) : 0.0;
   DecodeStep d;
   for (int stage = 0; stage < c.s.pp; ++stage) {
-    const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
+    const Range range = stage_layers(m.n_layers, stage, c.s.pp);
     StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs, true);
     const double experts = double(c.shards.stage_experts(stage));
     const double weights = double(c.shards.stage_max(stage)) - experts * (1.0 - touched);
-    const double bytes = weights * kWeightBytesPerParam + layers * kv_per_token_layer * mb_seqs * context;
+    // A sliding-window layer reads at most its window of the cache.
+    const double kv_tokens = m.attended_tokens(range.begin, range.end, context);
+    const double bytes = weights * kWeightBytesPerParam + kv_tokens * kv_per_token_layer * mb_seqs;
     sc.compute = std::max(sc.compute, bytes / c.mem_rate(bytes));
     d.cycle.compute += sc.compute;
     d.cycle.comm += sc.comm;

@@ -93,7 +93,8 @@ double max_layer_activation_bytes(const ModelSpec& spec, double tokens, int tp, 
 // weights of the call's layout (every expert a rank holds, not only the active ones); for a train call also
 // gradients and optimizer state; activations (train: 1F1B keeps min(pp - stage, micro_batches) micro-batches
 // in flight on a stage; inference/generate: one layer's activations at a time); KV cache for generate:
-// layers_per_stage x ModelSpec::kv_cache_elements_per_rank x 2 bytes x seqs_per_dp x seq_len; chunked fp32
+// the stage's layers' ModelSpec::attended_tokens of seq_len (a sliding-window layer's at most its window) x
+// ModelSpec::kv_cache_elements_per_rank x 2 bytes x seqs_per_dp; chunked fp32
 // logits.
 std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc, const Strategy& s,
                                           const ShardSizes& shards);
