@@ -161,9 +161,13 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
       // of each batch in flight where generation streams (GenerationRun::in_flight_batches).
       const double in_flight = mfc.generation.partial_rollout ? double(mfc.generation.in_flight_batches) : 1.0;
       const double cached_seqs = s.pp > 1 ? double(seqs_per_dp_rank(mfc, s.dp)) : mb_seqs * in_flight;
-      // A local layer caches at most its window (ModelSpec::attended_tokens).
-      m.kv_cache = spec.attended_tokens(stage_range.begin, stage_range.end, kv_cache_len(mfc)) *
-                   spec.kv_cache_elements_per_rank(s.tp) * kActivationBytes * cached_seqs;
+      // A serving engine's local layer caches at most its window (ModelSpec::attended_tokens); realign's
+      // runtime (static batching) allocates every layer's cache for the whole sequence and masks the window.
+      const double len = kv_cache_len(mfc);
+      const double layer_tokens = mfc.generation.batching == Batching::kStatic
+                                      ? layers * len
+                                      : spec.attended_tokens(stage_range.begin, stage_range.end, len);
+      m.kv_cache = layer_tokens * spec.kv_cache_elements_per_rank(s.tp) * kActivationBytes * cached_seqs;
       if (last) m.logits = mb_seqs * vocab_shard * kLogitBytes;  // one position per sequence and step
     }
     out.push_back(m);

@@ -73,15 +73,20 @@ TEST(MemoryModel, Llama7bWeightsTrainStateAndKvCache) {
   EXPECT_EQ(tm.logits, 2.0 * 2048 * 32000 * 4);
 }
 
-// A sliding-window layer caches at most its window (Gemma 3 1B: 26 layers, the 22 local ones over 512 tokens;
-// one KV head of 256: 2 x 256 x 2 bytes = 1 KiB per token and layer), as vLLM's hybrid KV cache manager
-// allocates it; a global layer caches the whole sequence.
+// A serving engine's sliding-window layer caches at most its window (Gemma 3 1B: 26 layers, the 22 local ones
+// over 512 tokens; one KV head of 256: 2 x 256 x 2 bytes = 1 KiB per token and layer), as vLLM's hybrid KV
+// cache manager allocates it; a global layer caches the whole sequence. realign's runtime (static batching)
+// allocates every layer's cache for the whole sequence.
 TEST(MemoryModel, SlidingWindowLayersCacheAtMostTheirWindow) {
   const DataflowGraph g = make_graph("ppo", "gemma3-1b", 8, 256, 1792);  // 2,048 tokens a sequence
   const ModelRole& actor = g.model(Role::kActor);
   const auto params = model_params(actor.spec, actor.head);
-  const Mfc& gen = g.mfcs[size_t(g.mfc_index("actor_gen"))];
-  const MemoryBreakdown gm = call_memory(actor, gen, Strategy{1, 1, 1, 1}, shard_sizes(params, 26, 1, 1));
+  Mfc gen = g.mfcs[size_t(g.mfc_index("actor_gen"))];
+  ASSERT_EQ(gen.generation.batching, Batching::kStatic);
+  const ShardSizes one = shard_sizes(params, 26, 1, 1);
+  EXPECT_EQ(call_memory(actor, gen, Strategy{1, 1, 1, 1}, one).kv_cache, 1024.0 * 26 * 2048 * 8);
+  gen.generation.batching = Batching::kContinuous;
+  const MemoryBreakdown gm = call_memory(actor, gen, Strategy{1, 1, 1, 1}, one);
   EXPECT_EQ(gm.kv_cache, 1024.0 * (4 * 2048 + 22 * 512) * 8);
   const auto stages = stage_memory(actor, gen, Strategy{1, 1, 2, 4}, shard_sizes(params, 26, 1, 2));
   EXPECT_EQ(stages[0].kv_cache + stages[1].kv_cache, gm.kv_cache);
