@@ -77,7 +77,10 @@ struct ModelSpec {
   bool sliding_layer(int64_t layer) const;
   // The tokens layers [begin, end) attend to and cache, summed over the layers, for a sequence of `context`
   // tokens: `context` on a global layer, at most sliding_window on a local one (as FlashAttention's window
-  // skips the rest, and as vLLM's hybrid KV cache manager allocates a local layer's cache).
+  // skips the rest, and as vLLM's hybrid KV cache manager allocates a local layer's cache: "sliding window
+  // layers: reserve slots only for the most recent sliding_window_size tokens",
+  // docs.vllm.ai/en/latest/design/hybrid_kv_cache_manager; with it disabled vLLM allocates them for every
+  // token, as realign's own runtime does).
   double attended_tokens(int64_t begin, int64_t end, double context) const;
 
   // Parameter counts (not bytes). Embedding and head are counted once when tied.
