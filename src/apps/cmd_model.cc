@@ -10,6 +10,7 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "graph/model_spec.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
 #include "model/init.h"
@@ -219,6 +220,10 @@ void add_init(CLI::App& app) {
     if (a->config.empty() == a->spec.empty()) throw Error("init", "give one of --config or --model-spec");
     ModelSpec s =
         a->config.empty() ? builtin_model(a->spec, "--model-spec") : tensorfile::read_hf_config(a->config);
+    // A checkpoint is written in HF names the runtime knows: a family it does not build (Gemma, DeepSeek's
+    // latent attention) is refused before any parameter is made.
+    if (const std::string why = runtime_model_problem(s); !why.empty())
+      throw Error(a->config.empty() ? "--model-spec" : "--config", why);
     const at::ScalarType dt = parse_dtype(a->dtype, "--dtype");
     const tensorfile::DType disk = dt == at::kBFloat16 ? tensorfile::DType::kBF16
                                    : dt == at::kHalf   ? tensorfile::DType::kF16

@@ -116,6 +116,12 @@ TEST(ModelCli, BadInputIsAClearError) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("KV heads"), std::string::npos) << r.out;
 
+  // A family the planner prices and the runtime does not build: refused by name before any weight is made.
+  r = realign("init --model-spec gemma3-1b --out " + d + "/g");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--model-spec: family: the runtime does not build Gemma"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(d + "/g/model.safetensors"));
+
   // A truncated safetensors file.
   const std::string st = d + "/m/model.safetensors";
   std::filesystem::resize_file(st, std::filesystem::file_size(st) / 2);
