@@ -10,6 +10,7 @@
 #include "engines/adapters.h"
 #include "engines/placements.h"
 #include "engines/script_reader.h"
+#include "engines/users_words.h"
 
 namespace realign::engines {
 namespace {
@@ -191,7 +192,9 @@ std::string role_of(const Mfc& m) {
 
 }  // namespace
 
-ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
+namespace {
+
+ReadRun read_run_of(const std::vector<ConfigEntry>& entries) {
   const LaunchSettings s(entries);
   ReadRun run;
   auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
@@ -317,6 +320,13 @@ ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
     return plan;
   };
   return run;
+}
+
+}  // namespace
+
+// Errors name the line of the key where the launch's command line writes it.
+ReadRun read_areal_run(const std::vector<ConfigEntry>& entries) {
+  return read_as_written(entries, {}, [&] { return read_run_of(entries); });
 }
 
 }  // namespace realign::engines

@@ -35,10 +35,17 @@ struct Placement {
 };
 
 // One setting of the engine's config: a Hydra override path, a command-line flag or a YAML key, with its
-// value (a JSON scalar; true for a switch).
+// value (a JSON scalar; true for a switch) and where the script wrote it.
 struct ConfigEntry {
+  ConfigEntry() = default;
+  ConfigEntry(std::string key_, Json value_, std::string file_ = {}, int line_ = 0)
+      : key(std::move(key_)), value(std::move(value_)), file(std::move(file_)), line(line_) {}
   std::string key;
   Json value;
+  // Where a launch script sets it (script_reader.h): the file (the script, or a file it sources) and the
+  // line of the word; empty and 0 for a key of a config file or one a reader makes.
+  std::string file;
+  int line = 0;
 };
 
 // How the engine runs what realign's runtime runs otherwise (pricing.h applies it).

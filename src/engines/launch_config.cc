@@ -143,7 +143,7 @@ void apply_overrides(std::vector<ConfigEntry>& entries, const std::vector<Config
   for (const ConfigEntry& o : overrides) {
     bool replaced = false;
     for (ConfigEntry& e : entries)
-      if (e.key == o.key) e.value = o.value, replaced = true;
+      if (e.key == o.key) e.value = o.value, e.file = o.file, e.line = o.line, replaced = true;
     if (!replaced) entries.push_back(o);
   }
 }

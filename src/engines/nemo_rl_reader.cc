@@ -12,6 +12,7 @@
 #include "engines/placements.h"
 #include "engines/pricing.h"
 #include "engines/script_reader.h"
+#include "engines/users_words.h"
 
 namespace realign::engines {
 namespace {
@@ -29,7 +30,9 @@ constexpr int64_t kAssumedNemoRlPromptLen = 256;
 
 }  // namespace
 
-ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
+namespace {
+
+ReadRun read_run_of(const LaunchConfig& launch) {
   const LaunchSettings s(launch.entries);
   ReadRun run;
   auto note = [&](const std::string& k, const std::string& text) { run.notes.push_back(k + ": " + text); };
@@ -158,10 +161,25 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
         chosen = p;
         break;
       }
-    if (!chosen)
-      throw Error("policy.generation.colocated.resources.gpus_per_node",
-                  "no NeMo-RL placement gives generation " + std::to_string(gen_gpus) + " GPUs of the " +
-                      std::to_string(cluster.n_devices()) + (colocated ? " (colocated)" : " (apart)"));
+    if (!chosen) {
+      // What realign prices instead: generation colocated or apart, at the sizes its placements give.
+      std::string valid;
+      for (const Placement& p : make_engine("nemo-rl")->placements(g, cluster))
+        if (has_options(p, options)) {
+          const bool shared =
+              p.meshes[gen].first == p.meshes[train].first && p.meshes[gen].size == p.meshes[train].size;
+          const std::string each =
+              shared ? "colocated" : "apart on " + std::to_string(p.meshes[gen].size) + " GPUs";
+          if (valid.find(each) == std::string::npos) valid += (valid.empty() ? "" : ", ") + each;
+        }
+      const bool is_async = s.flag("grpo.async_grpo.enabled", false);
+      throw Error(colocated ? "policy.generation.colocated.enabled" : "policy.generation.colocated.resources.gpus_per_node",
+                  "generation " + std::string(colocated ? "colocated on all " : "apart on ") +
+                      std::to_string(gen_gpus) + " of the " + std::to_string(cluster.n_devices()) +
+                      " GPUs" + (is_async && colocated ? " with grpo.async_grpo.enabled" : "") +
+                      " is no placement realign prices for NeMo-RL; it prices generation " +
+                      (valid.empty() ? std::string("in none on this cluster") : valid));
+    }
     const std::string logprob_key = "policy.logprob_batch_size";
     const std::string tp_key =
         megatron ? key(kMegatron, "tensor_model_parallel_size") : key(kDtensor, "tensor_parallel_size");
@@ -179,6 +197,12 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
           throw Error(
               key(kVllm, "tensor_parallel_size"),
               std::to_string(st.tp) + " does not divide generation's " + std::to_string(mesh.size) + " GPUs");
+        if (st.tp > cluster.devices_per_node)
+          throw Error(key(kVllm, "tensor_parallel_size"),
+                      std::to_string(st.tp) + " spans nodes of " + std::to_string(cluster.devices_per_node) +
+                          " GPUs (cluster.gpus_per_node): realign prices a vLLM replica within one node, a "
+                          "tensor parallel size up to " +
+                          std::to_string(cluster.devices_per_node));
         st.dp = mesh.size / st.tp;
       } else {
         st.tp = int(s.integer(tp_key, 1));
@@ -186,6 +210,19 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
         st.ep = megatron ? int(s.integer(key(kMegatron, "expert_model_parallel_size"), 1)) : 1;
         if (st.tp < 1 || st.pp < 1 || mesh.size % (st.tp * st.pp) != 0)
           throw Error(tp_key, "tp x pp does not divide the policy's " + std::to_string(mesh.size) + " GPUs");
+        // Megatron can cut stages unevenly (num_layers_in_first/last_pipeline_stage); realign prices equal ones.
+        if (const int layers = int(g.model(m.model).spec.n_layers); layers % st.pp != 0) {
+          std::string valid;
+          for (int d = 1; d <= layers; ++d)
+            if (layers % d == 0 && mesh.size % (st.tp * d) == 0)
+              valid += (valid.empty() ? "" : ", ") + std::to_string(d);
+          throw Error(key(kMegatron, "pipeline_model_parallel_size"),
+                      std::to_string(st.pp) + " does not divide the " + std::to_string(layers) +
+                          " layers of the policy: realign prices pipeline stages of equal layer counts "
+                          "(Megatron's uneven first and last stages are not priced); with tp " +
+                          std::to_string(st.tp) + " on " + std::to_string(mesh.size) + " GPUs, pp " + valid +
+                          " would be");
+        }
         st.dp = mesh.size / (st.tp * st.pp);
         const bool training = m.kind() == MfcKind::kTrain;
         const std::string k = training ? "policy.train_micro_batch_size" : logprob_key;
@@ -203,6 +240,13 @@ ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
     return as_engine_runs(plan, g, make_engine("nemo-rl")->pricing(g));
   };
   return run;
+}
+
+}  // namespace
+
+// Errors name the line of the key where the launch's command line writes it.
+ReadRun read_nemo_rl_run(const LaunchConfig& launch) {
+  return read_as_written(launch.entries, {}, [&] { return read_run_of(launch); });
 }
 
 }  // namespace realign::engines

@@ -241,8 +241,9 @@ class OpenRlhf : public Engine {
   ReadRun read_run(const std::string& script, const std::string& file,
                    const std::map<std::string, std::string>& env) const override {
     // The reader reads v0.9's flat flags: a current script's are spelled so, and what it says spelled back.
-    const ReaderFlags flags = as_reader_flags(read_launch_flags(script, file, env));
-    return read_in_users_words(flags.user_names, [&] { return read_openrlhf_run(flags.entries); });
+    const std::vector<ConfigEntry> written = read_launch_flags(script, file, env);
+    const ReaderFlags flags = as_reader_flags(written);
+    return read_as_written(written, flags.user_names, [&] { return read_openrlhf_run(flags.entries); });
   }
 
   std::vector<LaunchFile> launch_files(const WriteInput& in, const ExecutionPlan& plan) const override {

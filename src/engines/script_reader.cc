@@ -30,12 +30,10 @@ Json scalar(const std::string& text) {
 
 namespace {
 
-// Every command of the script in order, its words expanded (script_commands.h).
-std::vector<Command> commands_of(const std::string& script, const std::string& file,
-                                 const std::map<std::string, std::string>& env) {
-  std::vector<Command> out;
-  for (ScriptCommand& c : script_commands(script, file, env)) out.push_back(std::move(c.words));
-  return out;
+// Every command of the script in order, its words expanded (script_commands.h), with their lines.
+std::vector<ScriptCommand> commands_of(const std::string& script, const std::string& file,
+                                       const std::map<std::string, std::string>& env) {
+  return script_commands(script, file, env);
 }
 
 // The flags that name a launch's config (Hydra's --config-path/--config-name, NeMo-RL's and AReaL's
@@ -47,14 +45,17 @@ bool has(const std::vector<ConfigEntry>& entries, const std::string& key) {
   return std::any_of(entries.begin(), entries.end(), [&](const ConfigEntry& e) { return e.key == key; });
 }
 
-// Entries in order of first setting; a later setting of a key replaces its value in place.
-void put(std::vector<ConfigEntry>& entries, const std::string& key, Json value) {
+// Entries in order of first setting; a later setting of a key replaces its value (and where it is) in place.
+// `at`: the command, `word` the index of the word that sets it.
+void put(std::vector<ConfigEntry>& entries, const std::string& key, Json value, const ScriptCommand& at,
+         size_t word) {
+  const int line = word < at.lines.size() ? at.lines[word] : at.line;
   for (ConfigEntry& e : entries)
     if (e.key == key) {
-      e.value = std::move(value);
+      e.value = std::move(value), e.file = at.from, e.line = line;
       return;
     }
-  entries.push_back({key, std::move(value)});
+  entries.push_back({key, std::move(value), at.from, line});
 }
 
 }  // namespace
@@ -68,29 +69,30 @@ std::vector<ConfigEntry> read_launch_overrides(const std::string& script, const 
       std::regex::optimize);
   std::vector<ConfigEntry> best;
   int best_overrides = 0;
-  for (const Command& command : commands_of(script, file, env)) {
+  for (const ScriptCommand& c : commands_of(script, file, env)) {
+    const Command& command = c.words;
     std::vector<ConfigEntry> entries;
     int overrides = 0;
     std::smatch m;
     for (size_t i = 0; i < command.size(); ++i) {
       const std::string& w = command[i];
       if (std::regex_match(w, m, override_word)) {
-        put(entries, m[1], scalar(m[3])), ++overrides;
+        put(entries, m[1], scalar(m[3]), c, i), ++overrides;
         continue;
       }
       if (w == "-m" && i + 1 < command.size()) {
-        put(entries, "-m", command[++i]);
+        put(entries, "-m", command[i + 1], c, i), ++i;
         continue;
       }
       if (w.size() > 3 && w.compare(w.size() - 3, 3, ".py") == 0 && !has(entries, "--program")) {
-        put(entries, "--program", w);
+        put(entries, "--program", w, c, i);
         continue;
       }
       for (const auto& [flag, short_flag] : kConfigFlags) {
         if (w.rfind(std::string(flag) + "=", 0) == 0) {
-          put(entries, flag, w.substr(std::strlen(flag) + 1));
+          put(entries, flag, w.substr(std::strlen(flag) + 1), c, i);
         } else if ((w == flag || (*short_flag && w == short_flag)) && i + 1 < command.size()) {
-          put(entries, flag, command[++i]);
+          put(entries, flag, command[i + 1], c, i), ++i;
         } else {
           continue;
         }
@@ -114,7 +116,8 @@ std::vector<ConfigEntry> read_launch_flags(const std::string& script, const std:
                                            const std::map<std::string, std::string>& env) {
   std::vector<ConfigEntry> best;
   int best_flags = 0;
-  for (const Command& command : commands_of(script, file, env)) {
+  for (const ScriptCommand& c : commands_of(script, file, env)) {
+    const Command& command = c.words;
     // The program's own arguments: after `-m MODULE` (or a lone `--`, as `ray job submit ... -- python3 ...`
     // passes them), the last such mark.
     size_t i = 0;
@@ -129,11 +132,11 @@ std::vector<ConfigEntry> read_launch_flags(const std::string& script, const std:
       if (w.size() < 3 || w.compare(0, 2, "--") != 0) continue;
       const size_t eq = w.find('=');
       if (eq != std::string::npos) {
-        put(entries, w.substr(0, eq), scalar(w.substr(eq + 1)));
+        put(entries, w.substr(0, eq), scalar(w.substr(eq + 1)), c, i);
       } else if (i + 1 < command.size() && command[i + 1].compare(0, 2, "--") != 0) {
-        put(entries, w, scalar(command[++i]));
+        put(entries, w, scalar(command[i + 1]), c, i), ++i;
       } else {
-        put(entries, w, true);  // a switch
+        put(entries, w, true, c, i);  // a switch
       }
       ++flags;
     }

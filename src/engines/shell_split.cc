@@ -47,6 +47,7 @@ class Splitter {
     } else {
       if (current_.words.empty()) current_.line = word_line_;
       current_.words.push_back(word_);
+      current_.lines.push_back(word_line_);
     }
     word_.clear(), in_word_ = false;
   }

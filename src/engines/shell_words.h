@@ -15,10 +15,12 @@
 
 namespace realign::engines {
 
-// One command of a script: its words as written (quotes kept) and the line it starts on (1-based).
+// One command of a script: its words as written (quotes kept) and the line it starts on (1-based), and each
+// word's (a command continued over lines with `\` has words on several).
 struct ShellCommand {
   std::vector<std::string> words;
   int line = 0;
+  std::vector<int> lines;  // the line each word starts on
 };
 
 // The script's commands in order.

@@ -37,4 +37,21 @@ void to_users_words(ReadRun& run, const std::map<std::string, std::string>& user
   for (auto& [key, source] : run.sources) source = in_users_words(source, user_names);
 }
 
+std::map<std::string, std::string> written_at(const std::vector<ConfigEntry>& entries) {
+  std::map<std::string, std::string> at;
+  for (const ConfigEntry& e : entries)
+    if (e.line > 0) at[e.key] = e.file + ":" + std::to_string(e.line);
+  return at;
+}
+
+void throw_as_written(const Error& e, const std::map<std::string, std::string>& user_names,
+                      const std::map<std::string, std::string>& at) {
+  const std::string message = e.what();
+  const std::string text = in_users_words(e.path().empty() ? message : message.substr(e.path().size() + 2),
+                                          user_names);
+  const std::string key = in_users_words(e.path(), user_names);
+  if (const auto where = at.find(key); where != at.end()) throw ScriptKeyError(key, text, where->second);
+  throw Error(key, text);
+}
+
 }  // namespace realign::engines

@@ -340,8 +340,10 @@ class Verl : public Engine {
                    const std::map<std::string, std::string>& env) const override {
     // The reader reads v0.7.0's reward worker: a reward-loop launch's keys are spelled so, and what it says
     // spelled back.
-    const ReaderLaunch read = as_reader_reward_keys(read_hydra_launch(script, file, env, kVerlConfigs));
-    return read_in_users_words(read.user_names, [&] { return read_verl_run(read.launch); });
+    HydraLaunch launch = read_hydra_launch(script, file, env, kVerlConfigs);
+    const std::vector<ConfigEntry> written = launch.entries;
+    const ReaderLaunch read = as_reader_reward_keys(std::move(launch));
+    return read_as_written(written, read.user_names, [&] { return read_verl_run(read.launch); });
   }
 
   std::vector<std::string> describe(const DataflowGraph& g, const ExecutionPlan& plan) const override {

@@ -411,6 +411,22 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                               !s.has(key(kRef, "log_prob_use_dynamic_bsz"));
       const CallKeys& k = call_keys(unread_ref ? "actor_inf" : m.name);
       Strategy st = role_layout(s, k.role, megatron, train_mesh.size);
+      // Megatron can cut stages unevenly (num_layers_in_first_pipeline_stage, account_for_*_in_pipeline_split);
+      // realign prices stages of equal layer counts: named by the key the script sets the size with.
+      if (const int layers = int(g.model(m.model).spec.n_layers); megatron && layers % st.pp != 0) {
+        const std::string pp_key = s.has(key(k.role, "megatron.pipeline_model_parallel_size"))
+                                       ? key(k.role, "megatron.pipeline_model_parallel_size")
+                                       : key(kActor, "megatron.pipeline_model_parallel_size");
+        std::string valid;
+        for (int d = 1; d <= layers; ++d)
+          if (layers % d == 0 && train_mesh.size % (st.tp * d) == 0)
+            valid += (valid.empty() ? "" : ", ") + std::to_string(d);
+        throw Error(pp_key, std::to_string(st.pp) + " does not divide the " + std::to_string(layers) +
+                                " layers of " + m.name + "'s model: realign prices pipeline stages of equal "
+                                "layer counts (Megatron's uneven first and last stages are not priced); with tp " +
+                                std::to_string(st.tp) + " on " + std::to_string(train_mesh.size) +
+                                " GPUs, pp " + valid + " would be");
+      }
       const int64_t seqs = m.seqs_per_pass();
       st.micro_batches = micro_batches_of(k.micro_batch, seqs, st.dp, per_gpu_sequences(s, k, m, notes));
       if (m.kind() == MfcKind::kTrain) {

@@ -6,6 +6,9 @@
 #include <filesystem>
 
 #include "core/read_file.h"
+#include "core/error.h"
+#include "engines/engine.h"
+#include "engines/engine_fixtures.h"
 #include "engines/script_reader.h"
 
 namespace realign {
@@ -71,6 +74,120 @@ TEST(LaunchScripts, OpenRlhfFlagArraysReachTheCommandLine) {
   if (work.back() == '/') work.pop_back();
   EXPECT_EQ(value(e, "--ckpt.path"), work + "/exp/Qwen3-4B-Thinking/ckpt");
   for (const auto& entry : e) EXPECT_NE(entry.key, "--reward.model_name_or_path");  // commented out
+}
+
+const ConfigEntry& entry(const std::vector<ConfigEntry>& entries, const std::string& key) {
+  for (const auto& e : entries)
+    if (e.key == key) return e;
+  static const ConfigEntry none;
+  ADD_FAILURE() << key << " not read";
+  return none;
+}
+
+// Each setting keeps the file and line of the word that writes it (issue 44, point 5): a continued command's
+// words on their own lines, a flag from an array on its element's line, a later setting of the key where it
+// is written.
+TEST(LaunchScripts, EachSettingKeepsTheLineThatWritesIt) {
+  const std::string script =
+      "#!/bin/bash\n"                                          // 1
+      "ARGS=(\n"                                               // 2
+      "   --actor.num_nodes 1\n"                               // 3
+      "   # --critic.num_nodes 2\n"                            // 4
+      "   --vllm.num_engines 2\n"                              // 5
+      ")\n"                                                    // 6
+      "python3 -m openrlhf.cli.train_ppo_ray \\\n"           // 7
+      "   ${ARGS[@]} \\\n"                                   // 8
+      "   --ds.zero_stage 3 \\\n"                            // 9
+      "   --vllm.num_engines=4\n";                             // 10
+  const auto flags = engines::read_launch_flags(script, "run.sh", {});
+  EXPECT_EQ(entry(flags, "--actor.num_nodes").line, 3);
+  EXPECT_EQ(entry(flags, "--actor.num_nodes").file, "run.sh");
+  EXPECT_EQ(entry(flags, "--ds.zero_stage").line, 9);
+  EXPECT_EQ(entry(flags, "--vllm.num_engines").line, 10);  // the later setting, where it is written
+  EXPECT_EQ(entry(flags, "--vllm.num_engines").value, 4);
+  const auto overrides = engines::read_launch_overrides(
+      "N=2\npython3 -m verl.trainer.main_ppo \\\n  trainer.nnodes=$N \\\n\n  data.x=1\n", "v.sh");
+  EXPECT_EQ(entry(overrides, "trainer.nnodes").line, 3);  // the key's line, not the variable's
+  EXPECT_EQ(entry(overrides, "-m").line, 2);
+  // The shipped excerpt: the flags of its arrays at their elements' lines.
+  const std::string file = kScripts + "openrlhf_flag_arrays.sh";
+  const auto arrays = engines::read_launch_flags(read_file(file), file, {});
+  EXPECT_EQ(entry(arrays, "--actor.model_name_or_path").line, 12);
+  EXPECT_EQ(entry(arrays, "--ds.zero_stage").line, 23);
+}
+
+// A launch given to a shell as a command string (`srun ... bash -c "pip install ... && ray job submit ...
+// -- python3 -m openrlhf.cli.train_ppo_ray --flag ..."`, OpenRLHF's Slurm example) is read as bash runs it:
+// its flags are the launch's, each at its line in the file. Before, the string was one word, no flag was
+// read and the script was refused at '--vllm_num_engines', a flag it does not write.
+TEST(LaunchScripts, ALaunchInABashCommandStringIsRead) {
+  const std::string file = kScripts + "openrlhf_slurm_bash_c.sh";
+  const auto e = engines::read_launch_flags(read_file(file), file, {});
+  EXPECT_EQ(value(e, "--vllm.num_engines"), 4);
+  EXPECT_EQ(value(e, "--actor.model_name_or_path"), "OpenRLHF/Llama-3-8b-sft-mixture");
+  EXPECT_EQ(value(e, "--actor.gradient_checkpointing_enable"), true);
+  EXPECT_EQ(entry(e, "--vllm.num_engines").line, 23);
+  EXPECT_EQ(entry(e, "--actor.gradient_checkpointing_enable").line, 37);
+  const engines::ReadRun run = engines::make_engine("openrlhf")->read_run(
+      read_file(file), file, {});
+  EXPECT_EQ(run.config["cluster"]["nodes"], 2);
+}
+
+// A refusal names the key or flag as the script writes it and the line that writes it
+// ("FILE:LINE: KEY: ..."), for every reader, in the reader's own checks and in the layout read once the
+// graph exists; a key the script does not write is named without a line (its default is refused).
+TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
+  auto refusal = [](const std::string& engine, const std::string& script) {
+    try {
+      testing::read_script(engine, script, "run.sh");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("read without complaint");
+  };
+  const std::string verl =
+      "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\\n"
+      "    data.train_batch_size=256 actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.rollout.n=4 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
+      "    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \\\n"
+      "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\\n";
+  EXPECT_EQ(refusal("verl", verl + "    actor_rollout_ref.actor.ulysses_sequence_parallel_size=2\n")
+                .rfind("run.sh:8: actor_rollout_ref.actor.ulysses_sequence_parallel_size: ", 0),
+            0u);
+  // Read once the graph exists: the Megatron pipeline's size against the model's 28 layers.
+  const std::string megatron = "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer " +
+                               verl.substr(std::string("python3 -m verl.trainer.main_ppo ").size());
+  const std::string pp = refusal("verl", megatron +
+                                             "    actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=8\n");
+  EXPECT_EQ(pp.rfind("run.sh:8: actor_rollout_ref.actor.megatron.pipeline_model_parallel_size: 8 does not "
+                     "divide the 28 layers",
+                     0),
+            0u)
+      << pp;
+  EXPECT_NE(pp.find("pp 1, 2, 4 would be"), std::string::npos) << pp;
+  // A dotted OpenRLHF flag, spelled as written (the reader reads flat flags).
+  const std::string openrlhf =
+      "python3 -m openrlhf.cli.train_ppo_ray \\\n"
+      "   --actor.model_name_or_path Qwen/Qwen2.5-7B-Instruct \\\n"
+      "   --vllm.num_engines 2 \\\n"
+      "   --ds.ring_attn_size 2\n";
+  EXPECT_EQ(refusal("openrlhf", openrlhf).rfind("run.sh:4: --ds.ring_attn_size: ", 0), 0u)
+      << refusal("openrlhf", openrlhf);
+  // Not written: named without a line, as not set.
+  const std::string unset = refusal("openrlhf", "python3 -m openrlhf.cli.train_ppo_ray \\\n"
+                                                "   --actor.model_name_or_path Qwen/Qwen2.5-7B-Instruct\n");
+  EXPECT_EQ(unset.rfind("--vllm.num_engines: not set", 0), 0u) << unset;
+  const std::string nemo =
+      "uv run examples/run_grpo.py \\\n"
+      "  policy.model_name=Qwen/Qwen2.5-7B cluster.gpus_per_node=8 \\\n"
+      "  policy.dtensor_cfg.context_parallel_size=2\n";
+  EXPECT_EQ(refusal("nemo-rl", nemo).rfind("run.sh:3: policy.dtensor_cfg.context_parallel_size: ", 0), 0u)
+      << refusal("nemo-rl", nemo);
+  // The key import names a model by carries its line too.
+  const engines::ReadRun run = engines::make_engine("verl")->read_run(verl, "run.sh", {});
+  EXPECT_EQ(run.sources.at("models.actor"), "run.sh:2: actor_rollout_ref.model.path");
 }
 
 }  // namespace

@@ -66,6 +66,14 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
           {"policy.train_global_batch_size=100", "policy.train_global_batch_size"},
           {"policy.generation.vllm_cfg.tensor_parallel_size=3",
            "policy.generation.vllm_cfg.tensor_parallel_size"},
+          // A replica across nodes, and Megatron stages of unequal layer counts (28 layers over 8), were
+          // refused by the layout's check naming no key ('the script runs actor_gen as ...', 'its layout').
+          {"cluster.num_nodes=2 policy.generation.vllm_cfg.tensor_parallel_size=16",
+           "policy.generation.vllm_cfg.tensor_parallel_size"},
+          {"policy.megatron_cfg.enabled=true policy.dtensor_cfg.enabled=false "
+           "policy.megatron_cfg.pipeline_model_parallel_size=8",
+           "policy.megatron_cfg.pipeline_model_parallel_size"},
+          {"grpo.async_grpo.enabled=true", "policy.generation.colocated.enabled"},
       });
 }
 
