@@ -163,6 +163,37 @@ python3 -m verl.trainer.main_ppo --config-name='ppo_megatron_trainer.yaml' \
   EXPECT_NE(notes.find("use_kl_loss: no KL term"), std::string::npos) << notes;
 }
 
+// v0.7.0 and v0.8's development line keep the reward model under reward_model.* and serve it by the reward
+// loop (reward_model.use_reward_loop defaults to true; its server's sizes under reward_model.rollout.*), as
+// veRL's examples/ppo_trainer/run_deepseek_full_hh_rlhf.sh (volcengine/verl b178a3c) runs it: no worker
+// micro-batch size is needed (refused 'reward_model.micro_batch_size_per_gpu: not set' before). Left out
+// with no server key, the worker is read and the default noted.
+TEST(VerlReader, RewardLoopUnderTheRewardModelKeysIsTheServedRewardModel) {
+  const std::string base = R"(python3 -m verl.trainer.main_ppo algorithm.adv_estimator=gae \
+    data.train_batch_size=256 data.max_prompt_length=512 data.max_response_length=512 \
+    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct actor_rollout_ref.actor.ppo_mini_batch_size=64 \
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \
+    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 \
+    critic.model.path=Qwen/Qwen2.5-7B-Instruct critic.ppo_micro_batch_size_per_gpu=4 \
+    reward_model.enable=True reward_model.model.path=Qwen/Qwen2.5-7B-Instruct \
+    trainer.n_gpus_per_node=8 trainer.nnodes=1 )";
+  for (const std::string& loop : {std::string("reward_model.use_reward_loop=True"),
+                                  std::string("reward_model.rollout.tensor_model_parallel_size=4")}) {
+    SCOPED_TRACE(loop);
+    const Read r = read_script(base + loop + "\n");
+    EXPECT_EQ(r.run.config["reward"]["kind"], "model");
+    EXPECT_FALSE(testing::noted(r, "reward_model.use_reward_loop"));
+  }
+  // The server's token budget, spelled as the script spells it.
+  EXPECT_TRUE(testing::noted(read_script(base + "reward_model.use_reward_loop=True\n"),
+                             "reward_model.rollout.max_num_batched_tokens"));
+  const Read worker = read_script(base + "reward_model.micro_batch_size_per_gpu=4\n");
+  EXPECT_TRUE(testing::noted(worker, "reward_model.use_reward_loop"));
+  testing::expect_refused("verl", base, {{"reward_model.use_reward_loop=False\n",
+                                          "reward_model.micro_batch_size_per_gpu"}});
+}
+
 // fully_async launched as its README does, from veRL's root: the recipe's own config (its defaults for the
 // two pools and the staleness) is read where the line names it, the line's overrides over it.
 TEST(VerlReader, FullyAsyncRecipeIsReadFromItsConfig) {
