@@ -98,7 +98,9 @@ struct DecodeStep {
   StageCost worst, cycle;
 };
 
-DecodeStep decode_step(const CallContext& c, double mb_seqs, double context) {
+// `windowed`: a local layer reads only its window of the cache (a serving engine's paged cache); realign's
+// runtime (static batching) attends over every layer's whole cache and masks the window.
+DecodeStep decode_step(const CallContext& c, double mb_seqs, double context, bool windowed) {
   const ModelSpec& m = c.model.spec;
   const double stages = double(c.s.pp);
   // Per token, each stage reads its weight shard and its KV cache for every micro-batch (memory-bound), or
@@ -116,8 +118,8 @@ DecodeStep decode_step(const CallContext& c, double mb_seqs, double context) {
     StageCost sc = stage_forward(c, stage, mb_seqs, context, mb_seqs, true);
     const double experts = double(c.shards.stage_experts(stage));
     const double weights = double(c.shards.stage_max(stage)) - experts * (1.0 - touched);
-    // A sliding-window layer reads at most its window of the cache.
-    const double kv_tokens = m.attended_tokens(range.begin, range.end, context);
+    const double kv_tokens =
+        windowed ? m.attended_tokens(range.begin, range.end, context) : double(range.size()) * context;
     const double bytes = weights * kWeightBytesPerParam + kv_tokens * kv_per_token_layer * mb_seqs;
     sc.compute = std::max(sc.compute, bytes / c.mem_rate(bytes));
     d.cycle.compute += sc.compute;
@@ -153,7 +155,8 @@ void generate_time(const CallContext& c, const Mfc& mfc, CallEstimate& e) {
                         seqs_per_dp_rank(mfc, c.s.dp), mfc.n_seqs, c.s.micro_batches,
                         seqs_per_micro_batch(mfc, c.s), c.s.pp > 1);
     for (const DecodeSegment& seg : segments) {
-      const DecodeStep step = decode_step(c, seg.batch, seg.context);
+      const DecodeStep step =
+          decode_step(c, seg.batch, seg.context, mfc.generation.batching != Batching::kStatic);
       const double n_mb = seg.micro_batches;
       const bool cycle_bound = step.cycle.total() > n_mb * step.worst.total();
       const double before = e.compute_s + e.comm_s + e.overhead_s;

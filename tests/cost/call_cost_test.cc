@@ -175,6 +175,28 @@ TEST(CallCost, DecodeIsSlowerWithLongerContext) {
   EXPECT_GT(short_ctx, 256 * shard_bytes / (p.memory_bandwidth.value * p.decode_bandwidth_efficiency.value));
 }
 
+// A serving engine's decoding step reads a local layer's cache only as far back as its window (Gemma 3 1B: 22
+// of 26 layers over 512 tokens); realign's runtime (static batching) reads every layer's whole cache.
+TEST(CallCost, ALocalLayersWindowBoundsTheCacheADecodingStepReads) {
+  const Cluster c = make_cluster(1, 8);
+  const HardwareProfile p = default_profile(c.device);
+  auto decode_time = [&](int64_t prompt_len, bool window, Batching batching) {
+    DataflowGraph with = make_graph("ppo", "gemma3-1b", 32, prompt_len, 256);
+    with.mfcs[0].generation.batching = batching;
+    if (!window)
+      for (ModelRole& m : with.models) m.spec.sliding_window = 0;
+    DataflowGraph without = with;
+    without.mfcs[0].gen_len = 0;
+    const MfcAssignment a = assign("actor_gen", 0, 1, 1, 1, 1);
+    return estimate_call(with, c, p, 0, a).time_s - estimate_call(without, c, p, 0, a).time_s;
+  };
+  const Batching engine = Batching::kContinuous, runtime = Batching::kStatic;
+  EXPECT_DOUBLE_EQ(decode_time(128, true, engine), decode_time(128, false, engine));  // within the window
+  EXPECT_LT(decode_time(16384, true, engine), decode_time(16384, false, engine));
+  EXPECT_NEAR(decode_time(16384, true, runtime), decode_time(16384, false, runtime),
+              1e-9 * decode_time(16384, false, runtime));
+}
+
 TEST(CallCost, HalfTheGemmEfficiencyNeverMakesTrainingFaster) {
   const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 512, 512, 4);
   const Cluster c = make_cluster(2, 8);
