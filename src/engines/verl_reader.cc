@@ -115,13 +115,21 @@ int64_t per_gpu_sequences(const LaunchSettings& s, const CallKeys& k, const Mfc&
 }
 
 // The vLLM rollout on `gpus` GPUs: replicas of the script's tensor (and expert) parallel size.
-Strategy rollout_layout(const LaunchSettings& s, int gpus) {
+Strategy rollout_layout(const LaunchSettings& s, int gpus, int gpus_per_node) {
   Strategy st;
   st.tp = int(s.integer(key(kRollout, "tensor_model_parallel_size"), 2));
   st.ep = int(s.integer(key(kRollout, "expert_parallel_size"), 1));
   if (st.tp < 1 || gpus % st.tp != 0)
     throw Error(key(kRollout, "tensor_model_parallel_size"),
                 std::to_string(st.tp) + " does not divide the rollout's " + std::to_string(gpus) + " GPUs");
+  // vLLM and SGLang can run a replica across nodes (Ray); realign prices a replica's tensor parallelism within
+  // one node's links.
+  if (st.tp > gpus_per_node)
+    throw Error(key(kRollout, "tensor_model_parallel_size"),
+                std::to_string(st.tp) + " spans nodes of " + std::to_string(gpus_per_node) +
+                    " GPUs (trainer.n_gpus_per_node): realign prices a rollout replica within one node, a "
+                    "tensor parallel size up to " +
+                    std::to_string(gpus_per_node));
   st.dp = gpus / st.tp;
   return st;
 }
@@ -401,7 +409,7 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
     plan.name = "script";
     for (const Mfc& m : g.mfcs) {
       if (m.kind() == MfcKind::kGenerate) {
-        plan.assignments.push_back({m.name, gen_mesh, rollout_layout(s, gen_mesh.size)});
+        plan.assignments.push_back({m.name, gen_mesh, rollout_layout(s, gen_mesh.size, cluster.devices_per_node)});
         continue;
       }
       // Without a KL term veRL has no reference worker, so nothing sets its micro-batch: realign's

@@ -167,6 +167,14 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
             0u)
       << pp;
   EXPECT_NE(pp.find("pp 1, 2, 4 would be"), std::string::npos) << pp;
+  // A rollout replica across nodes (was 'the script runs actor_gen as d1t16p1 x1: tp 16 must stay within one
+  // node', naming no key).
+  std::string across = verl;
+  across.replace(across.find("trainer.nnodes=1"), 16, "trainer.nnodes=2");
+  const std::string tp16 = refusal("verl", across + "    actor_rollout_ref.rollout.tensor_model_parallel_size=16\n");
+  EXPECT_EQ(tp16.rfind("run.sh:8: actor_rollout_ref.rollout.tensor_model_parallel_size: 16 spans nodes of 8", 0),
+            0u)
+      << tp16;
   // A dotted OpenRLHF flag, spelled as written (the reader reads flat flags).
   const std::string openrlhf =
       "python3 -m openrlhf.cli.train_ppo_ray \\\n"
