@@ -216,6 +216,15 @@ TEST(ArealReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   const std::string dir = write_files("refused", {{"base.yaml", kUsersConfig}});
   const std::string base = "python3 -m areal.launcher.local train.py --config " + dir + "/base.yaml ";
   EXPECT_NO_THROW(testing::read_script("areal", base + "experiment_name=x"));
+  // A key the launch line writes is named with its line (issue 44, point 5); the config file's keys without.
+  try {
+    testing::read_script("areal", "#!/bin/bash\n" + base + "\\\n  allocation_mode=sglang:d4+fsdp:d2c2\n",
+                         "run.sh");
+    ADD_FAILURE() << "context parallelism read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.path(), "allocation_mode");
+    EXPECT_EQ(std::string(e.what()).rfind("run.sh:3: allocation_mode: ", 0), 0u) << e.what();
+  }
   // AReaL runs vLLM eagerly unless told otherwise; priced with CUDA graphs, and said.
   EXPECT_TRUE(testing::noted(testing::read_script("areal", base + "allocation_mode=vllm:d4+fsdp:d4"),
                              "vllm.enforce_eager"));
