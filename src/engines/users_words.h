@@ -4,6 +4,7 @@
 // never names a key or flag the user did not write.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -55,8 +56,12 @@ ReadRun read_as_written(const std::vector<ConfigEntry>& written,
     throw_as_written(e, user_names, at);
   }
   to_users_words(run, user_names);
+  // A key the launch leaves out holds the engine's default: said where import names it.
   for (auto& [key, source] : run.sources)
-    if (const auto where = at.find(source); where != at.end()) source = where->second + ": " + source;
+    if (const auto where = at.find(source); where != at.end())
+      source = where->second + ": " + source;
+    else if (std::none_of(written.begin(), written.end(), [&](const ConfigEntry& e) { return e.key == source; }))
+      source += " (not set: the engine's default)";
   run.plan = [plan = std::move(run.plan), user_names, at](const DataflowGraph& g, const Cluster& c,
                                                           std::vector<std::string>& notes) {
     const size_t before = notes.size();

@@ -196,6 +196,12 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
   // The key import names a model by carries its line too.
   const engines::ReadRun run = engines::make_engine("verl")->read_run(verl, "run.sh", {});
   EXPECT_EQ(run.sources.at("models.actor"), "run.sh:2: actor_rollout_ref.model.path");
+  // One the script leaves out is said to be the engine's default (veRL's rollout.n of 1, refused for GRPO by
+  // import naming it: the user did not write it).
+  const engines::ReadRun one = engines::make_engine("verl")->read_run(
+      std::string(verl).replace(verl.find(" actor_rollout_ref.rollout.n=4"), 31, ""), "run.sh", {});
+  EXPECT_EQ(one.sources.at("batch.samples_per_prompt"),
+            "actor_rollout_ref.rollout.n (not set: the engine's default)");
 }
 
 }  // namespace
