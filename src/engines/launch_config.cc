@@ -1,5 +1,6 @@
 #include "engines/launch_config.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/config_file.h"
@@ -35,6 +36,34 @@ const Json* lookup(const std::string& body, const std::vector<ConfigEntry>& entr
     while (!fallback.empty() && fallback.front() == ' ') fallback.erase(0, 1);
     return &(scratch = fallback);
   }
+  // NeMo-RL's arithmetic resolvers over two numbers (nemo_rl/utils/config.py registers add, mul, div, max:
+  // `${mul:${policy.max_total_sequence_length},4}` once the inner one is resolved).
+  for (const char* op : {"add", "mul", "div", "max"}) {
+    const std::string prefix = std::string(op) + ":";
+    if (body.rfind(prefix, 0) != 0) continue;
+    const std::string args = body.substr(prefix.size());
+    const size_t comma = args.find(',');
+    if (comma == std::string::npos) return nullptr;
+    Json a, b;
+    try {
+      a = Json::parse(args.substr(0, comma)), b = Json::parse(args.substr(comma + 1));
+    } catch (...) {
+      return nullptr;
+    }
+    if (!a.is_number() || !b.is_number()) return nullptr;
+    const bool integers = a.is_number_integer() && b.is_number_integer();
+    const std::string o = op;
+    if (o == "div") {
+      if (b.get<double>() == 0) return nullptr;
+      return &(scratch = a.get<double>() / b.get<double>());  // Python's `/`: a float
+    }
+    if (integers) {
+      const int64_t x = a.get<int64_t>(), y = b.get<int64_t>();
+      return &(scratch = o == "add" ? x + y : o == "mul" ? x * y : std::max(x, y));
+    }
+    const double x = a.get<double>(), y = b.get<double>();
+    return &(scratch = o == "add" ? x + y : o == "mul" ? x * y : std::max(x, y));
+  }
   const ConfigEntry* e = entry(entries, body);
   return e ? &e->value : nullptr;
 }
@@ -53,8 +82,14 @@ bool resolve_once(std::vector<ConfigEntry>& entries, const std::map<std::string,
     for (size_t open = text.find("${"); open != std::string::npos; open = text.find("${", at)) {
       const size_t close = text.find('}', open);
       if (close == std::string::npos) break;
+      const std::string body = text.substr(open + 2, close - open - 2);
+      if (body.find("${") != std::string::npos) {  // a resolver's argument: the inner one first
+        out += text.substr(at, open + 2 - at);
+        at = open + 2;
+        continue;
+      }
       Json scratch;
-      const Json* target = lookup(text.substr(open + 2, close - open - 2), entries, env, scratch);
+      const Json* target = lookup(body, entries, env, scratch);
       const bool pending =
           target && target->is_string() && target->get<std::string>().find("${") != std::string::npos;
       out += text.substr(at, open - at);

@@ -164,9 +164,14 @@ std::string unresolved(const std::string& v) {
            "), and realign runs no command; set the value in the script, or give the variable it is read "
            "from "
            "with --env NAME=VALUE";
-  if (std::regex_search(v, m, resolver) && m[1] != "oc.env")
-    return "'" + v + "' calls the OmegaConf resolver " + std::string(m[1]) +
+  if (std::regex_search(v, m, resolver) && m[1] != "oc.env") {
+    const std::string name = m[1];
+    if (name == "add" || name == "mul" || name == "div" || name == "max")
+      return "'" + v + "' calls NeMo-RL's resolver " + name +
+             " over values realign cannot read as two numbers; set the key on the command line";
+    return "'" + v + "' calls the OmegaConf resolver " + name +
            ", which realign does not evaluate; set the key on the command line";
+  }
   static const std::regex argument(R"(\$\{?([0-9]+)\}?)");
   if (std::regex_search(v, m, argument))
     return "'" + v + "' is the script's argument $" + std::string(m[1]) +

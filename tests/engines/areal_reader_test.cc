@@ -280,8 +280,28 @@ TEST(LaunchConfig, InterpolationsResolveThroughChainsAndTheEnvironment) {
     ADD_FAILURE() << "an unevaluated resolver read";
   } catch (const Error& e) {
     EXPECT_EQ(e.path(), "policy.batch");
-    EXPECT_NE(std::string(e.what()).find("OmegaConf resolver"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("resolver mul"), std::string::npos) << e.what();
   }
+  try {
+    const std::vector<engines::ConfigEntry> resolver = {{"policy.batch", "${oc.select:a,2}"}};
+    engines::LaunchSettings(resolver).integer("policy.batch", 1);
+    ADD_FAILURE() << "an unevaluated resolver read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("OmegaConf resolver oc.select"), std::string::npos) << e.what();
+  }
+  // NeMo-RL's arithmetic resolvers (nemo_rl/utils/config.py: add, mul, div, max) over numbers, once their
+  // arguments resolve (NeMo-RL's gdpo gym recipe sets train_global_batch_size so; refused before).
+  entries = engines::flatten_config(Json::parse(
+      R"({"total": 512, "mb": 4, "tokens": "${mul:${total},${mb}}", "sum": "${add:${total},1}",
+          "half": "${div:${total},2}", "most": "${max:3,${mb}}", "bad": "${mul:${nope},2}"})"));
+  engines::resolve_interpolations(entries, {});
+  v.clear();
+  for (const auto& e : entries) v[e.key] = e.value;
+  EXPECT_EQ(v["tokens"], 2048);
+  EXPECT_EQ(v["sum"], 513);
+  EXPECT_EQ(v["half"], 256.0);
+  EXPECT_EQ(v["most"], 4);
+  EXPECT_EQ(v["bad"], "${mul:${nope},2}");
 }
 
 }  // namespace
