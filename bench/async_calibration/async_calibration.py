@@ -2,9 +2,12 @@
 """bench/async_calibration: realign's estimates of the published synchronous and asynchronous RL runs it is
 calibrated on (data/published/async_calibration.json, NeMo-RL v0.6's Qwen3-30B-A3B GRPO on 32 and 192 H100),
 beside the published step times, as `realign import --engine nemo-rl` prices each run's launch line
-(data/published/nemo_rl_v06_qwen3_30b_a3b/). `--fit` scans NeMo-RL's own pass efficiency on the H100
-(profiles/h100-sxm.json: engine_pass_efficiency.nemo-rl) for the least rms log error over the three runs and
-prints it: that is how the shipped value was made. Estimated, not measured; prints the machine and settings.
+(data/published/nemo_rl_v06_qwen3_30b_a3b/). `--fit` scans NeMo-RL's own two coefficients on the H100
+(profiles/h100-sxm.json: engine_pass_efficiency.nemo-rl, its Megatron passes, and engine_decode_efficiency.nemo-rl,
+its vLLM decoding's share of the GEMV-measured rate) over a grid for the least rms log error over the three runs
+and prints the best: that is how the shipped values were made. The 1-step-off run is bound by its training
+side and the colocated run mostly by generation, so the two are told apart. Estimated, not measured; prints
+the machine and settings.
 
 usage: async_calibration.py [--fit] [--realign PATH]
 """
@@ -56,11 +59,12 @@ def rms_log_error(est, runs):
     return math.sqrt(sum(math.log(e / c["step_s"]) ** 2 for e, (_, _, c) in zip(est, runs)) / len(runs))
 
 
-def with_efficiency(value, folder):
+def with_efficiencies(passes, decode, folder):
     profile = json.load(open(PROFILE))
-    profile.setdefault("engine_pass_efficiency", {})["nemo-rl"] = {
-        "value": value, "source": "bench/async_calibration --fit (a point of its scan)"}
-    path = os.path.join(folder, "h100-sxm-%.4f.json" % value)
+    for key, value in (("engine_pass_efficiency", passes), ("engine_decode_efficiency", decode)):
+        profile.setdefault(key, {})["nemo-rl"] = {
+            "value": value, "source": "bench/async_calibration --fit (a point of its scan)"}
+    path = os.path.join(folder, "h100-sxm-%.4f-%.4f.json" % (passes, decode))
     json.dump(profile, open(path, "w"))
     return path
 
@@ -81,13 +85,16 @@ def main():
     if "--fit" in args:
         with tempfile.TemporaryDirectory() as folder:
             best = None
-            for k in range(0, 41):
-                value = 0.15 + 0.005 * k
-                err = rms_log_error(estimates(realign, runs, with_efficiency(value, folder)), runs)
-                print("  nemo-rl pass efficiency %.3f: rms log error %.4f" % (value, err))
-                if best is None or err < best[1]:
-                    best = (value, err)
-        print("\nbest: %.3f (rms log error %.4f)\n" % best)
+            for i in range(0, 9):
+                passes = 0.22 + 0.01 * i
+                for k in range(0, 9):
+                    decode = 0.50 + 0.05 * k
+                    err = rms_log_error(estimates(realign, runs, with_efficiencies(passes, decode, folder)), runs)
+                    print("  nemo-rl pass efficiency %.2f, decode efficiency %.2f: rms log error %.4f" %
+                          (passes, decode, err))
+                    if best is None or err < best[2]:
+                        best = (passes, decode, err)
+        print("\nbest: pass efficiency %.2f, decode efficiency %.2f (rms log error %.4f)\n" % best)
     est = estimates(realign, runs, PROFILE)
     print("%-22s %10s %12s %8s" % ("run", "published", "estimated", "error"))
     for e, (name, _, c) in zip(est, runs):

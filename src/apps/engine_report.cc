@@ -61,7 +61,11 @@ std::string pricing_breakdown(const engines::EngineEstimate& e) {
 }
 
 Json pricing_json(const engines::EngineEstimate& e) {
-  return {{"simulated_s", e.simulation.iteration_time_s},
+  Json calls = Json::array();  // the engine's step call by call (with staleness: the steady state's)
+  for (const CallResult& c : e.simulation.calls)
+    calls.push_back({{"name", c.name}, {"start_s", c.start_s}, {"end_s", c.end_s}, {"realloc_s", c.realloc_s}});
+  return {{"calls", calls},
+          {"simulated_s", e.simulation.iteration_time_s},
           {"generation_delta_s", e.generation_delta_s},
           {"weight_sync_s", e.sync_s},
           {"weight_sync_delta_s", e.sync_delta_s},

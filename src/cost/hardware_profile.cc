@@ -74,10 +74,10 @@ bool from_device_spec(const std::string& coefficient) {
   return coefficient == "peak_flops" || coefficient == "memory_bandwidth" || coefficient == "memory_bytes";
 }
 
-// "engine_pass_efficiency": {"<engine>": {"value": fraction, "source": "..."}, ...}.
-void read_engine_efficiencies(ObjectReader& r, HardwareProfile& p) {
-  const std::string path = r.path_of("engine_pass_efficiency");
-  const Json& all = r.at("engine_pass_efficiency");
+// An engine's own coefficient per engine, `key`: {"<engine>": {"value": fraction, "source": "..."}, ...}.
+void read_engine_efficiencies(ObjectReader& r, const char* key, std::map<std::string, Coefficient>& out) {
+  const std::string path = r.path_of(key);
+  const Json& all = r.at(key);
   if (!all.is_object())
     throw Error(path, "must be an object of engine name -> {value, source}, got " + json_type_name(all));
   for (const auto& [engine, entry] : all.items()) {
@@ -88,7 +88,7 @@ void read_engine_efficiencies(ObjectReader& r, HardwareProfile& p) {
       throw Error(er.path_of("value"), "a fraction in (0, 1]");
     if (c.source.find_first_not_of(" \t") == std::string::npos)
       throw Error(er.path_of("source"), "must say where the value comes from (the engine's published runs)");
-    p.engine_pass_efficiency[engine] = std::move(c);
+    out[engine] = std::move(c);
   }
 }
 
@@ -133,7 +133,8 @@ bool HardwareProfile::operator==(const HardwareProfile& o) const {
   const auto a = coefficients(), b = o.coefficients();
   for (size_t i = 0; i < a.size(); ++i)
     if (!(*a[i].second == *b[i].second)) return false;
-  return engine_pass_efficiency == o.engine_pass_efficiency;
+  return engine_pass_efficiency == o.engine_pass_efficiency &&
+         engine_decode_efficiency == o.engine_decode_efficiency;
 }
 
 HardwareProfile default_profile(const DeviceSpec& d) {
@@ -216,6 +217,8 @@ Json to_json(const HardwareProfile& p) {
   }
   for (const auto& [engine, c] : p.engine_pass_efficiency)
     j["engine_pass_efficiency"][engine] = Json{{"value", c.value}, {"source", c.source}};
+  for (const auto& [engine, c] : p.engine_decode_efficiency)
+    j["engine_decode_efficiency"][engine] = Json{{"value", c.value}, {"source", c.source}};
   return j;
 }
 
@@ -279,7 +282,10 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
     if (!std::isfinite(c->value) || c->value < 0 || (c->value == 0 && !may_be_zero))
       throw Error(cr.path_of("value"), may_be_zero ? "must be a number >= 0" : "must be a positive number");
   }
-  if (r.has("engine_pass_efficiency")) read_engine_efficiencies(r, p);
+  if (r.has("engine_pass_efficiency"))
+    read_engine_efficiencies(r, "engine_pass_efficiency", p.engine_pass_efficiency);
+  if (r.has("engine_decode_efficiency"))
+    read_engine_efficiencies(r, "engine_decode_efficiency", p.engine_decode_efficiency);
   r.finish();
   if (before_alltoall && !r.has("intra_node_alltoall_bandwidth")) {
     p.intra_node_alltoall_bandwidth = p.intra_node_bandwidth;

@@ -100,6 +100,11 @@ struct HardwareProfile {
   // plan as that engine runs it (engines/pricing.h) takes it in place of pass_efficiency, which is fitted
   // to ReaL's engine; an engine without an entry keeps pass_efficiency. Optional in a profile's JSON.
   std::map<std::string, Coefficient> engine_pass_efficiency;
+  // The share of decode_bandwidth_efficiency's rate an engine's serving reaches while decoding on this device,
+  // where the engine's published runs give one (its MoE kernels at a decoding batch's few tokens per expert,
+  // its sampling and scheduling): engine name -> fraction, multiplying decode_bandwidth_efficiency (each
+  // point of a curve) when pricing generation as that engine runs it. Optional in a profile's JSON.
+  std::map<std::string, Coefficient> engine_decode_efficiency;
 
   // Every coefficient with its JSON name, in a fixed order (JSON I/O and `explain` iterate over this).
   std::vector<std::pair<const char*, const Coefficient*>> coefficients() const;

@@ -15,7 +15,8 @@ bool CallResult::operator==(const CallResult& o) const {
 bool SimulationResult::operator==(const SimulationResult& o) const {
   return iteration_time_s == o.iteration_time_s && staleness == o.staleness && steps == o.steps &&
          steady_start_s == o.steady_start_s && calls == o.calls && timeline == o.timeline &&
-         device_peak_mem_bytes == o.device_peak_mem_bytes && device_idle_fraction == o.device_idle_fraction &&
+         device_peak_mem_bytes == o.device_peak_mem_bytes && device_home_bytes == o.device_home_bytes &&
+         device_turn_peak_mem_bytes == o.device_turn_peak_mem_bytes && device_idle_fraction == o.device_idle_fraction &&
          realloc_bytes == o.realloc_bytes && offload_bytes == o.offload_bytes && fits == o.fits &&
          oom_report == o.oom_report;
 }

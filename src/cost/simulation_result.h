@@ -56,6 +56,10 @@ struct SimulationResult {
       calls;  // in the graph's call order (staleness > 0: their instances of the last step)
   Timeline timeline;
   std::vector<double> device_peak_mem_bytes;
+  // With generation turns (Simulator::set_generation_turns), per device: the models' home state, which each
+  // turn moves to host memory and back, and the peak during the turns (a part of the peak above); else empty.
+  std::vector<double> device_home_bytes;
+  std::vector<double> device_turn_peak_mem_bytes;
   std::vector<double> device_idle_fraction;  // of the iteration time (staleness > 0: of the last step)
   double realloc_bytes = 0;                  // all reallocations of an iteration (of the last step)
   double offload_bytes = 0;                  // host-to-device loads of offloaded models (of the last step)

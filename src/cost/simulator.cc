@@ -141,12 +141,15 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   if (detailed) r.timeline.events.reserve(mfcs.size() * 3 * (staleness > 0 ? 4 : 1));
   r.calls.resize(mfcs.size());
   RunState st{
-      DeviceTimelines(plan, nd, detailed ? &r.timeline.events : nullptr), {}, {}, {}, {}, {}, {}, {}, {}, {}};
+      DeviceTimelines(plan, nd, detailed ? &r.timeline.events : nullptr), {}, {}, {}, {}, {}, {}, {}, {}, {},
+                 {}, {}, {}};
 
   hold_persistent_state(plan, st);
 
   st.transient.assign(size_t(nd), 0.0);
   st.transient_call.assign(size_t(nd), -1);
+  st.turn.assign(size_t(nd), 0.0);
+  st.turn_call.assign(size_t(nd), -1);
   st.copy.assign(mfcs.size(), false);
   st.call_peak.assign(mfcs.size(), -1.0);
   st.calls = mfcs.size();
@@ -190,6 +193,10 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     }
   const double limit = profile_.memory_bytes.value * profile_.usable_memory_fraction.value;
   r.device_peak_mem_bytes.assign(size_t(nd), 0.0);
+  if (generation_turns_) {
+    r.device_home_bytes.assign(size_t(nd), 0.0);
+    r.device_turn_peak_mem_bytes.assign(size_t(nd), 0.0);
+  }
   r.device_idle_fraction.assign(size_t(nd), 1.0);
   if (r.iteration_time_s > 0)
     for (size_t k = 0; k + 1 < st.tl.bounds.size(); ++k) {
@@ -199,15 +206,21 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     }
   int worst = -1;
   for (int d = 0; d < nd; ++d) {
-    const double peak = st.persistent[size_t(d)] + st.transient[size_t(d)];
+    const double peak = std::max(st.persistent[size_t(d)] + st.transient[size_t(d)], st.turn[size_t(d)]);
     r.device_peak_mem_bytes[size_t(d)] = peak;
+    if (generation_turns_) {
+      r.device_home_bytes[size_t(d)] = st.home_bytes[size_t(d)];
+      r.device_turn_peak_mem_bytes[size_t(d)] = st.turn[size_t(d)];
+    }
     if (peak > limit && (worst < 0 || peak > r.device_peak_mem_bytes[size_t(worst)])) worst = d;
   }
   if (worst >= 0) {
     r.fits = false;
+    const size_t w = size_t(worst);
+    const bool in_turn = st.turn[w] > st.persistent[w] + st.transient[w];
     if (detailed)
-      r.oom_report = oom_report(worst, st.transient_call[size_t(worst)], plan, st,
-                                r.device_peak_mem_bytes[size_t(worst)], limit);
+      r.oom_report = oom_report(worst, in_turn ? st.turn_call[w] : st.transient_call[w], in_turn, plan, st,
+                                r.device_peak_mem_bytes[w], limit);
   }
   return r;
 }
@@ -271,6 +284,8 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
     }
   }
 
+  const bool turn = generation_turns_ && mfcs[size_t(i)].kind() == MfcKind::kGenerate;
+
   // A call's inputs move in one exchange from all their producers (the runtime's move_rows): each input's
   // bytes at its link's bandwidth, one latency for the exchange.
   double ready = 0, data_s = 0, data_bytes = 0, latency_s = 0;
@@ -310,6 +325,19 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
     const MemoryBreakdown& sm = est.stages[size_t(stage)];
     const double trans = sm.transient() + (transient_copy ? sm.weights : 0.0);
     const size_t d0 = size_t(dst.first_device + stage * stage_size);
+    if (turn) {
+      // The homes are in host memory for the turn: what persists beside them (held copies, batches in
+      // flight) and the call's own need.
+      for (size_t d = d0; d < d0 + size_t(stage_size); ++d) {
+        const double need = st.persistent[d] - st.home_bytes[d] + trans;
+        peak = std::max(peak, need);
+        if (need > st.turn[d]) {
+          st.turn[d] = need;
+          st.turn_call[d] = i;
+        }
+      }
+      continue;
+    }
     peak = std::max(peak, max_of(st.persistent.data() + d0, size_t(stage_size), trans));
     for (size_t d = d0; d < d0 + size_t(stage_size); ++d)
       if (trans > st.transient[d]) {

@@ -64,6 +64,13 @@ class Simulator {
   // Training and inference calls estimated under `profile` from now on (an engine's own pass efficiency:
   // engines/pricing.h), generation as set_generation_profile says. Clears the call cache.
   void set_pass_profile(HardwareProfile profile);
+  // Generation takes turns with training on the devices they share (an engine's colocated mode: NeMo-RL's
+  // offload_before_refit and offload_after_refit, AReaL's memory saver): for each generate call, every model
+  // whose home shares its devices has its state there (weights, gradients, optimizer state) in host memory,
+  // so the call's memory leaves it out. The result reports, per device, that state and the turn's peak; the
+  // round trip's time is the engine's to price (engines/pricing.h). Off by default: realign's runtime keeps
+  // each model's home on its devices.
+  void set_generation_turns(bool on) { generation_turns_ = on; }
   // Cached per-call estimate (the same as estimate_call()).
   const CallEstimate& call_estimate(int mfc_index, const MfcAssignment& a);
   // Cached reallocation cost of `model` (an index into graph().models) between two layouts.
@@ -108,8 +115,9 @@ class Simulator {
   // Per device, what it holds between calls: each model's home (unless offloaded), and with staleness the
   // weight copies generation keeps and its batches in flight (simulator_memory.cc, as the two below).
   void hold_persistent_state(const ExecutionPlan& plan, RunState& st);
-  std::string oom_report(int device, int call, const ExecutionPlan& plan, const RunState& st, double peak,
-                         double limit);
+  // `in_turn`: the peak is generation's turn (set_generation_turns), the homes in host memory.
+  std::string oom_report(int device, int call, bool in_turn, const ExecutionPlan& plan, const RunState& st,
+                         double peak, double limit);
   // Bytes of the batches in flight a generation call's device holds with staleness N: N batches of its
   // outputs (its dp rank's share).
   double in_flight_bytes(int call, const MfcAssignment& a) const;
@@ -119,6 +127,7 @@ class Simulator {
   HardwareProfile profile_;
   std::optional<HardwareProfile> generation_profile_;
   std::optional<HardwareProfile> pass_profile_;
+  bool generation_turns_ = false;
   // Per call: its model's index, and per input (data index, producer call index or -1 for the dataset).
   std::vector<int> call_model_;
   std::vector<std::vector<std::pair<int, int>>> inputs_;

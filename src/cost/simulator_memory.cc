@@ -38,6 +38,7 @@ void Simulator::hold_persistent_state(const ExecutionPlan& plan, RunState& st) {
         for (int t = 0; t < l.tp; ++t) device[t] += bytes[size_t(t)];
     }
   }
+  st.home_bytes = persistent;
 
   // Staleness N > 0: while the train calls update the actor's home weights, a generation on other devices
   // runs beside them reading an older version, so its devices keep their copy between calls (one per
@@ -75,13 +76,13 @@ double Simulator::in_flight_bytes(int call, const MfcAssignment& a) const {
   return double(graph_.staleness) * double(seqs_per_dp_rank(m, a.strategy.dp)) * per_seq;
 }
 
-std::string Simulator::oom_report(int device, int call, const ExecutionPlan& plan, const RunState& st,
-                                  double peak, double limit) {
+std::string Simulator::oom_report(int device, int call, bool in_turn, const ExecutionPlan& plan,
+                                  const RunState& st, double peak, double limit) {
   std::string parts;
   auto add = [&](const std::string& what, double bytes) {
     if (bytes > 0) parts += (parts.empty() ? "" : ", ") + what + " " + format_bytes(bytes);
   };
-  for (size_t m = 0; m < graph_.models.size(); ++m) {
+  for (size_t m = 0; m < graph_.models.size() && !in_turn; ++m) {
     if (home_call_[m] < 0 || st.offloaded[m] || !st.home[m].contains(device)) continue;
     const Layout& l = st.home[m];
     const Layout::Coord c = l.coord_of(device);
@@ -111,12 +112,13 @@ std::string Simulator::oom_report(int device, int call, const ExecutionPlan& pla
     const Layout l = a.layout();
     const MemoryBreakdown& mem =
         call_estimate(call, a).stages[size_t((device - l.first_device) / (l.dp * l.tp))];
-    during = graph_.mfcs[size_t(call)].name;
+    const std::string& name = graph_.mfcs[size_t(call)].name;
+    during = name + (in_turn ? " (its turn: the models' homes in host memory)" : "");
     if (st.copy[size_t(call)] && !st.held[size_t(call)])
-      add(during + " reallocated or loaded weights", mem.weights);
-    add(during + " activations", mem.activations);
-    add(during + " KV cache", mem.kv_cache);
-    add(during + " logits", mem.logits);
+      add(name + " reallocated or loaded weights", mem.weights);
+    add(name + " activations", mem.activations);
+    add(name + " KV cache", mem.kv_cache);
+    add(name + " logits", mem.logits);
   }
   return "device " + std::to_string(device) + " needs " + format_bytes(peak) + " during " + during +
          " (limit " + format_bytes(limit) + "): " + parts;

@@ -123,9 +123,14 @@ class NemoRl : public Engine {
     for (const Json& options : training_backends(g, c, "dtensor")) {
       const std::string on = std::string(", ") + options["backend"].get<std::string>();
       if (!async(g)) {
+        // Colocated, the policy's state goes to host memory while vLLM generates (kMegatronWorker's
+        // offload_before_refit and offload_after_refit; the DTensor workers' likewise): the engines take
+        // turns.
         const DeviceMesh all{0, c.n_devices()};
+        Json turns = options;
+        turns["colocated"] = true;
         out.push_back(
-            group_placement(g, {{"actor_gen"}, policy}, {all, all}, "colocated generation" + on, options));
+            group_placement(g, {{"actor_gen"}, policy}, {all, all}, "colocated generation" + on, turns));
       }
       for (const auto& m : cover_cluster(c, 2))
         if (split_allowed(m, c))

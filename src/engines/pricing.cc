@@ -23,8 +23,31 @@ double broadcast_sync_s(const DataflowGraph& graph, const Cluster& cluster, cons
   return bytes / bandwidth + double(params.size()) * (latency + profile.collective_overhead_s.value);
 }
 
+namespace {
+
+// A misspelt engine in a profile's per-engine coefficients would otherwise be priced at the profile's own
+// value without a word.
+void check_engine_names(const std::map<std::string, Coefficient>& per_engine, const std::string& key) {
+  const std::vector<std::string> engines = engine_names();
+  for (const auto& [engine, c] : per_engine)
+    if (std::find(engines.begin(), engines.end(), engine) == engines.end())
+      throw Error("profile." + key + "." + engine,
+                  "not an engine realign prices; one of verl, openrlhf, areal, nemo-rl");
+}
+
+}  // namespace
+
 HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing& pricing) {
   HardwareProfile p = profile;
+  check_engine_names(profile.engine_decode_efficiency, "engine_decode_efficiency");
+  const auto own = profile.engine_decode_efficiency.find(pricing.engine);
+  if (own != profile.engine_decode_efficiency.end()) {
+    Coefficient& rate = p.decode_bandwidth_efficiency;
+    rate.value *= own->second.value;
+    for (auto& point : rate.points) point.second *= own->second.value;
+    rate.source = "engine " + pricing.engine + ": " + std::to_string(own->second.value).substr(0, 5) + " of (" +
+                  rate.source + "): " + own->second.source;
+  }
   if (pricing.cuda_graph_decoding) {
     p.layer_launch_overhead_s.value = 0;
     p.layer_launch_overhead_s.source = "engine: decoding replays a captured CUDA graph (" +
@@ -42,12 +65,7 @@ HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing
 }
 
 std::optional<HardwareProfile> pass_profile(const HardwareProfile& profile, const Pricing& pricing) {
-  // A misspelt engine would otherwise be priced at pass_efficiency without a word.
-  const std::vector<std::string> engines = engine_names();
-  for (const auto& [engine, c] : profile.engine_pass_efficiency)
-    if (std::find(engines.begin(), engines.end(), engine) == engines.end())
-      throw Error("profile.engine_pass_efficiency." + engine,
-                  "not an engine realign prices; one of verl, openrlhf, areal, nemo-rl");
+  check_engine_names(profile.engine_pass_efficiency, "engine_pass_efficiency");
   const auto own = profile.engine_pass_efficiency.find(pricing.engine);
   if (own == profile.engine_pass_efficiency.end()) return std::nullopt;
   HardwareProfile p = profile;
@@ -95,6 +113,14 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
   e.device_peak_mem_bytes = e.simulation.device_peak_mem_bytes;
   e.device_saving_bytes.assign(e.device_peak_mem_bytes.size(), 0.0);
   if (stage < 2) return;
+  // Generation's turns hold none of the homes ZeRO shards: a device whose peak is its turn keeps it.
+  const std::vector<double>& turn = e.simulation.device_turn_peak_mem_bytes;
+  auto lower = [&](int d, double saving) {
+    double& peak = e.device_peak_mem_bytes[size_t(d)];
+    const double in_turn = turn.empty() ? 0.0 : turn[size_t(d)];
+    if (peak > in_turn) peak = std::max(in_turn, peak - saving);
+    e.device_saving_bytes[size_t(d)] += saving;
+  };
   for (const ModelRole& m : g.models) {
     const int home = g.home_call(m.role);
     if (home < 0) continue;
@@ -108,10 +134,7 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
     if (m.trained && a.strategy.zero1 && ranks < a.strategy.dp)
       saving -= shard_params(m, a.strategy) * kOptimizerBytesPerParam *
                 (1.0 / double(ranks) - 1.0 / double(a.strategy.dp));
-    for (int d = a.mesh.first; d < a.mesh.end(); ++d) {
-      e.device_peak_mem_bytes[size_t(d)] -= saving;
-      e.device_saving_bytes[size_t(d)] += saving;
-    }
+    for (int d = a.mesh.first; d < a.mesh.end(); ++d) lower(d, saving);
   }
   if (stage < 3) return;
   // ZeRO-3 gathers a layer's weights before using them: each micro-batch's forward (and, in training, its
@@ -137,29 +160,30 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
   }
 }
 
-// Engines that take turns on the same GPUs (a placement's "colocated": AReaL's colocated mode, whose memory
-// saver offloads the training side while generation runs): every model at home on generation's devices but
-// generation's own weight copy goes to host memory and comes back each iteration, its state after the ZeRO
-// stage's sharding, over the host link of the device that holds the most.
-double turn_swap_s(const DataflowGraph& g, const HardwareProfile& p, const ExecutionPlan& plan, int stage,
-                   int fsdp_size) {
+// Engines that take turns on the same GPUs (a placement's "colocated": NeMo-RL's colocated generation,
+// AReaL's colocated mode): the homes on generation's devices (Simulator::set_generation_turns), less what
+// ZeRO-2/3 shards, go to host memory and come back each iteration, over the host link of the device that
+// holds the most.
+double turn_swap_s(const DataflowGraph& g, const HardwareProfile& p, const ExecutionPlan& plan,
+                   const EngineEstimate& e) {
   const int gen = g.mfc_index("actor_gen");
-  if (gen < 0) return 0;
+  if (gen < 0 || e.simulation.device_home_bytes.empty()) return 0;
   const DeviceMesh& shared = plan.assignments[size_t(gen)].mesh;
-  std::vector<double> bytes(size_t(shared.end()), 0.0);
-  for (const ModelRole& m : g.models) {
-    const int home = g.home_call(m.role);
-    if (home < 0) continue;
-    const MfcAssignment& a = plan.assignments[size_t(home)];
-    if (!a.mesh.overlaps(shared)) continue;
-    const double per_param =
-        kWeightBytesPerParam + (m.trained ? kGradBytesPerParam + kOptimizerBytesPerParam : 0.0);
-    const double sharded =
-        stage >= 3 && zero_sharded(a.strategy) ? double(shard_ranks(a.strategy, m.role, fsdp_size)) : 1.0;
-    for (int d = a.mesh.first; d < a.mesh.end() && d < shared.end(); ++d)
-      bytes[size_t(d)] += shard_params(m, a.strategy) * per_param / sharded;
-  }
-  return 2.0 * *std::max_element(bytes.begin(), bytes.end()) / p.host_device_bandwidth.value;
+  double most = 0;
+  for (int d = shared.first; d < shared.end(); ++d)
+    most = std::max(most, e.simulation.device_home_bytes[size_t(d)] - e.device_saving_bytes[size_t(d)]);
+  return 2.0 * most / p.host_device_bandwidth.value;
+}
+
+// The serving engine's share of a device's memory (vLLM's gpu_memory_utilization, a placement's
+// "generation_memory_fraction"): its weights, activations and KV cache must fit in it.
+bool generation_fits_share(const DataflowGraph& g, Simulator& sim, const ExecutionPlan& plan, double share) {
+  const double budget = share * sim.profile().memory_bytes.value;
+  for (size_t i = 0; i < g.mfcs.size(); ++i)
+    if (g.mfcs[i].kind() == MfcKind::kGenerate &&
+        sim.call_estimate(int(i), plan.assignments[i]).memory.total() > budget)
+      return false;
+  return true;
 }
 
 }  // namespace
@@ -199,6 +223,8 @@ EngineEstimate EngineEvaluator::price(const ExecutionPlan& given, bool report) {
   // The engine holds its models its way; realign's own plans as they say.
   const ExecutionPlan plan = engine_sync_ ? as_engine_runs(given, sim_.graph(), pricing_) : given;
   EngineEstimate e;
+  const bool colocated = options_.value("colocated", false);
+  sim_.set_generation_turns(colocated);
   e.simulation = sim_.run(plan);
   const DataflowGraph& g = sim_.graph();
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
@@ -223,8 +249,9 @@ EngineEstimate EngineEvaluator::price(const ExecutionPlan& given, bool report) {
   apply_zero_stage(g, sim_.cluster(), sim_.profile(), plan, options_.value("zero_stage", 0), fsdp_size, e);
   e.fits = std::all_of(e.device_peak_mem_bytes.begin(), e.device_peak_mem_bytes.end(),
                        [&](double peak) { return peak <= limit_; });
-  if (options_.value("colocated", false))
-    e.turn_swap_s = turn_swap_s(g, sim_.profile(), plan, options_.value("zero_stage", 0), fsdp_size);
+  if (options_.contains("generation_memory_fraction"))
+    e.fits = e.fits && generation_fits_share(g, sim_, plan, options_["generation_memory_fraction"].get<double>());
+  if (colocated) e.turn_swap_s = turn_swap_s(g, sim_.profile(), plan, e);
   e.iteration_time_s = e.simulation.iteration_time_s + e.sync_delta_s + e.zero3_delta_s + e.turn_swap_s;
   return e;
 }

@@ -79,8 +79,8 @@ TEST(EngineCli, MoeExampleShowsAndWritesTheExpertParallelDegree) {
 }
 
 // A user's current layout priced before launch: NeMo-RL's published Qwen3-30B-A3B layout as NeMo-RL runs it
-// (vLLM with CUDA graphs, so faster than realign's own eager generation), and refused, naming the rule, for
-// an engine that cannot run it.
+// (vLLM with CUDA graphs, so faster than realign's own eager generation; colocated, the policy's state to host
+// memory and back around generation), and refused, naming the rule, for an engine that cannot run it.
 TEST(EngineCli, SimulatePricesAGivenPlanAsTheEngineRunsIt) {
   const std::string args = "simulate " + example("grpo_qwen3_30b_a3b_32xh100.yaml") + " --plan " +
                            example("grpo_qwen3_30b_a3b_32xh100.nemo_rl_plan.json");
@@ -91,9 +91,11 @@ TEST(EngineCli, SimulatePricesAGivenPlanAsTheEngineRunsIt) {
   EXPECT_EQ(as_engine["engine"], "nemo-rl");
   EXPECT_EQ(as_engine["placement"], "colocated generation, megatron");
   EXPECT_LT(as_engine["pricing"]["generation_delta_s"].get<double>(), 0);
+  EXPECT_GT(as_engine["pricing"]["turn_swap_s"].get<double>(), 0);
   EXPECT_NEAR(as_engine["iteration_time_s"].get<double>(),
               as_engine["pricing"]["simulated_s"].get<double>() +
-                  as_engine["pricing"]["weight_sync_delta_s"].get<double>(),
+                  as_engine["pricing"]["weight_sync_delta_s"].get<double>() +
+                  as_engine["pricing"]["turn_swap_s"].get<double>(),
               1e-6);
   r = run_realign(args + " --engine areal");
   EXPECT_EQ(r.code, 1);

@@ -67,6 +67,16 @@ TEST(HardwareProfile, EnginePassEfficienciesRoundTripAndAreChecked) {
   bad = j;
   bad["engine_pass_efficiency"] = 0.25;
   EXPECT_NE(error_of(bad).find("engine name -> {value, source}"), std::string::npos) << error_of(bad);
+  // The decoding counterpart, read and checked alike.
+  HardwareProfile q = h100();
+  q.engine_decode_efficiency["nemo-rl"] = {0.8, "fitted to NeMo-RL's published runs (test)"};
+  EXPECT_EQ(hardware_profile_from_json(to_json(q), "profile"), q);
+  EXPECT_FALSE(q == h100());
+  bad = to_json(q);
+  bad["engine_decode_efficiency"]["nemo-rl"]["value"] = 0;
+  EXPECT_NE(error_of(bad).find("profile.engine_decode_efficiency.nemo-rl.value: a fraction in (0, 1]"),
+            std::string::npos)
+      << error_of(bad);
 }
 
 // A version-4 profile (a measured or calibrated one from before the depth curve) still loads, its GEMMs

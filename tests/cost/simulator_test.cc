@@ -290,6 +290,48 @@ TEST(Simulator, OffloadedModelsLoadFromTheHostForEachCall) {
   EXPECT_GT(offloaded.iteration_time_s, resident.iteration_time_s - 1e-12);
 }
 
+// An engine's colocated mode takes turns (set_generation_turns): while generation runs, the homes on its
+// devices (the four models' weights, the actor's and critic's gradients and optimizer state) are in host
+// memory, so generation needs only its own copy, cache and activations there; every other call is unchanged,
+// and the result says what each device's homes hold (what the engine moves each way).
+TEST(Simulator, GenerationTurnsLeaveTheHomesOutOfGenerationsMemory) {
+  Ppo ppo;
+  Simulator sim(ppo.graph, ppo.cluster, ppo.profile);
+  const ExecutionPlan plan = colocated();
+  const size_t gen = size_t(ppo.graph.mfc_index("actor_gen"));
+  const SimulationResult resident = sim.run(plan);
+  EXPECT_TRUE(resident.device_home_bytes.empty());
+  sim.set_generation_turns(true);
+  const SimulationResult turns = sim.run(plan);
+  ASSERT_EQ(turns.device_home_bytes.size(), 16u);
+  ASSERT_EQ(turns.device_turn_peak_mem_bytes.size(), 16u);
+  // The homes: every model's weights, and for the trained ones 2 bytes of gradients and 12 of Adam state,
+  // per parameter of its tp shard (d2t8p1: no ZeRO-1, the optimizer state whole on each replica).
+  double home = 0;
+  for (const ModelRole& m : ppo.graph.models) {
+    const ShardSizes sh = shard_sizes(model_params(m.spec, m.head), m.spec.n_layers, 8, 1);
+    home += double(sh.at(0, 0)) * (m.trained ? 2.0 + 2.0 + 12.0 : 2.0);
+  }
+  const CallEstimate& g = sim.call_estimate(int(gen), plan.assignments[gen]);
+  for (int d = 0; d < 16; ++d) {
+    EXPECT_NEAR(turns.device_home_bytes[size_t(d)], home, 1e-9 * home) << d;
+    // Generation's turn: its transient need alone (no held copies or batches in flight without staleness).
+    EXPECT_NEAR(turns.device_turn_peak_mem_bytes[size_t(d)],
+                resident.calls[gen].peak_mem_bytes - home, 1e-9 * home) << d;
+  }
+  EXPECT_NEAR(turns.calls[gen].peak_mem_bytes, resident.calls[gen].peak_mem_bytes - home, 1e-9 * home);
+  EXPECT_GT(g.memory.kv_cache, 0);
+  for (size_t i = 0; i < plan.assignments.size(); ++i) {
+    if (i == gen) continue;
+    EXPECT_EQ(turns.calls[i].peak_mem_bytes, resident.calls[i].peak_mem_bytes) << i;
+  }
+  // The devices' peak is now a training call's (homes plus its activations), no longer generation's.
+  for (int d = 0; d < 16; ++d)
+    EXPECT_LE(turns.device_peak_mem_bytes[size_t(d)], resident.device_peak_mem_bytes[size_t(d)]) << d;
+  // The time is the engine's to price (engines/pricing.h): the simulation's own does not change.
+  EXPECT_EQ(turns.iteration_time_s, resident.iteration_time_s);
+}
+
 TEST(Simulator, PerDeviceMemoryFollowsEachDevicesPipelineStage) {
   const DataflowGraph g = make_graph("sft", "llama2-7b", 16, 512, 0);
   const Cluster c = make_cluster(1, 8);

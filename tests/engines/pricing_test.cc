@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "engines/engine.h"
 #include "engines/engine_fixtures.h"
 
@@ -167,6 +168,68 @@ TEST(EnginePricing, AnEnginesOwnPassEfficiencyPricesOnlyItsPasses) {
     if (s.g.mfcs[i].kind() != MfcKind::kGenerate) {
       EXPECT_EQ(other[i], before[i]) << s.g.mfcs[i].name;
     }
+}
+
+// An engine's own decoding rate on the device (engine_decode_efficiency, a share of the profile's
+// decode_bandwidth_efficiency) slows only that engine's generation; its passes and the other engines' calls
+// stay as they were; a misspelt engine is refused naming the key.
+TEST(EnginePricing, AnEnginesOwnDecodeEfficiencyPricesOnlyItsGeneration) {
+  const Split s = areal_split(0);
+  HardwareProfile profile = builtin_profile(h100(1).device);
+  auto call_times = [&](const std::string& engine) {
+    Simulator sim(s.g, h100(1), profile);
+    engines::EngineEvaluator ev(sim, engines::make_engine(engine)->pricing(s.g), true);
+    std::vector<double> t;
+    for (size_t i = 0; i < s.g.mfcs.size(); ++i)
+      t.push_back(sim.call_estimate(int(i), s.plan.assignments[i]).time_s);
+    return t;
+  };
+  const std::vector<double> before = call_times("areal"), other_before = call_times("verl");
+  profile.engine_decode_efficiency["areal"] = {0.5, "test"};
+  const std::vector<double> after = call_times("areal"), other = call_times("verl");
+  for (size_t i = 0; i < s.g.mfcs.size(); ++i) {
+    SCOPED_TRACE(s.g.mfcs[i].name);
+    EXPECT_EQ(other[i], other_before[i]);
+    if (s.g.mfcs[i].kind() == MfcKind::kGenerate) {
+      EXPECT_GT(after[i], 1.2 * before[i]);  // half the rate over the decoding reads, most of this call
+      EXPECT_LT(after[i], 2.0 * before[i] + 1e-9);  // and nothing else slower than half
+    } else {
+      EXPECT_EQ(after[i], before[i]);
+    }
+  }
+  profile.engine_decode_efficiency["open-rlhf"] = {0.5, "test"};
+  Simulator sim(s.g, h100(1), profile);
+  try {
+    engines::EngineEvaluator ev(sim, engines::make_engine("areal")->pricing(s.g), true);
+    FAIL() << "accepted an efficiency for 'open-rlhf'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("profile.engine_decode_efficiency.open-rlhf: not an engine"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The serving engine's share of each GPU (a script's vLLM gpu_memory_utilization, the placement option
+// "generation_memory_fraction") bounds generation's own weights, activations and KV cache: a share below
+// that need does not fit, whatever the device's free memory.
+TEST(EnginePricing, GenerationFitsInTheServingEnginesShareOfMemory) {
+  const Split s = areal_split(0);
+  const Cluster c = h100(1);
+  Simulator sim(s.g, c, builtin_profile(c.device));
+  engines::EngineEvaluator ev(sim, engines::make_engine("areal")->pricing(s.g), true);
+  const Json base = {{"backend", "fsdp"}, {"zero_stage", 3}};
+  ev.set_placement_options(base);
+  ASSERT_TRUE(ev.estimate(s.plan).fits);
+  const size_t gen = size_t(s.g.mfc_index("actor_gen"));
+  const double need = sim.call_estimate(int(gen), s.plan.assignments[gen]).memory.total();
+  const double share = need / sim.profile().memory_bytes.value;
+  Json options = base;
+  options["generation_memory_fraction"] = 1.01 * share;
+  ev.set_placement_options(options);
+  EXPECT_TRUE(ev.estimate(s.plan).fits);
+  options["generation_memory_fraction"] = 0.99 * share;
+  ev.set_placement_options(options);
+  EXPECT_FALSE(ev.estimate(s.plan).fits);
 }
 
 TEST(EnginePricing, AnEfficiencyForNoKnownEngineIsRefusedNamingIt) {

@@ -9,4 +9,5 @@ uv run examples/run_grpo.py --config examples/configs/grpo_math_1B_megatron.yaml
   policy.train_global_batch_size=512 policy.train_micro_batch_size=1 policy.logprob_batch_size=4 \
   policy.megatron_cfg.tensor_model_parallel_size=1 policy.megatron_cfg.expert_model_parallel_size=8 \
   policy.megatron_cfg.pipeline_model_parallel_size=1 policy.generation.vllm_cfg.tensor_parallel_size=2 \
-  policy.generation.colocated.enabled=false policy.generation.colocated.resources.num_nodes=8 grpo.async_grpo.enabled=true grpo.async_grpo.max_trajectory_age_steps=8 policy.generation.vllm_cfg.async_engine=true
+  policy.generation.colocated.enabled=false policy.generation.colocated.resources.num_nodes=8 grpo.async_grpo.enabled=true grpo.async_grpo.max_trajectory_age_steps=8 policy.generation.vllm_cfg.async_engine=true \
+  policy.generation.vllm_cfg.gpu_memory_utilization=0.8

@@ -77,6 +77,11 @@ struct Simulator::RunState {
   std::vector<bool> offloaded;      // per model
   std::vector<Layout> home;         // per model
   std::vector<double> persistent;   // per device
+  std::vector<double> home_bytes;   // per device: the models' home state, a part of `persistent`
+  // Per device, with generation turns: the largest need of a generate call's turn (persistent state but the
+  // homes, plus the call's transient need), and that call.
+  std::vector<double> turn;
+  std::vector<int> turn_call;
   std::vector<double> transient;    // per device: the largest transient need of a call instance
   std::vector<int> transient_call;  // per device: that call
   std::vector<bool> copy;           // per call: takes a reallocated or loaded weight copy
