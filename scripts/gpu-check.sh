@@ -83,6 +83,12 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   gpu=1
   say "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)"
 fi
+# The built-in device (and so the shipped profile) the estimates use: the lent machine's own where realign
+# has one (an H200's or an H100's), else the H100's.
+device=h100-sxm
+if [ "$gpu" = 1 ] && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H200; then
+  device=h200
+fi
 if python3 -c 'import torch' >/dev/null 2>&1; then
   torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
   say "python torch $(python3 -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)'): $torch_prefix"
@@ -149,7 +155,7 @@ run bench_model 150 "$bench" --device cuda --dtype bf16 --preset 1.5b --batch 4 
 run profile 90 "$realign" profile --device cuda --quick --no-links --out "$out/profile.json"
 # 3. A small RL workload on one GPU: per call, estimate (shipped H100 profile, then the measured one) and
 #    measurement. The main job's PPO with a ~100M actor, RL steps only.
-small=(examples/addition_ppo.yaml cluster.devices_per_node=1 cluster.device=h100-sxm models.actor=llama-small
+small=(examples/addition_ppo.yaml cluster.devices_per_node=1 cluster.device=$device models.actor=llama-small
   batch.prompts=128 train.steps=8 train.sft_stage.steps=0 train.eval_prompts=1 train.eval_every=0
   train.checkpoint_every=0)
 rm -rf "$build/runs"
@@ -163,7 +169,7 @@ else
   skip rl_small_measured_profile "no measured profile (the profile step failed)"
 fi
 # 4. The main job on one GPU.
-run main_job 150 "$realign" train examples/addition_ppo.yaml cluster.devices_per_node=1 cluster.device=h100-sxm \
+run main_job 150 "$realign" train examples/addition_ppo.yaml cluster.devices_per_node=1 cluster.device="$device" \
   --out "$build/runs/main_job" --no-progress
 
 if [ "$dry" = 1 ]; then

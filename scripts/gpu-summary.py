@@ -163,7 +163,7 @@ def main():
         md += ["bench_model: not measured (see the steps above and log.txt)", ""]
     if rl:
         md += ["**Small RL workload per call** (%d RL steps measured; seconds)" % rl["rl_steps_measured"], "",
-               "| call | measured | shipped H100 profile | error | measured profile | error |",
+               "| call | measured | shipped profile (H100, or H200 on an H200) | error | measured profile | error |",
                "| --- | --- | --- | --- | --- | --- |"]
         md += ["| %s | %s | %s | %s | %s | %s |" % (c["call"], fmt(c["measured_s"]), fmt(c["estimated_shipped_profile_s"]),
                                                   pct(c["error_shipped_profile"]), fmt(c["estimated_measured_profile_s"]),

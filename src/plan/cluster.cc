@@ -49,6 +49,27 @@ const std::map<std::string, DeviceSpec>& devices() {
         "NVLink 600 GB/s bidirectional (300 GB/s each way); one 200 Gb/s HDR NIC per GPU as in DGX A100 "
         "(25 GB/s); latencies: typical NCCL small-message figures";
     t[a100.name] = a100;
+    // The Hopper parts of the published RL runs beside the H100: the H20 (veRL's fully_async runs, MoonshotAI's
+    // checkpoint-engine figures) and the H200.
+    DeviceSpec h20 = h100;
+    h20.name = "h20";
+    h20.peak_flops = 148e12;
+    h20.memory_bytes = 96 * kGB;
+    h20.memory_bandwidth = 4.0e12;
+    h20.source =
+        "NVIDIA H20 (Hopper, for the Chinese market; no public NVIDIA datasheet, figures as reported, e.g. "
+        "willitrunai.com/gpus/h20-96gb): 148 TFLOP/s dense BF16/FP16, 96 GB HBM3 at 4.0 TB/s, NVLink4 900 GB/s "
+        "bidirectional (450 GB/s each way); one 400 Gb/s NIC per GPU and latencies as the H100's";
+    t[h20.name] = h20;
+    DeviceSpec h200 = h100;
+    h200.name = "h200";
+    h200.memory_bytes = 141 * kGB;
+    h200.memory_bandwidth = 4.8e12;
+    h200.source =
+        "NVIDIA H200 Tensor Core GPU datasheet (SXM): 141 GB HBM3e at 4.8 TB/s; 1,979 TFLOP/s BF16 with sparsity, "
+        "989 dense, NVLink 900 GB/s bidirectional, as the H100 SXM; one 400 Gb/s NIC per GPU and latencies as "
+        "the H100's";
+    t[h200.name] = h200;
     DeviceSpec cpu;
     cpu.name = "cpu-gloo";
     cpu.peak_flops = 195e9;

@@ -164,7 +164,7 @@ TEST(HardwareProfile, RejectsOtherVersionsAndMissingFields) {
 }
 
 TEST(HardwareProfile, ShippedProfilesCiteASourceForEveryCoefficient) {
-  for (const std::string name : {"h100-sxm", "a100-80gb", "cpu-gloo"}) {
+  for (const std::string& name : builtin_device_names()) {
     const DeviceSpec d = builtin_device(name, "device");
     ASSERT_TRUE(has_shipped_profile(d)) << name;
     const HardwareProfile p = builtin_profile(d);
@@ -180,6 +180,28 @@ TEST(HardwareProfile, ShippedProfilesCiteASourceForEveryCoefficient) {
   edited.memory_bytes /= 2;
   EXPECT_FALSE(has_shipped_profile(edited));
   EXPECT_EQ(builtin_profile(edited), default_profile(edited));
+}
+
+// The other Hopper parts price with the H100's kernel efficiencies against their own peaks (plan/cluster.cc):
+// an H20 runs GEMMs at its 148 TFLOP/s times the H100's achieved share, decodes at its 4.0 TB/s times the
+// H100's GEMV share; an engine's coefficients fitted to its runs on the H100 do not carry over.
+TEST(HardwareProfile, OtherHopperPartsTakeTheH100sSharesOfTheirOwnPeaks) {
+  const HardwareProfile h100_profile = builtin_profile(builtin_device("h100-sxm", "device"));
+  for (const std::string name : {"h20", "h200"}) {
+    const DeviceSpec d = builtin_device(name, "device");
+    const HardwareProfile p = builtin_profile(d);
+    EXPECT_EQ(p.device, name);
+    EXPECT_EQ(p.peak_flops.value, d.peak_flops) << name;
+    EXPECT_EQ(p.memory_bandwidth.value, d.memory_bandwidth) << name;
+    EXPECT_EQ(p.memory_bytes.value, d.memory_bytes) << name;
+    EXPECT_EQ(p.gemm_efficiency.points, h100_profile.gemm_efficiency.points) << name;
+    EXPECT_EQ(p.decode_bandwidth_efficiency.value, h100_profile.decode_bandwidth_efficiency.value) << name;
+    EXPECT_NE(p.gemm_efficiency.source.find("H100's figure"), std::string::npos) << name;
+    EXPECT_TRUE(p.engine_pass_efficiency.empty()) << name;
+    EXPECT_TRUE(p.engine_decode_efficiency.empty()) << name;
+  }
+  EXPECT_EQ(builtin_device("h20", "device").peak_flops, 148e12);
+  EXPECT_EQ(builtin_device("h200", "device").memory_bandwidth, 4.8e12);
 }
 
 // The device spec (plan/cluster.cc) holds a built-in device's datasheet figures once; a shipped profile
