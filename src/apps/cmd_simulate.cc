@@ -10,6 +10,8 @@
 #include "cost/explain.h"
 #include "cost/hardware_profile.h"
 #include "cost/timeline_svg.h"
+#include "engines/engine.h"
+#include "engines/pricing.h"
 
 namespace realign::apps {
 
@@ -57,8 +59,27 @@ void add_simulate_command(CLI::App& app) {
       if (!args->svg.empty()) std::printf("\ntimeline written to %s\n", args->svg.c_str());
     }
     if (args->explain) {
+      const HardwareProfile profile = run_profile(config);
+      const std::vector<ExplainLine> own = explain(profile);
       std::printf("\ncost model coefficients (%s):\n%s", profile_name(config).c_str(),
-                  format_explain(explain(run_profile(config))).c_str());
+                  format_explain(own).c_str());
+      if (!args->engine.empty()) {
+        // What the engine's pricing puts in place of the profile's: for its generation, for its passes.
+        const engines::Pricing pricing = engines::make_engine(args->engine)->pricing(config.graph);
+        auto changed = [&](const HardwareProfile& p) {
+          std::vector<ExplainLine> out;
+          const std::vector<ExplainLine> lines = explain(p);
+          for (size_t i = 0; i < lines.size(); ++i)
+            if (lines[i].value != own[i].value || lines[i].source != own[i].source) out.push_back(lines[i]);
+          return out;
+        };
+        std::printf("\nas %s generates, in place of the above:\n%s", args->engine.c_str(),
+                    format_explain(changed(engines::generation_profile(profile, pricing))).c_str());
+        const auto passes = engines::pass_profile(profile, pricing);
+        std::printf("\nas %s runs its training and inference passes, in place of the above:\n%s",
+                    args->engine.c_str(),
+                    passes ? format_explain(changed(*passes)).c_str() : "  (the profile's own)\n");
+      }
     }
     // With --engine, whether the engine's best placement fits (its sharding may fit what realign's does not).
     const bool fits = priced ? priced->placements.front().estimate.fits : report.simulation.fits;

@@ -97,6 +97,16 @@ TEST(EngineCli, SimulatePricesAGivenPlanAsTheEngineRunsIt) {
                   as_engine["pricing"]["weight_sync_delta_s"].get<double>() +
                   as_engine["pricing"]["turn_swap_s"].get<double>(),
               1e-6);
+  // --explain adds what the engine's pricing puts in place of the profile's coefficients.
+  r = run_realign(args + " --engine nemo-rl --explain");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const size_t gen = r.out.find("as nemo-rl generates, in place of the above:");
+  const size_t passes = r.out.find("as nemo-rl runs its training and inference passes, in place of the above:");
+  ASSERT_NE(gen, std::string::npos) << r.out;
+  ASSERT_NE(passes, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layer_launch_overhead_s = 0 ", gen), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pass_efficiency = ", passes), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-- engine nemo-rl: ", passes), std::string::npos) << r.out;
   r = run_realign(args + " --engine areal");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("--plan: AReaL cannot run this plan"), std::string::npos) << r.out;
