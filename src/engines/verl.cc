@@ -283,6 +283,9 @@ class Verl : public Engine {
         put("reward.reward_model.rollout.max_num_batched_tokens", micro_batch * mfc("reward_inf").seq_len());
       } else {
         put("reward_model.enable", true);
+        // The Megatron or FSDP reward worker this layout prices: v0.7.0 would serve the reward model by its
+        // reward loop instead (reward_model.use_reward_loop defaults to true in its _generated_ppo_trainer.yaml).
+        put("reward_model.use_reward_loop", false);
         put("reward_model.strategy", strategy);
         put("reward_model.model.path", model_path(in.raw_config, Role::kReward));
         put("reward_model.micro_batch_size_per_gpu", micro_batch);

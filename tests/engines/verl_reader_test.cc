@@ -96,6 +96,9 @@ TEST(VerlReader, FsdpScriptWrittenByRealignReadsBackToItsPlan) {
   // The reward model's FSDP offload key is v0.7.0's (from v0.7.1 its server sleeps between calls, no key).
   const Read r = round_trip(a, h100(2), plan, "verl@v0.7.0");
   expect_same_layout(r.plan, plan);
+  // Written with reward_model.use_reward_loop=False (v0.7.0 serves the reward model by its loop unless
+  // told), the worker it prices is what the script says, not a default the reader notes.
+  for (const std::string& note : r.run.notes) EXPECT_EQ(note.find("use_reward_loop"), std::string::npos) << note;
 }
 
 TEST(VerlReader, FullyAsyncScriptWrittenByRealignReadsBackToItsPlan) {
