@@ -140,9 +140,7 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   r.timeline.n_devices = nd;
   if (detailed) r.timeline.events.reserve(mfcs.size() * 3 * (staleness > 0 ? 4 : 1));
   r.calls.resize(mfcs.size());
-  RunState st{
-      DeviceTimelines(plan, nd, detailed ? &r.timeline.events : nullptr), {}, {}, {}, {}, {}, {}, {}, {}, {},
-                 {}, {}, {}};
+  RunState st(DeviceTimelines(plan, nd, detailed ? &r.timeline.events : nullptr));
 
   hold_persistent_state(plan, st);
 

@@ -45,8 +45,8 @@ HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing
     Coefficient& rate = p.decode_bandwidth_efficiency;
     rate.value *= own->second.value;
     for (auto& point : rate.points) point.second *= own->second.value;
-    rate.source = "engine " + pricing.engine + ": " + std::to_string(own->second.value).substr(0, 5) + " of (" +
-                  rate.source + "): " + own->second.source;
+    rate.source = "engine " + pricing.engine + ": " + std::to_string(own->second.value).substr(0, 5) +
+                  " of (" + rate.source + "): " + own->second.source;
   }
   if (pricing.cuda_graph_decoding) {
     p.layer_launch_overhead_s.value = 0;
@@ -57,9 +57,9 @@ HardwareProfile generation_profile(const HardwareProfile& profile, const Pricing
     // custom all-reduce likewise), so no host issues them one by one: the link's latency and bandwidth stay,
     // the host's overhead per collective (fitted to ReaL's eager engine) goes.
     p.collective_overhead_s.value = 0;
-    p.collective_overhead_s.source = "engine: the decoding step's collectives replay inside its CUDA graph (" +
-                                     pricing.cuda_graph_source + ", vLLM's custom all-reduce): none issued "
-                                     "by the host";
+    p.collective_overhead_s.source =
+        "engine: the decoding step's collectives replay inside its CUDA graph (" + pricing.cuda_graph_source +
+        ", vLLM's custom all-reduce): none issued by the host";
   }
   return p;
 }
@@ -250,7 +250,8 @@ EngineEstimate EngineEvaluator::price(const ExecutionPlan& given, bool report) {
   e.fits = std::all_of(e.device_peak_mem_bytes.begin(), e.device_peak_mem_bytes.end(),
                        [&](double peak) { return peak <= limit_; });
   if (options_.contains("generation_memory_fraction"))
-    e.fits = e.fits && generation_fits_share(g, sim_, plan, options_["generation_memory_fraction"].get<double>());
+    e.fits =
+        e.fits && generation_fits_share(g, sim_, plan, options_["generation_memory_fraction"].get<double>());
   if (colocated) e.turn_swap_s = turn_swap_s(g, sim_.profile(), plan, e);
   e.iteration_time_s = e.simulation.iteration_time_s + e.sync_delta_s + e.zero3_delta_s + e.turn_swap_s;
   return e;

@@ -316,8 +316,9 @@ TEST(Simulator, GenerationTurnsLeaveTheHomesOutOfGenerationsMemory) {
   for (int d = 0; d < 16; ++d) {
     EXPECT_NEAR(turns.device_home_bytes[size_t(d)], home, 1e-9 * home) << d;
     // Generation's turn: its transient need alone (no held copies or batches in flight without staleness).
-    EXPECT_NEAR(turns.device_turn_peak_mem_bytes[size_t(d)],
-                resident.calls[gen].peak_mem_bytes - home, 1e-9 * home) << d;
+    EXPECT_NEAR(turns.device_turn_peak_mem_bytes[size_t(d)], resident.calls[gen].peak_mem_bytes - home,
+                1e-9 * home)
+        << d;
   }
   EXPECT_NEAR(turns.calls[gen].peak_mem_bytes, resident.calls[gen].peak_mem_bytes - home, 1e-9 * home);
   EXPECT_GT(g.memory.kv_cache, 0);

@@ -142,20 +142,24 @@ TEST(EnginePricing, CudaGraphDecodingPaysNoHostOverheadPerCollective) {
 
 // An engine's own pass efficiency on the device (the profile's engine_pass_efficiency) prices that
 // engine's training and inference passes; its generation and every other engine's calls stay as they were.
+// Each call's time on its own as `engine` prices it under `profile`.
+std::vector<double> engine_call_times(const Split& s, const HardwareProfile& profile,
+                                      const std::string& engine) {
+  Simulator sim(s.g, h100(1), profile);
+  engines::EngineEvaluator ev(sim, engines::make_engine(engine)->pricing(s.g), true);
+  std::vector<double> t;
+  for (size_t i = 0; i < s.g.mfcs.size(); ++i)
+    t.push_back(sim.call_estimate(int(i), s.plan.assignments[i]).time_s);
+  return t;
+}
+
 TEST(EnginePricing, AnEnginesOwnPassEfficiencyPricesOnlyItsPasses) {
   const Split s = areal_split(0);
   HardwareProfile profile = builtin_profile(h100(1).device);
-  auto call_times = [&](const std::string& engine) {
-    Simulator sim(s.g, h100(1), profile);
-    engines::EngineEvaluator ev(sim, engines::make_engine(engine)->pricing(s.g), true);
-    std::vector<double> t;
-    for (size_t i = 0; i < s.g.mfcs.size(); ++i)
-      t.push_back(sim.call_estimate(int(i), s.plan.assignments[i]).time_s);
-    return t;
-  };
-  const std::vector<double> before = call_times("areal");
+  const std::vector<double> before = engine_call_times(s, profile, "areal");
   profile.engine_pass_efficiency["areal"] = {2 * profile.pass_efficiency.value, "test"};
-  const std::vector<double> after = call_times("areal"), other = call_times("verl");
+  const std::vector<double> after = engine_call_times(s, profile, "areal"),
+                            other = engine_call_times(s, profile, "verl");
   for (size_t i = 0; i < s.g.mfcs.size(); ++i) {
     SCOPED_TRACE(s.g.mfcs[i].name);
     if (s.g.mfcs[i].kind() == MfcKind::kGenerate) {
@@ -172,21 +176,15 @@ TEST(EnginePricing, AnEnginesOwnPassEfficiencyPricesOnlyItsPasses) {
 
 // An engine's own decoding rate on the device (engine_decode_efficiency, a share of the profile's
 // decode_bandwidth_efficiency) slows only that engine's generation; its passes and the other engines' calls
-// stay as they were; a misspelt engine is refused naming the key.
+// stay as they were.
 TEST(EnginePricing, AnEnginesOwnDecodeEfficiencyPricesOnlyItsGeneration) {
   const Split s = areal_split(0);
   HardwareProfile profile = builtin_profile(h100(1).device);
-  auto call_times = [&](const std::string& engine) {
-    Simulator sim(s.g, h100(1), profile);
-    engines::EngineEvaluator ev(sim, engines::make_engine(engine)->pricing(s.g), true);
-    std::vector<double> t;
-    for (size_t i = 0; i < s.g.mfcs.size(); ++i)
-      t.push_back(sim.call_estimate(int(i), s.plan.assignments[i]).time_s);
-    return t;
-  };
-  const std::vector<double> before = call_times("areal"), other_before = call_times("verl");
+  const std::vector<double> before = engine_call_times(s, profile, "areal"),
+                            other_before = engine_call_times(s, profile, "verl");
   profile.engine_decode_efficiency["areal"] = {0.5, "test"};
-  const std::vector<double> after = call_times("areal"), other = call_times("verl");
+  const std::vector<double> after = engine_call_times(s, profile, "areal"),
+                            other = engine_call_times(s, profile, "verl");
   for (size_t i = 0; i < s.g.mfcs.size(); ++i) {
     SCOPED_TRACE(s.g.mfcs[i].name);
     EXPECT_EQ(other[i], other_before[i]);
@@ -196,16 +194,6 @@ TEST(EnginePricing, AnEnginesOwnDecodeEfficiencyPricesOnlyItsGeneration) {
     } else {
       EXPECT_EQ(after[i], before[i]);
     }
-  }
-  profile.engine_decode_efficiency["open-rlhf"] = {0.5, "test"};
-  Simulator sim(s.g, h100(1), profile);
-  try {
-    engines::EngineEvaluator ev(sim, engines::make_engine("areal")->pricing(s.g), true);
-    FAIL() << "accepted an efficiency for 'open-rlhf'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("profile.engine_decode_efficiency.open-rlhf: not an engine"),
-              std::string::npos)
-        << e.what();
   }
 }
 
@@ -232,18 +220,23 @@ TEST(EnginePricing, GenerationFitsInTheServingEnginesShareOfMemory) {
   EXPECT_FALSE(ev.estimate(s.plan).fits);
 }
 
+// Either per-engine coefficient of a profile, for a misspelt engine.
 TEST(EnginePricing, AnEfficiencyForNoKnownEngineIsRefusedNamingIt) {
   const Split s = areal_split(0);
-  HardwareProfile profile = builtin_profile(h100(1).device);
-  profile.engine_pass_efficiency["nemo_rl"] = {0.3, "test"};
-  Simulator sim(s.g, h100(1), profile);
-  try {
-    engines::EngineEvaluator ev(sim, engines::make_engine("areal")->pricing(s.g), true);
-    FAIL() << "accepted an efficiency for 'nemo_rl'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("profile.engine_pass_efficiency.nemo_rl: not an engine"),
-              std::string::npos)
-        << e.what();
+  for (const char* key : {"engine_pass_efficiency", "engine_decode_efficiency"}) {
+    HardwareProfile profile = builtin_profile(h100(1).device);
+    (std::string(key) == "engine_pass_efficiency"
+         ? profile.engine_pass_efficiency
+         : profile.engine_decode_efficiency)["nemo_rl"] = {0.3, "test"};
+    Simulator sim(s.g, h100(1), profile);
+    try {
+      engines::EngineEvaluator ev(sim, engines::make_engine("areal")->pricing(s.g), true);
+      ADD_FAILURE() << key << ": accepted an efficiency for 'nemo_rl'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("profile." + std::string(key) + ".nemo_rl: not an engine"),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/check.h"
@@ -73,6 +74,7 @@ struct DeviceTimelines {
 };
 
 struct Simulator::RunState {
+  explicit RunState(DeviceTimelines timelines) : tl(std::move(timelines)) {}
   DeviceTimelines tl;
   std::vector<bool> offloaded;      // per model
   std::vector<Layout> home;         // per model
