@@ -146,8 +146,10 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
 
   st.transient.assign(size_t(nd), 0.0);
   st.transient_call.assign(size_t(nd), -1);
-  st.turn.assign(size_t(nd), 0.0);
-  st.turn_call.assign(size_t(nd), -1);
+  if (generation_turns_) {  // the search's simulations without turns allocate none of it
+    st.turn.assign(size_t(nd), 0.0);
+    st.turn_call.assign(size_t(nd), -1);
+  }
   st.copy.assign(mfcs.size(), false);
   st.call_peak.assign(mfcs.size(), -1.0);
   st.calls = mfcs.size();
@@ -204,7 +206,8 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     }
   int worst = -1;
   for (int d = 0; d < nd; ++d) {
-    const double peak = std::max(st.persistent[size_t(d)] + st.transient[size_t(d)], st.turn[size_t(d)]);
+    const double in_turn = generation_turns_ ? st.turn[size_t(d)] : 0.0;
+    const double peak = std::max(st.persistent[size_t(d)] + st.transient[size_t(d)], in_turn);
     r.device_peak_mem_bytes[size_t(d)] = peak;
     if (generation_turns_) {
       r.device_home_bytes[size_t(d)] = st.home_bytes[size_t(d)];
@@ -215,7 +218,7 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
   if (worst >= 0) {
     r.fits = false;
     const size_t w = size_t(worst);
-    const bool in_turn = st.turn[w] > st.persistent[w] + st.transient[w];
+    const bool in_turn = generation_turns_ && st.turn[w] > st.persistent[w] + st.transient[w];
     if (detailed)
       r.oom_report = oom_report(worst, in_turn ? st.turn_call[w] : st.transient_call[w], in_turn, plan, st,
                                 r.device_peak_mem_bytes[w], limit);

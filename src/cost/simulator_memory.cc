@@ -38,7 +38,7 @@ void Simulator::hold_persistent_state(const ExecutionPlan& plan, RunState& st) {
         for (int t = 0; t < l.tp; ++t) device[t] += bytes[size_t(t)];
     }
   }
-  st.home_bytes = persistent;
+  if (generation_turns_) st.home_bytes = persistent;
 
   // Staleness N > 0: while the train calls update the actor's home weights, a generation on other devices
   // runs beside them reading an older version, so its devices keep their copy between calls (one per

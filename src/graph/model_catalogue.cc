@@ -80,6 +80,18 @@ ModelSpec qwen3_moe(const std::string& name, int64_t layers, int64_t hidden, int
   return s;
 }
 
+// DeepSeek-V2's and V3's attention and positions (their config.json): latent attention with kv_lora_rank
+// 512, qk_nope/rope head dims 128/64 and v 128 (queries through a rank-`q_lora` projection, or directly at
+// 0), rms_norm_eps 1e-6, YaRN x40 from 4,096 positions.
+ModelSpec with_deepseek_attention(ModelSpec s, int64_t q_lora) {
+  s.mla = MlaSpec{q_lora, 512, 128, 64, 128};
+  s.norm_eps = 1e-6;
+  s.rope_scaling.type = "yarn";
+  s.rope_scaling.factor = 40;
+  s.rope_scaling.original_max_position = 4096;
+  return s;
+}
+
 // DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json): 61 layers, the first 3 dense (first_k_dense_replace),
 // 256 routed experts of 2048 and 1 shared, sigmoid scores with a selection bias (noaux_tc), top-8 within the
 // best 4 of 8 groups, renormalised (norm_topk_prob), x2.5 (routed_scaling_factor); MLA with q_lora_rank 1536,
@@ -98,12 +110,7 @@ ModelSpec deepseek_v3() {
   m.routed_scaling = 2.5;
   ModelSpec s = moe_model("deepseek-v3", ModelFamily::kDeepseekV3, 61, 7168, 18432, 128, 128, 192, 129280,
                           163840, 1e4, m);
-  s.mla = MlaSpec{1536, 512, 128, 64, 128};
-  s.norm_eps = 1e-6;
-  s.rope_scaling.type = "yarn";
-  s.rope_scaling.factor = 40;
-  s.rope_scaling.original_max_position = 4096;
-  return s;
+  return with_deepseek_attention(s, 1536);
 }
 
 // DeepSeek-V2 (deepseek-ai/DeepSeek-V2 and deepseek-ai/DeepSeek-V2-Lite config.json, model_type
@@ -125,12 +132,7 @@ ModelSpec deepseek_v2(const std::string& name, int64_t layers, int64_t hidden, i
   m.routed_scaling = scaling;
   ModelSpec s = moe_model(name, ModelFamily::kDeepseekV2, layers, hidden, inter, heads, heads, 192, 102400,
                           163840, 1e4, m);
-  s.mla = MlaSpec{q_lora, 512, 128, 64, 128};
-  s.norm_eps = 1e-6;
-  s.rope_scaling.type = "yarn";
-  s.rope_scaling.factor = 40;
-  s.rope_scaling.original_max_position = 4096;
-  return s;
+  return with_deepseek_attention(s, q_lora);
 }
 
 // Qwen2-MoE (Qwen/Qwen1.5-MoE-A2.7B, Qwen/Qwen2-57B-A14B config.json): Qwen2's biased trunk, every layer MoE

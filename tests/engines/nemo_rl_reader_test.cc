@@ -74,7 +74,16 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
            "policy.megatron_cfg.pipeline_model_parallel_size=8",
            "policy.megatron_cfg.pipeline_model_parallel_size"},
           {"grpo.async_grpo.enabled=true", "policy.generation.colocated.enabled"},
+          {"policy.generation.vllm_cfg.gpu_memory_utilization=1.5",
+           "policy.generation.vllm_cfg.gpu_memory_utilization"},
+          {"policy.generation.vllm_cfg.gpu_memory_utilization=0",
+           "policy.generation.vllm_cfg.gpu_memory_utilization"},
       });
+  // vLLM's share of each GPU bounds generation's memory in the pricing: the base configs' 0.6 unless set.
+  EXPECT_EQ(read_script(base).run.pricing_options["generation_memory_fraction"], 0.6);
+  EXPECT_EQ(read_script(base + "policy.generation.vllm_cfg.gpu_memory_utilization=0.8")
+                .run.pricing_options["generation_memory_fraction"],
+            0.8);
 }
 
 // NeMo-RL's recipes leave policy.generation.max_new_tokens at the total sequence length (grpo_math_1B.yaml's

@@ -76,12 +76,13 @@ struct DeviceTimelines {
 struct Simulator::RunState {
   explicit RunState(DeviceTimelines timelines) : tl(std::move(timelines)) {}
   DeviceTimelines tl;
-  std::vector<bool> offloaded;      // per model
-  std::vector<Layout> home;         // per model
-  std::vector<double> persistent;   // per device
-  std::vector<double> home_bytes;   // per device: the models' home state, a part of `persistent`
-  // Per device, with generation turns: the largest need of a generate call's turn (persistent state but the
-  // homes, plus the call's transient need), and that call.
+  std::vector<bool> offloaded;     // per model
+  std::vector<Layout> home;        // per model
+  std::vector<double> persistent;  // per device
+  // With generation turns only (empty otherwise), per device: the models' home state, a part of
+  // `persistent`; the largest need of a generate call's turn (persistent state but the homes, plus the
+  // call's transient need), and that call.
+  std::vector<double> home_bytes;
   std::vector<double> turn;
   std::vector<int> turn_call;
   std::vector<double> transient;    // per device: the largest transient need of a call instance
