@@ -10,9 +10,11 @@
 #include "comm/launcher.h"
 #include "comm/world.h"
 #include "core/config_file.h"
+#include "core/host.h"
 #include "core/json.h"
 #include "core/torch_compat.h"
 #include "core/units.h"
+#include "profile/host_probe.h"
 #include "profile/link_profile.h"
 #include "profile/machine_profile.h"
 
@@ -99,6 +101,8 @@ void add_profile_command(CLI::App& app) {
     if (!cuda) at::set_num_threads(args->threads > 0 ? args->threads : int(std::thread::hardware_concurrency()));
     const std::string spec_name = args->spec.empty() ? (cuda ? "h100-sxm" : "cpu-gloo") : args->spec;
     const DeviceSpec spec = builtin_device(spec_name, "--spec");
+    // First, as `train` and `validate` time it: in a process that has not yet run other work.
+    const double host_probe_s = cuda ? 0.0 : profile::measure_host_probe_s();
     auto result = profile::measure_machine(spec, options, [](int done, int total, const std::string& what) {
       const int width = 30, filled = total > 0 ? done * width / total : width;
       std::fprintf(stderr, "\r[%s%s] %d/%d %-44s", std::string(size_t(filled), '#').c_str(),
@@ -124,6 +128,12 @@ void add_profile_command(CLI::App& app) {
                                        " (its latency): a start for `realign validate "
                                        "--calibrate`, which fits the wait of oversubscribed workers"};
       }
+    }
+    if (!cuda) {
+      // So that a run on another machine carries this profile there (cost/host_scaling.h).
+      p.host_probe_s = {host_probe_s,
+                        "measured by `realign profile` on " + cpu_model_name() + " (profile/host_probe.h)"};
+      measurements.push_back({"host probe (llama-tiny forward + backward, 1 thread)", host_probe_s, 0, ""});
     }
     std::printf("%-40s %12s %16s\n", "measurement", "time", "rate");
     for (const auto& m : measurements) {

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/torch_compat.h"
 #include "plan/execution_plan.h"
+#include "profile/host_probe.h"
 #include "runtime/call_layouts.h"
 #include "runtime/device_placement.h"
 #include "runtime/json_broadcast.h"
@@ -173,9 +174,12 @@ int run_distributed(const Args& args, bool plans) {
     Json shared;
     if (world.rank() == 0) {
       const auto [config_file, overrides] = config_source(args);
-      const RunConfig config = load_run_config(config_file, overrides);
+      RunConfig config = load_run_config(config_file, overrides);
       const std::string run_dir = run_dir_of(args, config_file);
-      if (plans) plan_run(for_runtime(config), run_dir, !args.resume.empty());
+      if (plans) {
+        config.host_probe_s = profile::host_probe_s_for(config.cluster);
+        plan_run(for_runtime(config), run_dir, !args.resume.empty());
+      }
       const std::string plan_file = run_dir + "/plan.json";
       shared = Json{{"config", config.raw},
                     {"run_dir", run_dir},
@@ -281,7 +285,8 @@ void add_train_command(CLI::App& app) {
     if (std::getenv("RANK") && std::getenv("WORLD_SIZE"))
       return run_distributed(*args, std::getenv("REALIGN_LOCAL_WORKER") == nullptr);
     const auto [config_file, overrides] = config_source(*args);
-    const RunConfig config = load_run_config(config_file, overrides);
+    RunConfig config = load_run_config(config_file, overrides);
+    config.host_probe_s = profile::host_probe_s_for(config.cluster);
     const std::string run_dir = run_dir_of(*args, config_file);
     const RunConfig planned = for_runtime(config);
     const PlanReport report = plan_run(planned, run_dir, !args->resume.empty());

@@ -18,6 +18,7 @@
 #include "core/read_file.h"
 #include "cost/calibration.h"
 #include "cost/timeline_svg.h"
+#include "profile/host_probe.h"
 #include "train/run_dir.h"
 
 namespace realign::apps {
@@ -123,7 +124,11 @@ Json calibrate_profile(const Args& args, const RunConfig& config, const Hardware
   for (const PlanToMeasure& p : plans) plan_list.push_back(p.plan);
   const Calibration c = calibrate_to_iterations(config.graph, config.cluster, profile, call_times, plan_list,
                                                 measured, evidence);
-  const HardwareProfile& fitted = c.profile;
+  HardwareProfile fitted = c.profile;
+  // The machine the fit describes, so that a run on another machine carries it there (cost/host_scaling.h).
+  if (config.host_probe_s > 0)
+    fitted.host_probe_s = {config.host_probe_s, "measured by `realign validate` on " + cpu_model_name() +
+                                                    " with the runs this profile was fitted to"};
   write_text_file(args.calibrate, to_json(fitted).dump(2) + "\n");
   Simulator calibrated(config.graph, config.cluster, fitted);
   std::vector<double> estimated, errors;
@@ -176,7 +181,8 @@ void add_validate_command(CLI::App& app) {
     if (args->plans < 2) throw Error("--plans", "needs at least 2 plans to rank");
     if (args->steps < 2) throw Error("--steps", "needs at least 2 steps (the first is a warm-up)");
     if (args->rounds < 1) throw Error("--rounds", "needs at least 1 round");
-    const RunConfig config = load_run_config(args->config, args->overrides);
+    RunConfig config = load_run_config(args->config, args->overrides);
+    config.host_probe_s = profile::host_probe_s_for(config.cluster);
     const HardwareProfile profile = run_profile(config);
     Simulator simulator(config.graph, config.cluster, profile);
     const std::vector<PlanToMeasure> plans =

@@ -1,9 +1,12 @@
 #include "apps/run_config.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/config_file.h"
+#include "core/host.h"
 #include "cost/hardware_profile.h"
+#include "cost/host_scaling.h"
 
 namespace realign::apps {
 
@@ -42,15 +45,38 @@ RunConfig load_run_config(const std::string& file, const std::vector<std::string
   return run_config_from_json(std::move(raw));
 }
 
-HardwareProfile run_profile(const RunConfig& config) {
+namespace {
+
+HardwareProfile profile_as_given(const RunConfig& config) {
   return config.profile_path.empty() ? builtin_profile(config.cluster.device)
                                      : load_hardware_profile(config.profile_path);
 }
 
+}  // namespace
+
+HardwareProfile run_profile(const RunConfig& config) {
+  const HardwareProfile given = profile_as_given(config);
+  if (config.host_probe_s <= 0 || !is_cpu_device(config.cluster.device)) return given;
+  return scaled_to_host(given, config.host_probe_s, cpu_model_name());
+}
+
 std::string profile_name(const RunConfig& config) {
-  if (!config.profile_path.empty()) return config.profile_path;
-  if (has_shipped_profile(config.cluster.device)) return "profiles/" + config.cluster.device.name + ".json";
-  return "defaults for " + config.cluster.device.name;
+  std::string name = !config.profile_path.empty() ? config.profile_path
+                     : has_shipped_profile(config.cluster.device)
+                         ? "profiles/" + config.cluster.device.name + ".json"
+                         : "defaults for " + config.cluster.device.name;
+  if (config.host_probe_s > 0 && is_cpu_device(config.cluster.device)) {
+    const HardwareProfile given = profile_as_given(config);
+    if (given.host_probe_s.value > 0) {
+      char scaled[160];
+      std::snprintf(scaled, sizeof scaled,
+                    ", carried to this machine: times x%.2f (its host probe %.2f ms, %.2f ms where fitted)",
+                    host_speed_ratio(given, config.host_probe_s), config.host_probe_s * 1e3,
+                    given.host_probe_s.value * 1e3);
+      name += scaled;
+    }
+  }
+  return name;
 }
 
 }  // namespace realign::apps

@@ -23,12 +23,17 @@ struct RunConfig {
       profile_path;  // a hardware profile from `realign profile`; empty = derived from the device spec
   train::TrainingSections
       training;  // `train`, `data`, `reward` (defaults when absent; used by `realign train`)
+  // This machine's host probe time (profile/host_probe.h), measured by the commands that run the plan here
+  // (`train`, `validate`); 0: not measured, as `plan` and `simulate` leave it (their figures do not depend
+  // on the machine they are printed on). A CPU profile recording its own probe is scaled by it.
+  double host_probe_s = 0;
 };
 
 RunConfig load_run_config(const std::string& file, const std::vector<std::string>& overrides);
 
 // The hardware profile a run plans with: the config's `profile` file, else the one realign ships for its
-// device (builtin_profile), else the device spec's defaults; and how to name it to a person.
+// device (builtin_profile), else the device spec's defaults, carried to this machine where host_probe_s is
+// measured (cost/host_scaling.h); and how to name it to a person.
 HardwareProfile run_profile(const RunConfig& config);
 std::string profile_name(const RunConfig& config);
 RunConfig run_config_from_json(Json raw);

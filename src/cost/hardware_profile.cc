@@ -134,7 +134,7 @@ bool HardwareProfile::operator==(const HardwareProfile& o) const {
   for (size_t i = 0; i < a.size(); ++i)
     if (!(*a[i].second == *b[i].second)) return false;
   return engine_pass_efficiency == o.engine_pass_efficiency &&
-         engine_decode_efficiency == o.engine_decode_efficiency;
+         engine_decode_efficiency == o.engine_decode_efficiency && host_probe_s == o.host_probe_s;
 }
 
 HardwareProfile default_profile(const DeviceSpec& d) {
@@ -219,6 +219,8 @@ Json to_json(const HardwareProfile& p) {
     j["engine_pass_efficiency"][engine] = Json{{"value", c.value}, {"source", c.source}};
   for (const auto& [engine, c] : p.engine_decode_efficiency)
     j["engine_decode_efficiency"][engine] = Json{{"value", c.value}, {"source", c.source}};
+  if (p.host_probe_s.value > 0)
+    j["host_probe_s"] = Json{{"value", p.host_probe_s.value}, {"source", p.host_probe_s.source}};
   return j;
 }
 
@@ -286,6 +288,15 @@ HardwareProfile hardware_profile_from_json(const Json& j, const std::string& pat
     read_engine_efficiencies(r, "engine_pass_efficiency", p.engine_pass_efficiency);
   if (r.has("engine_decode_efficiency"))
     read_engine_efficiencies(r, "engine_decode_efficiency", p.engine_decode_efficiency);
+  if (r.has("host_probe_s")) {
+    ObjectReader cr(r.at("host_probe_s"), r.path_of("host_probe_s"));
+    p.host_probe_s = {cr.get_double("value"), cr.get_string("source")};
+    cr.finish();
+    if (!std::isfinite(p.host_probe_s.value) || p.host_probe_s.value <= 0)
+      throw Error(cr.path_of("value"), "must be a positive number of seconds");
+    if (p.host_probe_s.source.find_first_not_of(" \t") == std::string::npos)
+      throw Error(cr.path_of("source"), "must say which machine the probe ran on");
+  }
   r.finish();
   if (before_alltoall && !r.has("intra_node_alltoall_bandwidth")) {
     p.intra_node_alltoall_bandwidth = p.intra_node_bandwidth;

@@ -106,6 +106,12 @@ struct HardwareProfile {
   // point of a curve) when pricing generation as that engine runs it. Optional in a profile's JSON.
   std::map<std::string, Coefficient> engine_decode_efficiency;
 
+  // The host probe's time (profile/host_probe.h: a fixed piece of realign's own small-model work on one
+  // thread) on the machine this CPU profile's coefficients describe; 0 where none was recorded (the GPU
+  // profiles). Another machine's probe time over it scales the profile to that machine
+  // (cost/host_scaling.h). Optional in a profile's JSON.
+  Coefficient host_probe_s;
+
   // Every coefficient with its JSON name, in a fixed order (JSON I/O and `explain` iterate over this).
   std::vector<std::pair<const char*, const Coefficient*>> coefficients() const;
   std::vector<std::pair<const char*, Coefficient*>> coefficients();

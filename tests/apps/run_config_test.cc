@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "core/config_file.h"
 
 namespace realign::apps {
@@ -59,6 +60,28 @@ TEST(RunConfig, EveryShippedProfileLoadsThroughTheProfileKey) {
   std::sort(files.begin(), files.end());
   std::sort(shipped.begin(), shipped.end());
   EXPECT_EQ(files, shipped);
+}
+
+// A command that runs the plan on this machine (train, validate) carries a CPU profile that records its
+// probe time to this machine, and says so; plan and simulate (no probe) and a GPU cluster are not scaled.
+TEST(RunConfig, ACpuProfileIsCarriedToThisMachineByItsHostProbe) {
+  HardwareProfile fitted = builtin_profile(builtin_device("cpu-gloo", "device"));
+  fitted.host_probe_s = {0.002, "measured on the fitting machine (test)"};
+  const std::string file = testing::TempDir() + "/probed_profile.json";
+  write_text_file(file, to_json(fitted).dump(2));
+  Json j = parse_yaml(kBase, "run.yaml");
+  apply_overrides(j, {"profile=" + file});
+  RunConfig config = run_config_from_json(j);
+  EXPECT_EQ(run_profile(config), fitted);
+  EXPECT_EQ(profile_name(config), file);
+  config.host_probe_s = 0.003;
+  EXPECT_DOUBLE_EQ(run_profile(config).gemm_efficiency.value, fitted.gemm_efficiency.value / 1.5);
+  EXPECT_EQ(profile_name(config),
+            file + ", carried to this machine: times x1.50 (its host probe 3.00 ms, 2.00 ms where fitted)");
+  apply_overrides(j, {"cluster.device=h100-sxm"});
+  config = run_config_from_json(j);
+  config.host_probe_s = 0.003;
+  EXPECT_DOUBLE_EQ(run_profile(config).gemm_efficiency.value, fitted.gemm_efficiency.value);
 }
 
 TEST(RunConfig, UnknownKeysAndBadValuesNameTheField) {
