@@ -150,6 +150,7 @@ SimulationResult Simulator::simulate(const ExecutionPlan& plan, const std::vecto
     st.turn.assign(size_t(nd), 0.0);
     st.turn_call.assign(size_t(nd), -1);
   }
+  if (graph_.staleness_share < 1) st.tl.work_free.assign(st.tl.free.size(), 0.0);
   st.copy.assign(mfcs.size(), false);
   st.call_peak.assign(mfcs.size(), -1.0);
   st.calls = mfcs.size();
@@ -247,7 +248,20 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
   double weights_ready = 0;
   for (const auto& [train, lag] : weight_edges_[size_t(i)])
     weights_ready = std::max(weights_ready, st.end_of(train, iteration - lag));
-  double t = std::max(tl.start_on(dst.first_device, dst.size()), weights_ready);
+  const double devices_free = tl.start_on(dst.first_device, dst.size());
+  double t = std::max(devices_free, weights_ready);
+  // A share of the batch below 1 (fractional staleness, with partial rollouts): the generation is placed
+  // against the newer weights, but while its devices wait for them it may already generate up to its share
+  // with the weights one update older; after the weight sync it generates the rest.
+  double ahead_s = 0;
+  if (graph_.staleness_share < 1 && mfcs[size_t(i)].kind() == MfcKind::kGenerate) {
+    double older_ready = 0;
+    for (const auto& [train, lag] : weight_edges_[size_t(i)])
+      older_ready = std::max(older_ready, st.end_of(train, iteration - lag - 1));
+    const double early = std::max(tl.work_start_on(dst.first_device, dst.size()), older_ready);
+    ahead_s = std::clamp(t - early, 0.0, graph_.staleness_share * est.time_s);
+    if (ahead_s > 0) tl.occupy(cr.name, "call", dst.first_device, dst.size(), early, early + ahead_s, 0.0);
+  }
 
   if (st.offloaded[size_t(m)]) {
     // Loaded from host memory before the call: every device reads its shard over its own host link.
@@ -309,7 +323,7 @@ void Simulator::place(int i, int64_t iteration, const ExecutionPlan& plan, const
   cr.data_s = data_s;
 
   cr.start_s = t;
-  cr.end_s = t + est.time_s;
+  cr.end_s = t + est.time_s - ahead_s;
   tl.occupy(cr.name, "call", dst.first_device, dst.size(), cr.start_s, cr.end_s, 0.0);
   st.end_at(i, iteration) = cr.end_s;
 

@@ -140,6 +140,7 @@ struct Pools {
   int trainer_gpus = 0, rollout_gpus = 0;  // rollout_gpus 0: the hybrid engine
   int nodes = 1, gpus_per_node = 8;
   int64_t staleness = 0;
+  double staleness_share = 1;  // of a batch generated that far ahead: the fraction of staleness_threshold
 };
 
 Pools read_pools(const LaunchSettings& s, const std::string& config_name) {
@@ -160,14 +161,17 @@ Pools read_pools(const LaunchSettings& s, const std::string& config_name) {
                 std::to_string(rg) + " GPUs per node beside the trainer's " + std::to_string(tg) +
                     ": realign prices nodes of one size, or one node split between the two pools");
   }
-  // The share of stale samples the rollout may run ahead by (fully_async.md): 1 is one step off, N up to N
-  // batches ahead; realign's staleness counts whole iterations, so a share is rounded up.
+  // The share of stale samples the rollout may run ahead by (fully_async.md): between two syncs the
+  // rollouter generates at most (1 + s) batches' samples, so with s = N - 1 + f it may run N - 1 batches
+  // and the share f of the next ahead: train.staleness N, train.staleness_share f (with partial rollouts;
+  // without them the threshold is rounded up to whole iterations).
   const double threshold = s.number("async_training.staleness_threshold", 0.0);
   if (threshold <= 0)
     throw Error("async_training.staleness_threshold",
                 "0 (fully_async's on-policy pipeline) is not priced; realign prices its asynchronous modes, "
                 "staleness_threshold > 0");
   p.staleness = int64_t(std::ceil(threshold - 1e-9));
+  p.staleness_share = std::min(1.0, std::round((threshold - double(p.staleness) + 1) * 1e9) / 1e9);
   return p;
 }
 
@@ -219,10 +223,15 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
   if (!ppo && estimator != "grpo")
     note("algorithm.adv_estimator", estimator + " priced as GRPO's dataflow (the same calls, no critic)");
   if (s.flag(key(kRollout, "enforce_eager"), false)) note(key(kRollout, "enforce_eager"), kEagerDecodingNote);
+  const bool partial = pools.staleness > 0 && s.flag("async_training.partial_rollout", false);
   if (pools.rollout_gpus > 0) {
     if (s.number("async_training.staleness_threshold", 0.0) != double(pools.staleness))
       note("async_training.staleness_threshold",
-           "priced as train.staleness " + std::to_string(pools.staleness) + " (whole iterations ahead)");
+           partial ? "priced as train.staleness " + std::to_string(pools.staleness) +
+                         " with train.staleness_share " + Json(pools.staleness_share).dump() +
+                         " (that share of a batch generated ahead with the older weights)"
+                   : "priced as train.staleness " + std::to_string(pools.staleness) +
+                         " (whole iterations ahead: without partial_rollout realign rounds the share up)");
     note("async_training.recompute_old_log_prob",
          "priced with the proximal policy's log-probs recomputed (actor_inf), as realign's asynchronous "
          "graphs "
@@ -294,8 +303,8 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
   c["reward"]["kind"] = reward_model ? "model" : "verifier";
   c["cluster"] = {{"nodes", pools.nodes}, {"devices_per_node", pools.gpus_per_node}};
   if (pools.staleness > 0) c["train"]["staleness"] = pools.staleness;
-  if (pools.staleness > 0 && s.flag("async_training.partial_rollout", false))
-    c["train"]["partial_rollout"] = true;
+  if (partial) c["train"]["partial_rollout"] = true;
+  if (partial && pools.staleness_share < 1) c["train"]["staleness_share"] = pools.staleness_share;
   c["plan"] = {{"mode", "search"}, {"seed", 1}, {"time_budget_s", 5}};
   // veRL builds a reference policy only for a KL term (verl/trainer/ppo/utils.py need_reference_policy:
   // algorithm.use_kl_in_reward or actor.use_kl_loss); without one the reference's keys go unread.

@@ -236,6 +236,7 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
   DataflowGraph g;
   g.algorithm = c.algorithm;
   g.staleness = c.staleness;
+  g.staleness_share = c.staleness_share;
   const auto& b = c.batch;
   const int64_t P = b.prompt_len, G = b.gen_len, S = P + G;
   const int64_t n = b.prompts * b.samples_per_prompt;

@@ -42,6 +42,7 @@ struct AlgorithmConfig {
   // serving engine continuously; partial rollouts only with staleness > 0.
   Batching batching = Batching::kStatic;
   bool partial_rollout = false;
+  double staleness_share = 1;  // DataflowGraph::staleness_share
 };
 
 // The algorithms' names, sorted (for messages).

@@ -13,10 +13,15 @@ bool runs_ahead(const DataflowGraph& graph, int call) {
   return std::all_of(parents.begin(), parents.end(), [&](int p) { return runs_ahead(graph, p); });
 }
 
+int64_t scheduled_staleness(const DataflowGraph& graph) {
+  return graph.staleness_share < 1 ? graph.staleness - 1 : graph.staleness;
+}
+
 std::vector<CallInstance> step_calls(const DataflowGraph& graph, int64_t step, int64_t iterations) {
-  const int64_t last = std::min(step + graph.staleness, iterations);
+  const int64_t staleness = scheduled_staleness(graph);
+  const int64_t last = std::min(step + staleness, iterations);
   // The iterations whose calls that run ahead belong to this step: step s+N, and in step 1 also 1..N.
-  const int64_t first_ahead = step == 1 ? 1 : step + graph.staleness;
+  const int64_t first_ahead = step == 1 ? 1 : step + staleness;
   const int n_calls = int(graph.mfcs.size());
   auto generates = [&](int c) { return graph.mfcs[size_t(c)].kind() == MfcKind::kGenerate; };
   std::vector<CallInstance> out;
@@ -45,7 +50,7 @@ std::vector<IterationEdge> iteration_edges(const DataflowGraph& graph) {
     const Mfc& m = graph.mfcs[size_t(c)];
     const int train = graph.train_call(m.model);
     if (train < 0) continue;
-    out.push_back({train, c, m.kind() == MfcKind::kGenerate ? 1 + graph.staleness : 1});
+    out.push_back({train, c, m.kind() == MfcKind::kGenerate ? 1 + scheduled_staleness(graph) : 1});
   }
   return out;
 }

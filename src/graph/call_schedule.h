@@ -22,6 +22,11 @@ namespace realign {
 
 bool runs_ahead(const DataflowGraph& graph, int call);
 
+// The staleness the schedule and its weight edges follow: the graph's, or one less where only a share of
+// each batch may run that far ahead (DataflowGraph::staleness_share < 1): the generation is then placed
+// against the newer weights, and the simulator lets its share start earlier, with the older ones.
+int64_t scheduled_staleness(const DataflowGraph& graph);
+
 // One call of one iteration (1-based).
 struct CallInstance {
   int call = 0;
@@ -42,7 +47,7 @@ struct IterationEdge {
   bool operator==(const IterationEdge& o) const { return from == o.from && to == o.to && lag == o.lag; }
 };
 // Every call of a trained model reads the weights its train call left in the previous iteration (lag 1),
-// except the generation, which reads those of iteration i-1-N (lag 1 + N).
+// except the generation, which reads those of iteration i-1-N (lag 1 + N, N = scheduled_staleness).
 std::vector<IterationEdge> iteration_edges(const DataflowGraph& graph);
 
 }  // namespace realign

@@ -129,8 +129,8 @@ int DataflowGraph::home_call(Role model) const {
 }
 
 bool DataflowGraph::operator==(const DataflowGraph& o) const {
-  return algorithm == o.algorithm && staleness == o.staleness && models == o.models && mfcs == o.mfcs &&
-         data == o.data;
+  return algorithm == o.algorithm && staleness == o.staleness && staleness_share == o.staleness_share &&
+         models == o.models && mfcs == o.mfcs && data == o.data;
 }
 
 void validate_graph(const DataflowGraph& g) {
@@ -154,6 +154,7 @@ Json to_json(const DataflowGraph& g) {
   Json j;
   j["algorithm"] = to_string(g.algorithm);
   j["staleness"] = g.staleness;
+  if (g.staleness_share < 1) j["staleness_share"] = g.staleness_share;
   for (const auto& m : g.models)
     j["models"].push_back({{"name", to_string(m.role)},
                            {"spec", m.spec.name},

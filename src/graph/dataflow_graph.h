@@ -90,6 +90,10 @@ struct DataflowGraph {
   Algorithm algorithm = Algorithm::kPpo;
   // Iteration i's generation uses the actor's weights after update i-1-staleness (0: synchronous).
   int64_t staleness = 0;
+  // With partial rollouts, the share of a batch the generation may produce with those weights; the rest
+  // waits for the weights one update newer (veRL fully_async's fractional staleness_threshold s: staleness
+  // ceil(s), share s - ceil(s) + 1). 1: whole iterations. Priced only (call_schedule.h, the simulator).
+  double staleness_share = 1;
   std::vector<ModelRole> models;
   std::vector<Mfc> mfcs;  // in a topological order
   std::vector<DataSpec> data;

@@ -110,6 +110,10 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
                   "must be in [0, " + std::to_string(kMaxStaleness) +
                       "] (0: synchronous; N: generate with the weights N updates old)");
     t.partial_rollout = r.get_bool("partial_rollout", t.partial_rollout);
+    t.staleness_share = r.get_double("staleness_share", t.staleness_share);
+    if (!(t.staleness_share > 0 && t.staleness_share <= 1))
+      throw Error(r.path_of("staleness_share"),
+                  "must be in (0, 1]: the share of a batch generated with the weights train.staleness allows");
     t.seed = seed(r, t.seed);
     t.threads = r.get_int_in("threads", 0, kMaxThreads, t.threads);
     t.checkpoint_every = r.get_int("checkpoint_every", t.checkpoint_every);
@@ -188,6 +192,10 @@ AlgorithmConfig with_training_sections(AlgorithmConfig a, const TrainingSections
   a.recompute_logprobs = s.train.ppo.behaviour_logprobs == "recompute";
   a.staleness = s.train.staleness;
   a.partial_rollout = s.train.partial_rollout;
+  a.staleness_share = s.train.staleness_share;
+  if (a.staleness_share < 1 && !a.partial_rollout)
+    throw Error("train.staleness_share", "a share below 1 interrupts the rest of a batch for newer weights: "
+                                         "needs train.partial_rollout: true");
   if (a.partial_rollout && a.staleness == 0)
     throw Error("train.partial_rollout", "a partial rollout resumes with newer weights: needs train.staleness "
                                          ">= 1 (the samples' age bound)");

@@ -61,6 +61,10 @@ struct TrainConfig {
   // Streaming generation with partial rollouts (as AReaL and veRL's fully_async run it): priced by `realign
   // plan` (graph/generation_run.h); realign's own runtime does not interrupt samples and refuses it.
   bool partial_rollout = false;
+  // With partial rollouts, the share of a batch that may be generated with the weights train.staleness
+  // allows; the rest waits for one update newer (veRL fully_async's fractional staleness_threshold s:
+  // staleness ceil(s), share s - ceil(s) + 1). In (0, 1]; below 1 priced by `realign plan` only.
+  double staleness_share = 1;
   uint64_t seed = 1;
   int64_t threads = 0;           // intra-op threads per rank; 0 = the node's cores / its workers
   int64_t checkpoint_every = 0;  // 0 = only at the end

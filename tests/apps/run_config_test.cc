@@ -122,5 +122,24 @@ TEST(RunConfig, StalenessIsRefusedWhereItCannotApply) {
   EXPECT_GE(c.graph.mfc_index("actor_inf"), 0);  // the proximal policy's log-probs
 }
 
+// A share of a batch generated ahead (fractional staleness) interrupts the rest for newer weights: only with
+// partial rollouts, in (0, 1].
+TEST(RunConfig, AStalenessShareNeedsPartialRolloutsAndIsAFraction) {
+  const std::vector<std::string> streaming = {"cluster.device=h100-sxm", "train.staleness=1",
+                                              "train.partial_rollout=true"};
+  auto with = [&](std::vector<std::string> o, const std::string& extra) {
+    o.push_back(extra);
+    return o;
+  };
+  EXPECT_EQ(error_path("", with(streaming, "train.staleness_share=0")), "train.staleness_share");
+  EXPECT_EQ(error_path("", with(streaming, "train.staleness_share=1.5")), "train.staleness_share");
+  EXPECT_EQ(error_path("", {"train.staleness=1", "train.staleness_share=0.5"}), "train.staleness_share");
+  Json j = parse_yaml(kBase, "run.yaml");
+  apply_overrides(j, with(streaming, "train.staleness_share=0.3"));
+  const RunConfig c = run_config_from_json(j);
+  EXPECT_EQ(c.graph.staleness, 1);
+  EXPECT_EQ(c.graph.staleness_share, 0.3);
+}
+
 }  // namespace
 }  // namespace realign::apps

@@ -102,7 +102,10 @@ inline ReadScript read_script(const std::string& engine, const std::string& scri
   ObjectReader root(config, "");
   r.algorithm = algorithm_config_from_json(root);
   r.algorithm.reward_model = config["reward"]["kind"] == "model";
-  if (config.contains("train")) r.algorithm.staleness = config["train"]["staleness"].get<int64_t>();
+  if (config.contains("train")) {
+    r.algorithm.staleness = config["train"]["staleness"].get<int64_t>();
+    r.algorithm.staleness_share = config["train"].value("staleness_share", 1.0);
+  }
   r.graph = build_graph(r.algorithm);
   r.cluster = h100(config["cluster"]["nodes"].get<int>(), config["cluster"]["devices_per_node"].get<int>());
   r.notes = r.run.notes;

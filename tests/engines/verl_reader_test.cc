@@ -226,12 +226,30 @@ rollout:
       "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.rollout.n=8 "
       "trainer.nnodes=1 trainer.n_gpus_per_node=4 rollout.n_gpus_per_node=4\n";
   const Read r = testing::read_script("verl", line, dir.file("run.sh"));
-  EXPECT_EQ(r.run.config["train"]["staleness"], 1);     // the recipe's 0.5, rounded up
+  EXPECT_EQ(r.run.config["train"]["staleness"], 1);  // the recipe's 0.5: half a batch ahead, one update old
+  EXPECT_EQ(r.run.config["train"]["staleness_share"], 0.5);
+  EXPECT_EQ(r.graph.staleness, 1);
+  EXPECT_EQ(r.graph.staleness_share, 0.5);
   EXPECT_EQ(r.run.config["batch"]["prompts"], 4 * 32);  // its 4 updates a sync
   EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 2, "devices_per_node": 4})"));  // a node each
   EXPECT_EQ(r.plan.assignments[size_t(r.graph.mfc_index("actor_gen"))].mesh.size, 4);
   EXPECT_EQ(r.run.config["train"]["partial_rollout"], true);  // the recipe's True, priced
   EXPECT_TRUE(testing::noted(r, "--config-name"));            // "read <file> (on ppo_trainer's ...)"
+  // 1.5: one batch and half the next ahead; 2: whole iterations; without partial rollouts, rounded up.
+  const Read one_and_a_half =
+      testing::read_script("verl", line.substr(0, line.size() - 1) + " async_training.staleness_threshold=1.5\n",
+                           dir.file("run.sh"));
+  EXPECT_EQ(one_and_a_half.graph.staleness, 2);
+  EXPECT_EQ(one_and_a_half.graph.staleness_share, 0.5);
+  const Read two = testing::read_script(
+      "verl", line.substr(0, line.size() - 1) + " async_training.staleness_threshold=2\n", dir.file("run.sh"));
+  EXPECT_EQ(two.graph.staleness, 2);
+  EXPECT_EQ(two.graph.staleness_share, 1.0);
+  const Read whole = testing::read_script(
+      "verl", line.substr(0, line.size() - 1) + " async_training.partial_rollout=False\n", dir.file("run.sh"));
+  EXPECT_EQ(whole.graph.staleness, 1);
+  EXPECT_EQ(whole.graph.staleness_share, 1.0);
+  EXPECT_TRUE(testing::noted(whole, "async_training.staleness_threshold"));
   // Without its config at hand the line alone is priced, and it leaves the staleness unset.
   try {
     testing::read_script("verl", line, "elsewhere/run.sh");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,12 +62,23 @@ struct DeviceTimelines {
     for (size_t k = segment_at(first); bounds[k] < first + n; ++k) m = std::max(m, free[k]);
     return m;
   }
+  // Per segment, only where a generation may start its share early (DataflowGraph::staleness_share < 1):
+  // when it is free but for the steps' own work (kind "host"), which holds the trainer's devices, not a
+  // streaming generator's.
+  std::vector<double> work_free;
+  double work_start_on(int first, int n) const {
+    double m = 0;
+    for (size_t k = segment_at(first); bounds[k] < first + n; ++k) m = std::max(m, work_free[k]);
+    return m;
+  }
   void occupy(const std::string& name, const char* kind, int first, int n, double start, double end,
               double bytes) {
     size_t k = segment_at(first);
+    const bool step_work = !work_free.empty() && std::strcmp(kind, "host") == 0;
     for (; bounds[k] < first + n; ++k) {
       free[k] = end;
       busy[k] += end - start;
+      if (!work_free.empty() && !step_work) work_free[k] = end;
     }
     REALIGN_CHECK(bounds[k] == first + n) << "device " << first + n << " is not a segment boundary";
     if (events) events->push_back(TimelineEvent{name, kind, first, n, start, end, bytes, iteration});
