@@ -310,8 +310,14 @@ class Verl : public Engine {
       // One realign iteration = one batch of `prompts` in mini_batches optimizer steps, then a weight sync.
       put("async_training.require_batches", 1);
       put("async_training.trigger_parameter_sync_step", train.mini_batches);
-      put("async_training.staleness_threshold", g.staleness);
-      put("async_training.partial_rollout", false);
+      // The rollouter makes at most (1 + threshold) batches' samples between two syncs: staleness N with a
+      // share f of the Nth batch ahead is N - 1 + f (verl_reader.cc reads it back so).
+      const bool partial = g.mfcs[size_t(g.mfc_index("actor_gen"))].generation.partial_rollout;
+      if (g.staleness_share < 1)
+        put("async_training.staleness_threshold", double(g.staleness) - 1 + g.staleness_share);
+      else
+        put("async_training.staleness_threshold", g.staleness);
+      put("async_training.partial_rollout", partial);
     }
     return e;
   }

@@ -122,6 +122,14 @@ batch: {prompts: 128, samples_per_prompt: 8, prompt_len: 512, gen_len: 1024, min
   EXPECT_EQ(r.run.config["batch"]["mini_batches"], 4);
   EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 2, "devices_per_node": 8})"));
   expect_same_layout(r.plan, plan);
+  // With partial rollouts and a share of the second batch ahead: staleness_threshold 1.5, read back so.
+  a.partial_rollout = true;
+  a.batching = Batching::kContinuous;
+  a.staleness_share = 0.5;
+  const Read shared = round_trip(a, c, plan);
+  EXPECT_EQ(shared.run.config["train"]["staleness"], 2);
+  EXPECT_EQ(shared.run.config["train"]["staleness_share"], 0.5);
+  EXPECT_EQ(shared.run.config["train"]["partial_rollout"], true);
 }
 
 TEST(VerlReader, UsersScriptReadsToTheLayoutItRuns) {
