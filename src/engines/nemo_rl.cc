@@ -146,6 +146,8 @@ class NemoRl : public Engine {
     const ModelSpec& spec = g.model(m.model).spec;
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
     if (m.kind() == MfcKind::kGenerate) {
+      // tp may span whole nodes: a replica above a node runs on one unified placement group
+      // (vllm_generation.py at 7ea279a:187-196).
       if (s.pp != 1) return "vLLM generation is proposed with tensor and data parallelism only (pp 1)";
       if (s.ep != 1 && s.ep != s.tp)
         return "vLLM expert parallelism is proposed within one engine: ep 1 or ep = tp";

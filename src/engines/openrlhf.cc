@@ -133,6 +133,8 @@ class OpenRlhf : public Engine {
       return "OpenRLHF has no expert parallelism (DeepSpeed ZeRO training, vLLM engines of tp only)";
     if (m.kind() == MfcKind::kInference && m.n_seqs / micro_batch_per_gpu(m, s) < int64_t(s.dp))
       return "fewer sample batches than the role's processes (train_ppo_ray.py asserts it)";
+    // An engine's tp may span whole nodes: tp > 1 runs vLLM's Ray executor (vllm_engine.py at 3c3be62:242) on
+    // bundles of the shared placement group taken node by node (trainer/ray/utils.py:7-17).
     if (m.kind() == MfcKind::kGenerate) return s.pp == 1 ? "" : "vLLM engines have tensor parallelism only";
     if (s.tp != 1 || s.pp != 1) return "DeepSpeed ZeRO data parallelism only (tp 1, pp 1)";
     if (m.kind() == MfcKind::kTrain) {

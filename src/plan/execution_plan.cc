@@ -135,8 +135,19 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
     return std::string(s.zero1 ? "zero1" : "recompute") + " applies to train calls only; " + mfc.name +
            " is a " + to_string(mfc.kind()) + " call";
   const int dpn = cluster.devices_per_node;
-  if (s.tp > dpn || (mesh_size >= dpn && dpn % s.tp != 0))
+  // A serving engine's generation may run a replica's tensor parallelism over whole nodes (NeMo-RL's vLLM,
+  // veRL's, OpenRLHF's and AReaL's servers each start one across nodes; each adapter cites where, and
+  // docs/engines.md lists them); its all-reduces then cross the NIC (cost/call_cost.cc). Every other call,
+  // and every call of realign's own runtime, keeps tp within a node.
+  if (serving_engine && mfc.kind() == MfcKind::kGenerate && s.tp > dpn) {
+    if (s.tp % dpn != 0)
+      return "tp " + std::to_string(s.tp) + " spans nodes of " + std::to_string(dpn) +
+             " devices but not whole ones: a serving engine's replica across nodes takes whole nodes (a "
+             "multiple of " +
+             std::to_string(dpn) + ")";
+  } else if (s.tp > dpn || (mesh_size >= dpn && dpn % s.tp != 0)) {
     return "tp " + std::to_string(s.tp) + " must stay within one node of " + std::to_string(dpn) + " devices";
+  }
   const std::string tp_issue =
       tp_incompatibility(spec, s.tp, serving_engine && mfc.kind() == MfcKind::kGenerate);
   if (!tp_issue.empty()) return tp_issue + " of " + spec.name;

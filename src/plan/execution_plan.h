@@ -72,7 +72,8 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
 // Empty when the strategy can run the call on a mesh of that size on this cluster, else why not (no memory
 // check: memory is the cost model's job). Shared by validation and the search's candidate enumeration.
 // `serving_engine`: generation runs on a serving engine (an external engine's vLLM or SGLang), which
-// replicates KV heads under a tp above them (tp_incompatibility); realign's own runtime does not.
+// replicates KV heads under a tp above them (tp_incompatibility) and may run a replica's tp over whole nodes;
+// realign's own runtime does neither.
 std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster, int mesh_size,
                              const Strategy& s, bool serving_engine = false);
 

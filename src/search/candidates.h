@@ -15,7 +15,7 @@ namespace realign {
 // mixture-of-experts model's ep a power of two dividing its experts and dp*tp); for a train call each also
 // with ZeRO-1 (dp > 1) and with activation recomputation. Generation takes micro-batches only when pipelined,
 // unless `generation_waves` (generation on a serving engine, as the engines' searches set it: also a tp
-// above the KV heads, which a serving engine replicates).
+// above the KV heads, which a serving engine replicates, and a tp over whole nodes, strategy_problem).
 std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster,
                                            int mesh_size, int max_micro_batches = 16,
                                            bool generation_waves = false);

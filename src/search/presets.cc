@@ -153,7 +153,8 @@ std::optional<ExecutionPlan> co_located(const DataflowGraph& g, const Cluster& c
     const Layout l{0, s.dp, s.tp, s.pp};
     if (std::find(layouts.begin(), layouts.end(), l) == layouts.end()) layouts.push_back(l);
   }
-  // tp never spans nodes (strategy_problem), so "tensor parallelism first" is simply the larger tp.
+  // tp never spans nodes here (strategy_problem lets only a serving engine's generation span them, and this
+  // one layout serves the train calls too), so "tensor parallelism first" is simply the larger tp.
   std::stable_sort(layouts.begin(), layouts.end(), [](const Layout& a, const Layout& b) {
     if (a.tp * a.pp != b.tp * b.pp) return a.tp * a.pp < b.tp * b.pp;
     return a.tp > b.tp;

@@ -341,6 +341,43 @@ TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {
   EXPECT_EQ(across.compute_s, within.compute_s);
 }
 
+// A serving engine's replica of tp 8 over 2 nodes of 4 (vLLM's NCCL all-reduces through the NIC) against
+// the same replica inside a node of 8: every tp collective of the prefill and of each decoding step (the
+// layers' two all-reduces, the embedding's, the logits gathered and the tokens sent) is priced on the
+// inter-node link in the first case and on the intra-node link in the second, the same bytes and messages on
+// each. With no latency or overhead, a collective's time is its bytes over the link's bandwidth, so comm_s x
+// bandwidth is the same in both; the compute and the memory per rank (tp shards) do not change.
+TEST(CallCost, AGenerationTpGroupAcrossNodesCollectivesOnTheInterNodeLink) {
+  const DataflowGraph g = make_graph("grpo", "llama2-7b", 8, 64, 16);
+  HardwareProfile p = default_profile(builtin_device("h100-sxm", "device"));
+  for (Coefficient* c : {&p.intra_node_latency_s, &p.inter_node_latency_s, &p.collective_overhead_s}) c->value = 0;
+  p.intra_node_bandwidth = Coefficient{400e9, "test"};
+  p.inter_node_bandwidth = Coefficient{50e9, "test"};
+  const int gen = g.mfc_index("actor_gen");
+  const MfcAssignment a = assign("actor_gen", 0, 1, 8, 1);
+  const CallEstimate across = estimate_call(g, make_cluster(2, 4), p, gen, a);
+  const CallEstimate within = estimate_call(g, make_cluster(1, 8), p, gen, a);
+  ASSERT_GT(within.comm_s, 0);
+  EXPECT_NEAR(across.comm_s * 50e9, within.comm_s * 400e9, 1e-9 * within.comm_s * 400e9);
+  EXPECT_EQ(across.compute_s, within.compute_s);
+  EXPECT_EQ(across.memory.total(), within.memory.total());
+  // By hand: a forward of T tokens, H of them through the head, all-reduces T x 4096 bf16 activations twice
+  // per layer (32 layers) and once at the embedding, a ring over 8 ranks moving 2 x 7/8 of them, then gathers
+  // H rows of 32,000 fp32 logits and sends H int64 tokens. The prefill is one forward of the n prompts'
+  // tokens, each of the gen_len decoding steps one of a token per sequence.
+  const Mfc& m = g.mfcs[size_t(gen)];
+  auto forward_bytes = [](double tokens, double head) {
+    return (2 * 32 + 1) * (2.0 * 7 / 8) * tokens * 4096 * 2 + head * 32000 * 4 + head * 8;
+  };
+  const double n = double(m.n_seqs);
+  const double bytes = forward_bytes(n * double(m.prompt_len), n) + double(m.gen_len) * forward_bytes(n, n);
+  EXPECT_NEAR(across.comm_s, bytes / 50e9, 1e-9 * across.comm_s);
+  // tp 4 inside a node of 4 (dp 2 over the 2 nodes) prices its tp collectives on the intra-node link.
+  const MfcAssignment b = assign("actor_gen", 0, 2, 4, 1);
+  const CallEstimate d2t4 = estimate_call(g, make_cluster(2, 4), p, gen, b);
+  EXPECT_EQ(d2t4.comm_s, estimate_call(g, make_cluster(1, 8), p, gen, b).comm_s);
+}
+
 TEST(CallCost, PipelineHandOffsAcrossNodesCostMore) {
   const DataflowGraph g = make_graph("ppo", "llama2-7b", 64, 512, 512);
   const HardwareProfile p = default_profile(builtin_device("h100-sxm", "device"));

@@ -167,14 +167,28 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
             0u)
       << pp;
   EXPECT_NE(pp.find("pp 1, 2, 4 would be"), std::string::npos) << pp;
-  // A rollout replica across nodes (was 'the script runs actor_gen as d1t16p1 x1: tp 16 must stay within one
-  // node', naming no key).
+  // A rollout replica over whole nodes is read (replica.py runs one over world_size / gpus_per_node nodes);
+  // one over part of a node beyond a whole one, or across nodes with expert parallelism (vllm_async_server.py
+  // asserts tp divides a node), is refused naming the key (was 'the script runs actor_gen as d1t16p1 x1: tp
+  // 16 must stay within one node', naming no key).
   std::string across = verl;
   across.replace(across.find("trainer.nnodes=1"), 16, "trainer.nnodes=2");
-  const std::string tp16 = refusal("verl", across + "    actor_rollout_ref.rollout.tensor_model_parallel_size=16\n");
-  EXPECT_EQ(tp16.rfind("run.sh:8: actor_rollout_ref.rollout.tensor_model_parallel_size: 16 spans nodes of 8", 0),
+  across.replace(across.find("Qwen/Qwen2.5-7B-Instruct"), 24, "Qwen/Qwen3-8B");  // 32 heads
+  const std::string tp16 = "    actor_rollout_ref.rollout.tensor_model_parallel_size=16\n";
+  EXPECT_EQ(refusal("verl", across + tp16), "read without complaint");
+  std::string three = verl;
+  three.replace(three.find("trainer.nnodes=1"), 16, "trainer.nnodes=3");
+  const std::string tp12 = refusal("verl", three + "    actor_rollout_ref.rollout.tensor_model_parallel_size=12\n");
+  EXPECT_EQ(tp12.rfind("run.sh:8: actor_rollout_ref.rollout.tensor_model_parallel_size: 12 spans nodes of 8 GPUs "
+                       "(trainer.n_gpus_per_node) but not whole ones",
+                       0),
             0u)
-      << tp16;
+      << tp12;
+  std::string moe = across;
+  moe.replace(moe.find("Qwen/Qwen3-8B"), 13, "Qwen/Qwen3-30B-A3B");
+  const std::string ep = refusal("verl", moe + "    actor_rollout_ref.rollout.tensor_model_parallel_size=16 \\\n"
+                                               "    actor_rollout_ref.rollout.expert_parallel_size=16\n");
+  EXPECT_EQ(ep.rfind("run.sh:9: actor_rollout_ref.rollout.expert_parallel_size: 16 with ", 0), 0u) << ep;
   // A dotted OpenRLHF flag, spelled as written (the reader reads flat flags).
   const std::string openrlhf =
       "python3 -m openrlhf.cli.train_ppo_ray \\\n"

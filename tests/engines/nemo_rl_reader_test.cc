@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "engines/engine.h"
 #include "engines/engine_fixtures.h"
+#include "plan/execution_plan.h"
 
 namespace realign {
 namespace {
@@ -66,9 +67,10 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
           {"policy.train_global_batch_size=100", "policy.train_global_batch_size"},
           {"policy.generation.vllm_cfg.tensor_parallel_size=3",
            "policy.generation.vllm_cfg.tensor_parallel_size"},
-          // A replica across nodes, and Megatron stages of unequal layer counts (28 layers over 8), were
-          // refused by the layout's check naming no key ('the script runs actor_gen as ...', 'its layout').
-          {"cluster.num_nodes=2 policy.generation.vllm_cfg.tensor_parallel_size=16",
+          // A replica over part of a node beyond a whole one, and Megatron stages of unequal layer counts (28
+          // layers over 8), were refused by the layout's check naming no key ('the script runs actor_gen as
+          // ...', 'its layout'). (A replica over whole nodes is read: the test below.)
+          {"cluster.num_nodes=3 policy.generation.vllm_cfg.tensor_parallel_size=12",
            "policy.generation.vllm_cfg.tensor_parallel_size"},
           {"policy.megatron_cfg.enabled=true policy.dtensor_cfg.enabled=false "
            "policy.megatron_cfg.pipeline_model_parallel_size=8",
@@ -84,6 +86,24 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   EXPECT_EQ(read_script(base + "policy.generation.vllm_cfg.gpu_memory_utilization=0.8")
                 .run.pricing_options["generation_memory_fraction"],
             0.8);
+}
+
+// NeMo-RL runs a vLLM replica over whole nodes on one placement group (vllm_generation.py,
+// needs_cross_node_parallelism), as its published Qwen3-235B (tp 16) and DeepSeek-V3 (tp 32) runs on nodes of
+// 8 do: read as one replica of tp 16 over the 2 nodes, a layout a serving engine's generation may take
+// (strategy_problem's serving_engine) and realign's own runtime may not.
+TEST(NemoRlReader, AVllmReplicaOverWholeNodesIsRead) {
+  const Read r = read_script(
+      "uv run examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml cluster.gpus_per_node=8 "
+      "cluster.num_nodes=2 policy.model_name=Qwen/Qwen3-8B policy.max_total_sequence_length=2048 "
+      "policy.generation.max_new_tokens=1536 policy.generation.vllm_cfg.tensor_parallel_size=16");
+  ExecutionPlan plan = r.plan;
+  const MfcAssignment& gen = plan.assignments[size_t(r.graph.mfc_index("actor_gen"))];
+  EXPECT_EQ(gen.strategy.tp, 16);
+  EXPECT_EQ(gen.strategy.dp, 1);
+  EXPECT_EQ(gen.mesh, (DeviceMesh{0, 16}));
+  EXPECT_NO_THROW(validate_plan(r.graph, r.cluster, plan, "launch.sh", true));
+  EXPECT_THROW(validate_plan(r.graph, r.cluster, plan, "launch.sh", false), Error);
 }
 
 // NeMo-RL's recipes leave policy.generation.max_new_tokens at the total sequence length (grpo_math_1B.yaml's

@@ -173,9 +173,10 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
                    std::to_string(c.devices_per_node));
       ++checked;
       moe_checked += g.model(Role::kActor).spec.is_moe();
-      // Valid on the cluster: meshes aligned, dp*tp*pp = mesh, tp inside a node dividing the heads.
+      // Valid on the cluster for a serving engine's generation: meshes aligned, dp*tp*pp = mesh, tp inside a
+      // node (generation's: or over whole nodes) dividing the heads.
       ExecutionPlan copy = plan;
-      EXPECT_NO_THROW(validate_plan(g, c, copy));
+      EXPECT_NO_THROW(validate_plan(g, c, copy, "plan", true));
       // Every GPU serves some call.
       std::vector<bool> used(size_t(c.n_devices()), false);
       for (const auto& x : plan.assignments)

@@ -33,6 +33,30 @@ TEST(ExecutionPlan, ValidPlanPassesAndIsReordered) {
   EXPECT_EQ(p.assignments[0].mfc, "actor_gen");
 }
 
+// A serving engine's generation may run a replica's tp over whole nodes (vLLM and SGLang across nodes); every
+// other call, and realign's own runtime, keeps tp within a node.
+TEST(ExecutionPlan, OnlyAServingEnginesGenerationTakesATpOverWholeNodes) {
+  const auto g = testing::ppo_7b();
+  const Mfc& gen = g.mfcs[size_t(g.mfc_index("actor_gen"))];
+  const Mfc& train = g.mfcs[size_t(g.mfc_index("actor_train"))];
+  const ModelSpec& spec = g.model(gen.model).spec;
+  const Strategy tp16{1, 16, 1, 1};
+  EXPECT_EQ(strategy_problem(gen, spec, testing::h100(2), 16, tp16, true), "");
+  EXPECT_NE(strategy_problem(gen, spec, testing::h100(2), 16, tp16, false).find("within one node"),
+            std::string::npos);
+  EXPECT_NE(strategy_problem(train, spec, testing::h100(2), 16, tp16, true).find("within one node"),
+            std::string::npos);
+  // Over 4 whole nodes of 4 too; over a node and a half (12 on nodes of 8) it is refused.
+  EXPECT_EQ(strategy_problem(gen, spec, testing::h100(4, 4), 16, tp16, true), "");
+  EXPECT_NE(strategy_problem(gen, spec, testing::h100(3, 8), 24, Strategy{2, 12, 1, 1}, true).find(
+                "not whole ones"),
+            std::string::npos);
+  ExecutionPlan p = all_on(g, {0, 16}, {2, 8, 1, 1});
+  p.assignments[size_t(g.mfc_index("actor_gen"))].strategy = tp16;
+  validate_plan(g, testing::h100(2), p, "plan", true);
+  expect_invalid(g, testing::h100(2), p, "plan.mfcs[0].tp", "within one node");
+}
+
 TEST(ExecutionPlan, RejectionsNameTheField) {
   const auto g = testing::ppo_7b();
   const auto c = testing::h100(2);

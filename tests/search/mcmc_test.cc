@@ -232,6 +232,23 @@ TEST(Mcmc, OffloadsAModelWhenThatMakesThePlanFit) {
   EXPECT_EQ(r.plan.offload, std::vector<Role>{Role::kReward});
 }
 
+// The engines' searches (generation_waves: generation on a serving engine) propose a generation tp over whole
+// nodes, as vLLM and SGLang run one; realign's own search, and every other call, keep tp within a node.
+TEST(Candidates, OnlyAServingEnginesGenerationIsProposedATpOverWholeNodes) {
+  const auto g = grpo_graph();
+  const Cluster c = testing::h100(2);
+  auto max_tp = [&](const std::string& call, bool serving) {
+    const Mfc& m = g.mfcs[size_t(g.mfc_index(call))];
+    int most = 0;
+    for (const auto& s : enumerate_strategies(m, g.model(m.model).spec, c, 16, 16, serving))
+      most = std::max(most, s.tp);
+    return most;
+  };
+  EXPECT_EQ(max_tp("actor_gen", true), 16);
+  EXPECT_EQ(max_tp("actor_gen", false), 8);
+  EXPECT_EQ(max_tp("actor_train", true), 8);
+}
+
 TEST(Candidates, StrategiesAreValidAndPruned) {
   const auto g = grpo_graph();
   const Cluster c = testing::h100(1);
