@@ -208,11 +208,12 @@ CallPhases estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strate
   inter.latency_s *= contention;
   alltoall.latency_s *= contention;
   // A tp group stays within a node (strategy_problem) but a serving engine's generation replica over whole
-  // nodes. vLLM then all-reduces through NCCL over the NIC (its custom all-reduce turns itself off for a group
-  // spanning nodes: vllm/distributed/device_communicators/custom_all_reduce.py, "Custom allreduce is disabled
-  // because this process group spans across nodes"), and NCCL's ring through the nodes goes at its inter-node
-  // hops' pace, each GPU's share of the NICs: every prefill's and decoding step's tp collectives are priced on
-  // the inter-node link, its latency and bandwidth. (vLLM's own pipeline parallelism is not priced.)
+  // nodes. vLLM then all-reduces through NCCL over the NIC (its custom all-reduce turns itself off for a
+  // group spanning nodes: vllm/distributed/device_communicators/custom_all_reduce.py, "Custom allreduce is
+  // disabled because this process group spans across nodes"), and NCCL's ring through the nodes goes at its
+  // inter-node hops' pace, each GPU's share of the NICs: every prefill's and decoding step's tp collectives
+  // are priced on the inter-node link, its latency and bandwidth. (vLLM's own pipeline parallelism is not
+  // priced.)
   const bool tp_crosses = s.tp > devices_per_node;
   // A dp group lies in a block of dp*tp adjacent devices:
   // it crosses nodes when that block exceeds a node. Pipeline stages are such blocks in a row, so on a mesh

@@ -23,8 +23,10 @@ std::string vllm_ep_problem(const ModelSpec& spec, const Strategy& s, int gpus_p
   // tp divides a node (verl/workers/rollout/vllm_rollout/vllm_async_server.py, b178a3c:308-310, v0.7.0:
   // 327-329), so only a server without expert parallelism runs its tp across nodes.
   if (per_node % s.tp != 0)
-    return "tp " + std::to_string(s.tp) + " with expert parallelism: veRL's vLLM server asserts "
-           "gpus_per_node % tensor_model_parallel_size == 0 (" + std::to_string(per_node) + " GPUs per node)";
+    return "tp " + std::to_string(s.tp) +
+           " with expert parallelism: veRL's vLLM server asserts "
+           "gpus_per_node % tensor_model_parallel_size == 0 (" +
+           std::to_string(per_node) + " GPUs per node)";
   if (s.ep > per_node ? s.ep % per_node != 0 : per_node % s.ep != 0)
     return "a vLLM server of " + std::to_string(s.ep) +
            " GPUs is neither inside one node nor whole nodes of " + std::to_string(per_node);

@@ -198,8 +198,9 @@ ReadRun read_run_of(const LaunchConfig& launch) {
               key(kVllm, "tensor_parallel_size"),
               std::to_string(st.tp) + " does not divide generation's " + std::to_string(mesh.size) + " GPUs");
         // A replica above a node runs on one unified Ray placement group over its nodes
-        // (nemo_rl/models/generation/vllm/vllm_generation.py at 7ea279a:187-196, needs_cross_node_parallelism)
-        // with vLLM's Ray executor (worker_utils.py:16-22); its all-reduces cross the NIC (cost/call_cost.cc).
+        // (nemo_rl/models/generation/vllm/vllm_generation.py at 7ea279a:187-196,
+        // needs_cross_node_parallelism) with vLLM's Ray executor (worker_utils.py:16-22); its all-reduces
+        // cross the NIC (cost/call_cost.cc).
         if (st.tp > cluster.devices_per_node && st.tp % cluster.devices_per_node != 0)
           throw Error(key(kVllm, "tensor_parallel_size"),
                       std::to_string(st.tp) + " spans nodes of " + std::to_string(cluster.devices_per_node) +

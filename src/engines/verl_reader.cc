@@ -125,14 +125,16 @@ Strategy rollout_layout(const LaunchSettings& s, int gpus, int gpus_per_node) {
   // A replica above a node spans world_size / gpus_per_node whole nodes (verl/workers/rollout/replica.py,
   // b178a3c:97-106, v0.7.0:104), each node's server given the node rank and node count
   // (vllm_rollout/vllm_async_server.py b178a3c:330-339; sglang_rollout/async_sglang_server.py likewise); its
-  // all-reduces cross the NIC (cost/call_cost.cc). With expert parallelism veRL asserts that tp divides a node.
+  // all-reduces cross the NIC (cost/call_cost.cc). With expert parallelism veRL asserts that tp divides a
+  // node.
   if (st.tp > gpus_per_node) {
     if (st.tp % gpus_per_node != 0)
-      throw Error(key(kRollout, "tensor_model_parallel_size"),
-                  std::to_string(st.tp) + " spans nodes of " + std::to_string(gpus_per_node) +
-                      " GPUs (trainer.n_gpus_per_node) but not whole ones: veRL runs a rollout replica within "
-                      "one node or over whole nodes (replica.py asserts it), a multiple of " +
-                      std::to_string(gpus_per_node));
+      throw Error(
+          key(kRollout, "tensor_model_parallel_size"),
+          std::to_string(st.tp) + " spans nodes of " + std::to_string(gpus_per_node) +
+              " GPUs (trainer.n_gpus_per_node) but not whole ones: veRL runs a rollout replica within "
+              "one node or over whole nodes (replica.py asserts it), a multiple of " +
+              std::to_string(gpus_per_node));
     if (st.ep > 1)
       throw Error(key(kRollout, "expert_parallel_size"),
                   std::to_string(st.ep) + " with " + key(kRollout, "tensor_model_parallel_size") + "=" +

@@ -350,7 +350,8 @@ TEST(CallCost, GradientAllReduceAcrossNodesCostsMore) {
 TEST(CallCost, AGenerationTpGroupAcrossNodesCollectivesOnTheInterNodeLink) {
   const DataflowGraph g = make_graph("grpo", "llama2-7b", 8, 64, 16);
   HardwareProfile p = default_profile(builtin_device("h100-sxm", "device"));
-  for (Coefficient* c : {&p.intra_node_latency_s, &p.inter_node_latency_s, &p.collective_overhead_s}) c->value = 0;
+  for (Coefficient* c : {&p.intra_node_latency_s, &p.inter_node_latency_s, &p.collective_overhead_s})
+    c->value = 0;
   p.intra_node_bandwidth = Coefficient{400e9, "test"};
   p.inter_node_bandwidth = Coefficient{50e9, "test"};
   const int gen = g.mfc_index("actor_gen");

@@ -53,8 +53,8 @@ TEST(EngineExpertParallel, VerlRolloutEpIsOneVllmServerAndMegatronFoldsOverDpTim
   EXPECT_EQ(engines::vllm_ep_problem(g.model(Role::kActor).spec, with_ep(Strategy{32, 1, 1, 1}, 16), 8), "");
   EXPECT_EQ(engines::vllm_ep_problem(g.model(Role::kActor).spec, with_ep(Strategy{24, 1, 1, 1}, 2), 6), "");
   EXPECT_NE(engines::vllm_ep_problem(g.model(Role::kActor).spec, with_ep(Strategy{24, 1, 1, 1}, 4), 6), "");
-  // A server's tp over whole nodes: without expert parallelism veRL runs it (replica.py), with it veRL asserts
-  // that tp divides a node (vllm_async_server.py).
+  // A server's tp over whole nodes: without expert parallelism veRL runs it (replica.py), with it veRL
+  // asserts that tp divides a node (vllm_async_server.py).
   EXPECT_EQ(verl->strategy_problem(g, p, gen, 32, Strategy{2, 16, 1, 1}), "");
   EXPECT_NE(verl->strategy_problem(g, p, gen, 32, with_ep(Strategy{2, 16, 1, 1}, 32)), "");
   // Megatron: ep divides the 128 experts and dp x tp of a stage, ep below tp included (etp 1).

@@ -178,16 +178,20 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
   EXPECT_EQ(refusal("verl", across + tp16), "read without complaint");
   std::string three = verl;
   three.replace(three.find("trainer.nnodes=1"), 16, "trainer.nnodes=3");
-  const std::string tp12 = refusal("verl", three + "    actor_rollout_ref.rollout.tensor_model_parallel_size=12\n");
-  EXPECT_EQ(tp12.rfind("run.sh:8: actor_rollout_ref.rollout.tensor_model_parallel_size: 12 spans nodes of 8 GPUs "
-                       "(trainer.n_gpus_per_node) but not whole ones",
-                       0),
-            0u)
+  const std::string tp12 =
+      refusal("verl", three + "    actor_rollout_ref.rollout.tensor_model_parallel_size=12\n");
+  EXPECT_EQ(
+      tp12.rfind("run.sh:8: actor_rollout_ref.rollout.tensor_model_parallel_size: 12 spans nodes of 8 GPUs "
+                 "(trainer.n_gpus_per_node) but not whole ones",
+                 0),
+      0u)
       << tp12;
   std::string moe = across;
   moe.replace(moe.find("Qwen/Qwen3-8B"), 13, "Qwen/Qwen3-30B-A3B");
-  const std::string ep = refusal("verl", moe + "    actor_rollout_ref.rollout.tensor_model_parallel_size=16 \\\n"
-                                               "    actor_rollout_ref.rollout.expert_parallel_size=16\n");
+  const std::string ep =
+      refusal("verl", moe +
+                          "    actor_rollout_ref.rollout.tensor_model_parallel_size=16 \\\n"
+                          "    actor_rollout_ref.rollout.expert_parallel_size=16\n");
   EXPECT_EQ(ep.rfind("run.sh:9: actor_rollout_ref.rollout.expert_parallel_size: 16 with ", 0), 0u) << ep;
   // A dotted OpenRLHF flag, spelled as written (the reader reads flat flags).
   const std::string openrlhf =

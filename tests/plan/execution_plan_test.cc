@@ -48,8 +48,8 @@ TEST(ExecutionPlan, OnlyAServingEnginesGenerationTakesATpOverWholeNodes) {
             std::string::npos);
   // Over 4 whole nodes of 4 too; over a node and a half (12 on nodes of 8) it is refused.
   EXPECT_EQ(strategy_problem(gen, spec, testing::h100(4, 4), 16, tp16, true), "");
-  EXPECT_NE(strategy_problem(gen, spec, testing::h100(3, 8), 24, Strategy{2, 12, 1, 1}, true).find(
-                "not whole ones"),
+  EXPECT_NE(strategy_problem(gen, spec, testing::h100(3, 8), 24, Strategy{2, 12, 1, 1}, true)
+                .find("not whole ones"),
             std::string::npos);
   ExecutionPlan p = all_on(g, {0, 16}, {2, 8, 1, 1});
   p.assignments[size_t(g.mfc_index("actor_gen"))].strategy = tp16;
