@@ -16,7 +16,7 @@ std::string layout_summary(const DataflowGraph& g, const ExecutionPlan& plan) {
   std::string out;
   for (size_t i = 0; i < plan.assignments.size() && i < g.mfcs.size(); ++i) {
     const MfcAssignment& a = plan.assignments[i];
-    const Layout l{a.mesh.first, a.strategy.dp, a.strategy.tp, a.strategy.pp, a.strategy.ep};
+    const Layout l = a.layout();
     out += (out.empty() ? "" : ", ") + g.mfcs[i].name + " " + to_string(l);
   }
   return out;

@@ -99,11 +99,14 @@ std::string format_plan_table(const PlanReport& r) {
         format_seconds(c.plan.search.time_budget_s).c_str(), format_seconds(r.seconds).c_str(),
         c.cluster.n_devices(), format_seconds(r.fixed_seconds).c_str());
   out += "\n";
-  // A plan with a mixture-of-experts model shows each call's expert-parallel degree too.
-  bool moe = false;
+  // A plan with a mixture-of-experts model shows each call's expert-parallel degree too, and one with context
+  // parallelism its cp (a "u" after it: Ulysses).
+  bool moe = false, context = false;
   for (const ModelRole& m : g.models) moe |= m.spec.is_moe();
-  out += line("%-18s %-7s %-9s %-7s %3s %3s %3s %4s%s %-5s %9s %9s %9s %10s", "call", "model", "kind", "mesh",
-              "dp", "tp", "pp", "mb", moe ? "  ep" : "", "opt", "start", "end", "realloc", "peak mem");
+  for (const MfcAssignment& a : r.planner.plan.assignments) context |= a.strategy.cp > 1;
+  out += line("%-18s %-7s %-9s %-7s %3s %3s %3s %4s%s%s %-5s %9s %9s %9s %10s", "call", "model", "kind",
+              "mesh", "dp", "tp", "pp", "mb", moe ? "  ep" : "", context ? "   cp" : "", "opt", "start",
+              "end", "realloc", "peak mem");
   for (size_t i = 0; i < g.mfcs.size(); ++i) {
     const Mfc& m = g.mfcs[i];
     const MfcAssignment& a = r.planner.plan.assignments[i];
@@ -114,9 +117,13 @@ std::string format_plan_table(const PlanReport& r) {
                             (a.strategy.recompute ? "rc" : "");
     char ep[16] = "";  // a column only for mixture-of-experts models
     if (moe) std::snprintf(ep, sizeof ep, " %3d", a.strategy.ep);
-    out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d%s %-5s %9s %9s %9s %10s", m.name.c_str(),
+    char cp[16] = "";
+    if (context)
+      std::snprintf(cp, sizeof cp, " %3d%s", a.strategy.cp,
+                    a.strategy.cp_kind == ContextParallel::kUlysses ? "u" : " ");
+    out += line("%-18s %-7s %-9s %-7s %3d %3d %3d %4d%s%s %-5s %9s %9s %9s %10s", m.name.c_str(),
                 to_string(m.model).c_str(), to_string(m.kind()).c_str(), to_string(a.mesh).c_str(),
-                a.strategy.dp, a.strategy.tp, a.strategy.pp, a.strategy.micro_batches, ep,
+                a.strategy.dp, a.strategy.tp, a.strategy.pp, a.strategy.micro_batches, ep, cp,
                 opt.empty() ? "-" : opt.c_str(), format_seconds(cr.start_s).c_str(),
                 format_seconds(cr.end_s).c_str(), format_seconds(cr.realloc_s).c_str(),
                 format_bytes(cr.peak_mem_bytes).c_str());
@@ -266,6 +273,8 @@ Json plan_report_json(const PlanReport& r) {
                          {"tp", a.strategy.tp},
                          {"pp", a.strategy.pp},
                          {"ep", a.strategy.ep},
+                         {"cp", a.strategy.cp},
+                         {"cp_kind", to_string(a.strategy.cp_kind)},
                          {"micro_batches", a.strategy.micro_batches},
                          {"start_s", cr.start_s},
                          {"end_s", cr.end_s},

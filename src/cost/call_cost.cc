@@ -23,13 +23,16 @@ using detail::pipelined_forward;
 using detail::pp_handoff_s;
 using detail::pp_issue_s;
 using detail::stage_backward_comm_s;
+using detail::stage_context_parallel_s;
 using detail::stage_forward;
 using detail::StageCost;
 
 // The passes of a train call over its micro-batches go to `e`, its optimizer steps (the gradient sync and
 // the update, on every rank at once) to `steps_e`.
 void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e, CallEstimate& steps_e) {
-  const double mb_tokens = double(seqs_per_micro_batch(mfc, c.s)) * double(mfc.seq_len());
+  // A rank's share of a micro-batch's tokens: 1/cp of each sequence, whose queries still attend over the
+  // whole sequence (cost/context_parallel.h).
+  const double mb_tokens = double(seqs_per_micro_batch(mfc, c.s)) * double(mfc.seq_len()) / double(c.s.cp);
   const double context = double(mfc.seq_len()) / 2.0;  // causal attention
   // Per slot of 1F1B: forward + backward (2x forward FLOPs, 2 more all-reduces, ~2x the launches), and the
   // activation (forward) and its gradient (backward) crossing each stage boundary. Unlike a forward-only
@@ -44,13 +47,15 @@ void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e, CallEstim
     const StageCost f = stage_forward(c, stage, mb_tokens, context, mb_tokens);
     StageCost both;
     both.compute = (2.0 + forwards) * f.compute;
-    both.comm =
-        forwards * f.comm + stage_backward_comm_s(c, stage, mb_tokens) + 2.0 * pp_handoff_s(c, mb_tokens);
+    both.comm = forwards * f.comm + stage_backward_comm_s(c, stage, mb_tokens) +
+                stage_context_parallel_s(c, stage, mb_tokens, context, true) +
+                2.0 * pp_handoff_s(c, mb_tokens);
     both.overhead = (2.0 + forwards) * f.overhead;
     if (both.total() > slot.total()) slot = both, fwd = f;
   }
   const double slots = double(c.s.micro_batches + c.s.pp - 1);
-  // The gradient all-reduce over dp (bf16 gradients of the largest shard; with ZeRO-1 a reduce-scatter of
+  // The gradient all-reduce over the dp x cp replicas (bf16 gradients of the largest shard; with ZeRO-1 a
+  // reduce-scatter of
   // the gradients and an all-gather of the updated weights, the same bytes) and the memory-bound passes of a
   // step (optimizer_step_bytes).
   const double shard = double(c.shards.max());
@@ -58,19 +63,21 @@ void train_time(const CallContext& c, const Mfc& mfc, CallEstimate& e, CallEstim
   // gradient is reduced over the edp ranks holding the same experts instead (plan/expert_parallel.h), and its
   // optimizer state sharded over them with ZeRO-1.
   const double experts = double(c.shards.max_experts());
-  double dp_comm = ring_allreduce_s((shard - experts) * kGradBytesPerParam, c.s.dp, c.dp_link) +
+  const int replicas = c.s.replicas();
+  double dp_comm = ring_allreduce_s((shard - experts) * kGradBytesPerParam, replicas, c.dp_link) +
                    ring_allreduce_s(8.0, c.s.tp, c.tp_link) + ring_allreduce_s(8.0, c.s.pp, c.pp_link);
   double optimizer_bytes = (shard - experts) * optimizer_step_bytes(c.s);
   if (experts > 0) {
-    const int edp = expert_data_parallel(c.s.dp, c.s.tp, c.s.ep);
+    const int edp = expert_data_parallel(replicas, c.s.tp, c.s.ep);
     dp_comm += ring_allreduce_s(experts * kGradBytesPerParam, edp, c.dp_link);
     optimizer_bytes += experts * (8.0 + 24.0 / (c.s.zero1 ? double(edp) : 1.0));
   }
-  // Scalars summed over dp (train/train_calls.cc, train/rl_batch.cc), an all-reduce each: every step, the
+  // Scalars summed over dp (over dp x cp with context parallelism, where each rank holds a share of every
+  // sequence) (train/train_calls.cc, train/rl_batch.cc), an all-reduce each: every step, the
   // loss's weight (the dp group's token count) before its passes and its loss figures after them; once a call
   // in a PPO-family update, the batch's split into mini-batches (the dp group's row count) and its advantages
   // (whitened or gathered over the dp group), and in a policy update the batch's statistics.
-  const double scalar_sum = ring_allreduce_s(8.0, c.s.dp, c.dp_link);
+  const double scalar_sum = ring_allreduce_s(8.0, replicas, c.dp_link);
   dp_comm += 2.0 * scalar_sum;
   const double call_sums = mfc.op == MfcOp::kPolicyUpdate ? 3.0 : mfc.op == MfcOp::kValueUpdate ? 2.0 : 0.0;
   const double optimizer = optimizer_bytes / c.mem_rate(optimizer_bytes);
@@ -182,7 +189,7 @@ double optimizer_step_bytes(const Strategy& s) {
   // Reading the bf16 gradient for the clipping norm (2) and for the step (2), reading and writing the fp32
   // master weight, m and v (24; a 1/dp share of them with ZeRO-1), writing the bf16 weight (2) and zeroing
   // the gradient (2).
-  return 8.0 + 24.0 / (s.zero1 ? double(s.dp) : 1.0);
+  return 8.0 + 24.0 / (s.zero1 ? double(s.replicas()) : 1.0);
 }
 
 namespace {
@@ -218,7 +225,10 @@ CallPhases estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strate
   // A dp group lies in a block of dp*tp adjacent devices:
   // it crosses nodes when that block exceeds a node. Pipeline stages are such blocks in a row, so on a mesh
   // spanning nodes some stage boundary is a node boundary, and the slowest hand-off paces the pipeline.
-  const bool wide = spans_nodes && s.dp * s.tp > devices_per_node;
+  const bool wide = spans_nodes && s.replicas() * s.tp > devices_per_node;
+  // A context-parallel group is cp ranks tp apart (Megatron's order tp, cp, dp, pp): within a node while its
+  // tp*cp block fits in one.
+  const bool cp_crosses = spans_nodes && s.cp * s.tp > devices_per_node;
   const bool pp_crosses = spans_nodes;
   // The node's load during the call: its busy ranks (the call's own and those of calls beside it) and, in
   // part, the workers running no call (idle_worker_load): they wait for their next call, and waiting is not
@@ -239,18 +249,19 @@ CallPhases estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strate
     link.latency_s += p.oversubscribed_wait_s.value * std::max(0.0, lockstep / slots - 1);
     return link;
   };
-  const int replicas_stage = s.dp * s.tp;
+  const int replicas_stage = s.replicas() * s.tp;
   CallContext c{model,
                 s,
                 p,
                 shards,
                 in_lockstep(tp_crosses ? inter : intra, replicas_stage),
                 in_lockstep(pp_crosses ? inter : intra, 2),
-                in_lockstep(wide ? inter : intra, s.dp * s.tp * s.pp),
+                in_lockstep(wide ? inter : intra, replicas_stage * s.pp),
                 mfc.op,
                 in_lockstep(alltoall, replicas_stage),
                 inter,
-                devices_per_node};
+                devices_per_node,
+                in_lockstep(cp_crosses ? inter : intra, replicas_stage)};
   CallPhases phases;
   CallEstimate& e = phases.passes;
   const double seq_len = double(mfc.seq_len());
@@ -262,7 +273,8 @@ CallPhases estimate_at_load(const ModelRole& model, const Mfc& mfc, const Strate
           model.spec.forward_flops(double(mfc.n_seqs) * mfc.gen_len, mfc.prompt_len + mfc.gen_len / 2.0);
       break;
     case MfcKind::kInference: {
-      const double mb_tokens = double(seqs_per_micro_batch(mfc, s)) * seq_len;
+      // A rank's share of a micro-batch's tokens (cp: 1/cp of each sequence).
+      const double mb_tokens = double(seqs_per_micro_batch(mfc, s)) * seq_len / double(s.cp);
       pipelined_forward(c, e, mb_tokens, seq_len / 2.0, mb_tokens);
       e.flops = model.spec.forward_flops(double(mfc.n_seqs) * seq_len, seq_len / 2.0);
       e.bubble_fraction = double(s.pp - 1) / double(s.micro_batches + s.pp - 1);
@@ -294,7 +306,7 @@ CallEstimate estimate_call(const ModelRole& model, const Mfc& mfc, const Strateg
                            int devices_per_node, const HardwareProfile& p, const ShardSizes& shards,
                            double busy_ranks) {
   REALIGN_CHECK(shards.tp == s.tp && shards.pp == s.pp && shards.ep == s.ep);
-  const double ranks = double(std::min(s.dp * s.tp * s.pp, devices_per_node));
+  const double ranks = double(std::min(s.replicas() * s.tp * s.pp, devices_per_node));
   const double others = std::max(0.0, busy_ranks - ranks);
   const CallPhases full =
       estimate_at_load(model, mfc, s, spans_nodes, devices_per_node, p, shards, ranks, others);

@@ -88,11 +88,12 @@ double recomputed_layer_bytes(const ModelSpec& spec, double tokens) {
 }
 
 double optimizer_bytes_per_param(const Strategy& s) {
-  return s.zero1 ? kOptimizerBytesPerParam / s.dp : kOptimizerBytesPerParam;
+  return s.zero1 ? kOptimizerBytesPerParam / s.replicas() : kOptimizerBytesPerParam;
 }
 
 double expert_optimizer_bytes_per_param(const Strategy& s) {
-  return s.zero1 ? kOptimizerBytesPerParam / expert_data_parallel(s.dp, s.tp, s.ep) : kOptimizerBytesPerParam;
+  return s.zero1 ? kOptimizerBytesPerParam / expert_data_parallel(s.replicas(), s.tp, s.ep)
+                 : kOptimizerBytesPerParam;
 }
 
 HomeBytesPerParam home_bytes_per_param(bool trained, const Strategy& home) {
@@ -125,7 +126,7 @@ std::vector<MemoryBreakdown> stage_memory(const ModelRole& model, const Mfc& mfc
   const ModelSpec& spec = model.spec;
   const double seq_len = double(mfc.seq_len());
   const double mb_seqs = double(seqs_per_micro_batch(mfc, s));
-  const double mb_tokens = mb_seqs * seq_len;
+  const double mb_tokens = mb_seqs * seq_len / double(s.cp);  // a rank's share (cp: train, inference only)
   const double vocab_shard = model.head == HeadKind::kValue ? 1.0 : double(spec.vocab) / s.tp;
   std::vector<MemoryBreakdown> out;
   for (int stage = 0; stage < s.pp; ++stage) {

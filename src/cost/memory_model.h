@@ -66,9 +66,9 @@ double layer_activation_bytes(const ModelSpec& spec, double tokens, int tp);
 // (Korthikanti et al. 2022, "full recomputation": 2sbh per layer).
 double recomputed_layer_bytes(const ModelSpec& spec, double tokens);
 
-// Optimizer state bytes per trained parameter on one device: 12 (fp32 master, m, v), over dp with ZeRO-1;
-// a routed expert's over the edp = dp*tp/ep ranks that hold the same experts (Megatron's distributed
-// optimizer shards expert parameters over the expert-data-parallel group).
+// Optimizer state bytes per trained parameter on one device: 12 (fp32 master, m, v), over the dp x cp
+// replicas with ZeRO-1; a routed expert's over the edp = dp*cp*tp/ep ranks that hold the same experts
+// (Megatron's distributed optimizer shards expert parameters over the expert-data-parallel group).
 double optimizer_bytes_per_param(const Strategy& s);
 double expert_optimizer_bytes_per_param(const Strategy& s);
 
@@ -91,7 +91,8 @@ double max_layer_activation_bytes(const ModelSpec& spec, double tokens, int tp, 
 
 // Memory of a device of each pipeline stage (its largest tp shard) during a call, and the worst of them:
 // weights of the call's layout (every expert a rank holds, not only the active ones); for a train call also
-// gradients and optimizer state; activations (train: 1F1B keeps min(pp - stage, micro_batches) micro-batches
+// gradients and optimizer state; activations of a rank's 1/cp share of each sequence's tokens (train: 1F1B
+// keeps min(pp - stage, micro_batches) micro-batches
 // in flight on a stage; inference/generate: one layer's activations at a time); KV cache for generate:
 // the stage's layers' ModelSpec::attended_tokens of seq_len (a sliding-window layer's at most its window) x
 // ModelSpec::kv_cache_elements_per_rank x 2 bytes x seqs_per_dp; chunked fp32

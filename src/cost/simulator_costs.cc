@@ -41,8 +41,11 @@ const ShardSizes& Simulator::shards(int model, int tp, int pp, int ep) {
 const CallEstimate& Simulator::call_estimate(int i, const MfcAssignment& a) {
   const bool spans = mesh_spans_nodes(a.mesh, cluster_);
   const Strategy& s = a.strategy;
+  // A mesh and its dp fit in 21 bits each (kMaxDevices), cp in 20 (plan_from_json's limit).
+  REALIGN_CHECK(a.mesh.size < (1 << 21) && s.dp < (1 << 21) && s.cp < (1 << 20)) << to_string(s);
   const Key key{int64_t(i) | (int64_t(spans) << 32) | (int64_t(s.ep) << 33),
-                int64_t(a.mesh.size) | (int64_t(s.dp) << 32),
+                int64_t(a.mesh.size) | (int64_t(s.dp) << 21) | (int64_t(s.cp) << 42) |
+                    (int64_t(s.cp_kind == ContextParallel::kUlysses) << 62),
                 int64_t(s.tp) | (int64_t(s.pp) << 16) | (int64_t(s.micro_batches) << 32) |
                     (int64_t(s.zero1) << 62) | (int64_t(s.recompute) << 61)};
   auto it = calls_.find(key);

@@ -1,5 +1,6 @@
 #include "cost/detail/stage_cost.h"
 
+#include "cost/context_parallel.h"
 #include "cost/layer_gemms.h"
 #include "cost/moe_cost.h"
 
@@ -31,6 +32,10 @@ double moe_alltoalls_s(const CallContext& c, double tokens) {
 // FLOPs of attention over `context` tokens in one layer for `tokens` tokens, and of the head.
 double layer_attention_flops(const ModelSpec& m, double tokens, double context) {
   return (m.forward_flops(tokens, context) - m.forward_flops(tokens, 0)) / double(m.n_layers);
+}
+// One layer's attention time on a rank for `tokens` tokens at mean context `context` (its heads' share).
+double layer_attention_s(const CallContext& c, double tokens, double context) {
+  return layer_attention_flops(c.model.spec, tokens, context) / c.attn_rate(2.0 * context) / c.s.tp;
 }
 double head_flops(const ModelRole& r, double tokens) {
   const double out = r.head == HeadKind::kValue ? 1.0 : double(r.spec.vocab);
@@ -68,7 +73,7 @@ StageCost stage_forward(const CallContext& c, int stage, double tokens, double c
   StageCost out;
   // A GEMM's rows are the micro-batch's tokens; causal attention over `context` tokens on average spans
   // sequences of 2 x context.
-  const double attention = layer_attention_flops(m, tokens, context) / c.attn_rate(2.0 * context) / c.s.tp;
+  const double attention = layer_attention_s(c, tokens, context);
   out.compute = (layers - moe) * (layer_matmul_s(c, tokens, false) + attention);
   if (moe > 0) out.compute += moe * (layer_matmul_s(c, tokens, true) + attention);
   if (stage == c.s.pp - 1)  // vocabulary-parallel: the head splits its outputs
@@ -79,8 +84,24 @@ StageCost stage_forward(const CallContext& c, int stage, double tokens, double c
       layers * 2.0 * ring_allreduce_s(tokens * double(m.hidden) * kActivationBytes, c.s.tp, c.tp_link) +
       tp_edges_s(c, stage, tokens, head_tokens);
   if (moe > 0) out.comm += moe * moe_alltoalls_s(c, tokens);
+  if (!decoding) out.comm += stage_context_parallel_s(c, stage, tokens, context, false);
   out.overhead = layers * c.p.layer_launch_overhead_s.value;
   return out;
+}
+
+double stage_context_parallel_s(const CallContext& c, int stage, double tokens, double context,
+                                bool backward) {
+  if (c.s.cp <= 1) return 0;
+  const ModelSpec& m = c.model.spec;
+  const double layers = double(stage_layers(m.n_layers, stage, c.s.pp).size());
+  if (c.s.cp_kind == ContextParallel::kUlysses)
+    return layers * ulysses_layer_s(m, tokens, c.s.tp, c.s.cp, c.devices_per_node, c.intra, c.inter);
+  // The ring overlaps its hops with the attention as the pass runs it (backward: twice the forward's FLOPs,
+  // FlashAttention's dQ, dK, dV), at the engine's share of the kernels' rate.
+  const double attention =
+      (backward ? 2.0 : 1.0) * layer_attention_s(c, tokens, context) / c.p.pass_efficiency.value;
+  return layers * ring_exposed_s(tokens * ring_kv_bytes_per_token(m, c.s.tp), attention, c.s.cp, c.cp_link,
+                                 backward);
 }
 
 double stage_backward_comm_s(const CallContext& c, int stage, double tokens) {

@@ -134,6 +134,7 @@ class Areal : public Engine {
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
+    if (s.cp != 1) return "AReaL's context parallelism (c) is not priced by realign";
     // A server's tp may span whole nodes (areal/infra/launcher/sglang_server.py, v1.0.2:124-130: "Cross-nodes
     // SGLang only supports utilizing all gpus in one node").
     if (m.kind() == MfcKind::kGenerate)

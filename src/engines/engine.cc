@@ -51,7 +51,8 @@ std::string can_run(const Engine& engine, const DataflowGraph& graph, const Clus
     for (size_t k = 1; k < group.size(); ++k) {
       const MfcAssignment& a = plan.assignments[size_t(graph.mfc_index(group[k]))];
       if (a.mesh != lead.mesh || a.strategy.dp != lead.strategy.dp || a.strategy.tp != lead.strategy.tp ||
-          a.strategy.pp != lead.strategy.pp || a.strategy.ep != lead.strategy.ep)
+          a.strategy.pp != lead.strategy.pp || a.strategy.ep != lead.strategy.ep ||
+          a.strategy.cp != lead.strategy.cp || a.strategy.cp_kind != lead.strategy.cp_kind)
         return a.mfc + " must run in " + lead.mfc + "'s layout (" + engine.display_name() +
                " runs them in one worker)";
     }

@@ -5,11 +5,11 @@
 namespace realign::engines {
 
 std::string megatron_ep_problem(const ModelSpec& spec, const Strategy& s) {
-  return expert_parallel_problem(spec, s.dp, s.tp, s.ep);
+  return expert_parallel_problem(spec, s.replicas(), s.tp, s.ep);
 }
 
 std::string vllm_ep_problem(const ModelSpec& spec, const Strategy& s, int gpus_per_node) {
-  if (std::string why = expert_parallel_problem(spec, s.dp, s.tp, s.ep); !why.empty()) return why;
+  if (std::string why = expert_parallel_problem(spec, s.replicas(), s.tp, s.ep); !why.empty()) return why;
   if (s.ep == 1) return "";
   // vLLM has no expert-parallel size of its own: --enable-expert-parallel spreads the experts over every
   // rank of the server, its data-parallel ranks times its tensor-parallel ranks.

@@ -153,6 +153,9 @@ class NemoRl : public Engine {
         return "vLLM expert parallelism is proposed within one engine: ep 1 or ep = tp";
       return expert_parallel_problem(spec, s.dp, s.tp, s.ep);
     }
+    // Both backends split sequences over a ring (context_parallel_size); realign never proposes it.
+    if (s.cp > 1 && s.cp_kind != ContextParallel::kRing)
+      return "NeMo-RL's context parallelism is a ring (context_parallel_size), not Ulysses";
     if (!sharded_backend(placement)) return megatron_layout_problem(spec, s);
     return sharded_layout_problem(m, s, true);  // DTensor: FSDP2 with tensor parallelism
   }
@@ -214,12 +217,13 @@ class NemoRl : public Engine {
       put("policy.dtensor_cfg.enabled", true);
       put("policy.megatron_cfg.enabled", false);
       put("policy.dtensor_cfg.tensor_parallel_size", actor.strategy.tp);
-      put("policy.dtensor_cfg.context_parallel_size", 1);
+      put("policy.dtensor_cfg.context_parallel_size", actor.strategy.cp);
       put("policy.dtensor_cfg.activation_checkpointing", actor.strategy.recompute);
     } else {
       put("policy.megatron_cfg.enabled", true);
       put("policy.megatron_cfg.tensor_model_parallel_size", actor.strategy.tp);
       put("policy.megatron_cfg.pipeline_model_parallel_size", actor.strategy.pp);
+      if (actor.strategy.cp > 1) put("policy.megatron_cfg.context_parallel_size", actor.strategy.cp);
       if (moe) {
         put("policy.megatron_cfg.expert_model_parallel_size", actor.strategy.ep);
         put("policy.megatron_cfg.expert_tensor_parallel_size", megatron_expert_tp(actor.strategy));
@@ -290,6 +294,7 @@ class NemoRl : public Engine {
             "policy (log-probs and reference in its layout): " + std::to_string(actor.mesh.size) +
                 " GPUs, tp " + std::to_string(actor.strategy.tp) + " x pp " +
                 std::to_string(actor.strategy.pp) + " x dp " + std::to_string(actor.strategy.dp) +
+                (actor.strategy.cp > 1 ? " x cp " + std::to_string(actor.strategy.cp) : "") +
                 (moe ? ", expert parallel " + std::to_string(actor.strategy.ep) : "")};
   }
 

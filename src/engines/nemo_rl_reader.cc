@@ -13,6 +13,7 @@
 #include "engines/pricing.h"
 #include "engines/script_reader.h"
 #include "engines/users_words.h"
+#include "plan/execution_plan.h"
 
 namespace realign::engines {
 namespace {
@@ -59,9 +60,6 @@ ReadRun read_run_of(const LaunchConfig& launch) {
     throw Error(key(kVllm, "gpu_memory_utilization"),
                 "must be a share of the GPU's memory in (0, 1], got " + std::to_string(vllm_share));
   run.pricing_options["generation_memory_fraction"] = vllm_share;
-  for (const std::string& k :
-       {key(kMegatron, "context_parallel_size"), key(kDtensor, "context_parallel_size")})
-    if (s.integer(k, 1) > 1) throw Error(k, "context parallelism is not priced by realign");
   if (s.integer(key(kVllm, "pipeline_parallel_size"), 1) > 1)
     throw Error(key(kVllm, "pipeline_parallel_size"), "vLLM pipeline parallelism is not priced by realign");
 
@@ -212,13 +210,22 @@ ReadRun read_run_of(const LaunchConfig& launch) {
         st.tp = int(s.integer(tp_key, 1));
         st.pp = megatron ? int(s.integer(key(kMegatron, "pipeline_model_parallel_size"), 1)) : 1;
         st.ep = megatron ? int(s.integer(key(kMegatron, "expert_model_parallel_size"), 1)) : 1;
-        if (st.tp < 1 || st.pp < 1 || mesh.size % (st.tp * st.pp) != 0)
-          throw Error(tp_key, "tp x pp does not divide the policy's " + std::to_string(mesh.size) + " GPUs");
+        // Context parallelism in the policy's layout (training and log-probs): Megatron's K/V ring, or
+        // DTensor's (torch's context_parallel, ring attention too).
+        const std::string cp_key = megatron ? key(kMegatron, "context_parallel_size")
+                                            : key(kDtensor, "context_parallel_size");
+        st.cp = int(s.integer(cp_key, 1));
+        if (st.cp < 1 || mesh.size % st.cp != 0)
+          throw Error(cp_key, std::to_string(st.cp) + " does not divide the policy's " +
+                                  std::to_string(mesh.size) + " GPUs");
+        if (st.tp < 1 || st.pp < 1 || mesh.size % (st.tp * st.pp * st.cp) != 0)
+          throw Error(tp_key, "tp x pp" + std::string(st.cp > 1 ? " x cp" : "") +
+                                  " does not divide the policy's " + std::to_string(mesh.size) + " GPUs");
         // Megatron can cut stages unevenly (num_layers_in_first/last_pipeline_stage); realign prices equal ones.
         if (const int layers = int(g.model(m.model).spec.n_layers); layers % st.pp != 0) {
           std::string valid;
           for (int d = 1; d <= layers; ++d)
-            if (layers % d == 0 && mesh.size % (st.tp * d) == 0)
+            if (layers % d == 0 && mesh.size % (st.tp * st.cp * d) == 0)
               valid += (valid.empty() ? "" : ", ") + std::to_string(d);
           throw Error(key(kMegatron, "pipeline_model_parallel_size"),
                       std::to_string(st.pp) + " does not divide the " + std::to_string(layers) +
@@ -227,7 +234,11 @@ ReadRun read_run_of(const LaunchConfig& launch) {
                           std::to_string(st.tp) + " on " + std::to_string(mesh.size) + " GPUs, pp " + valid +
                           " would be");
         }
-        st.dp = mesh.size / (st.tp * st.pp);
+        st.dp = mesh.size / (st.tp * st.pp * st.cp);
+        // cp against the call's sequences, named by the key.
+        if (const std::string why = strategy_problem(m, g.model(m.model).spec, cluster, mesh.size, st);
+            why.rfind("cp", 0) == 0)
+          throw Error(cp_key, why);
         const bool training = m.kind() == MfcKind::kTrain;
         const std::string k = training ? "policy.train_micro_batch_size" : logprob_key;
         st.micro_batches =

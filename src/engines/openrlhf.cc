@@ -131,6 +131,7 @@ class OpenRlhf : public Engine {
     if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
     if (s.ep != 1)
       return "OpenRLHF has no expert parallelism (DeepSpeed ZeRO training, vLLM engines of tp only)";
+    if (s.cp != 1) return "OpenRLHF's ring attention (ring_attn_size) is not priced by realign";
     if (m.kind() == MfcKind::kInference && m.n_seqs / micro_batch_per_gpu(m, s) < int64_t(s.dp))
       return "fewer sample batches than the role's processes (train_ppo_ray.py asserts it)";
     // An engine's tp may span whole nodes: tp > 1 runs vLLM's Ray executor (vllm_engine.py at 3c3be62:242) on

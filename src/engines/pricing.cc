@@ -83,16 +83,18 @@ double param_count(const ModelRole& m) {
 }
 
 // Whether ZeRO (or FSDP) over data parallelism shards this layout: DeepSpeed's dp-only layouts, FSDP2 over
-// the dp ranks of each tensor-parallel shard (NeMo-RL's DTensor); no pipeline.
-bool zero_sharded(const Strategy& s) { return s.dp > 1 && s.pp == 1; }
+// the dp ranks of each tensor-parallel shard (NeMo-RL's DTensor); no pipeline. With context parallelism over
+// the dp x cp replicas: veRL's FSDP mesh is the whole pool, Ulysses's groups a second mesh over it.
+bool zero_sharded(const Strategy& s) { return s.replicas() > 1 && s.pp == 1; }
 
 // The dp ranks ZeRO (FSDP) shards model `role` over: all of them, or with HSDP (placement option
 // "fsdp_size": veRL's actor_rollout_ref.actor.fsdp_config.fsdp_size below the pool, fsdp_workers.py
 // create_device_mesh) groups of that size, replicated across the groups; it sets the mesh of the worker that
 // holds the actor and the reference.
 int shard_ranks(const Strategy& s, Role role, int fsdp_size) {
-  const bool hybrid = fsdp_size > 0 && fsdp_size < s.dp && (role == Role::kActor || role == Role::kRef);
-  return hybrid ? fsdp_size : s.dp;
+  const bool hybrid =
+      fsdp_size > 0 && fsdp_size < s.replicas() && (role == Role::kActor || role == Role::kRef);
+  return hybrid ? fsdp_size : s.replicas();
 }
 
 // Parameters one device holds of a model under `s` before ZeRO: a tensor-parallel shard.
@@ -131,9 +133,9 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
     double saving = shard_params(m, a.strategy) * zero_bytes_per_param(stage, m.trained, offloaded) *
                     (1.0 - 1.0 / double(ranks));
     // realign's ZeRO-1 shards the optimizer state over every dp rank; HSDP only over its group.
-    if (m.trained && a.strategy.zero1 && ranks < a.strategy.dp)
+    if (m.trained && a.strategy.zero1 && ranks < a.strategy.replicas())
       saving -= shard_params(m, a.strategy) * kOptimizerBytesPerParam *
-                (1.0 / double(ranks) - 1.0 / double(a.strategy.dp));
+                (1.0 / double(ranks) - 1.0 / double(a.strategy.replicas()));
     for (int d = a.mesh.first; d < a.mesh.end(); ++d) lower(d, saving);
   }
   if (stage < 3) return;
@@ -146,7 +148,7 @@ void apply_zero_stage(const DataflowGraph& g, const Cluster& cluster, const Hard
     if (mfc.kind() == MfcKind::kGenerate || !zero_sharded(a.strategy)) continue;
     // HSDP gathers within a group of adjacent ranks: within a node where the group fits in one.
     const int ranks = shard_ranks(a.strategy, mfc.model, fsdp_size);
-    const bool across = ranks < a.strategy.dp ? ranks * a.strategy.tp > cluster.devices_per_node
+    const bool across = ranks < a.strategy.replicas() ? ranks * a.strategy.tp > cluster.devices_per_node
                                               : mesh_spans_nodes(a.mesh, cluster);
     const Link link = across ? inter_node_link(p) : intra_node_link(p);
     const double gather =

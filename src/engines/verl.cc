@@ -155,8 +155,15 @@ class Verl : public Engine {
       if (s.pp != 1) return "veRL's vLLM rollout is proposed with tensor and data parallelism only (pp 1)";
       return vllm_ep_problem(spec, s, p.options.value("gpus_per_node", 1));
     }
+    // Context parallelism (read from scripts, never proposed): Megatron's ring, FSDP's Ulysses. An FSDP
+    // script's mixture of experts is priced on the Megatron placement (FSDP's expert parallelism is not
+    // read), its Ulysses with it.
+    if (s.cp > 1 && sharded_backend(p) && s.cp_kind != ContextParallel::kUlysses)
+      return "veRL's FSDP splits sequences by Ulysses, not a ring";
+    if (s.cp > 1 && !sharded_backend(p) && !spec.is_moe() && s.cp_kind != ContextParallel::kRing)
+      return "veRL's Megatron splits sequences by a ring, not Ulysses";
     if (!sharded_backend(p)) return megatron_layout_problem(spec, s);
-    return sharded_layout_problem(m, s, false);  // Ulysses sequence parallelism is not proposed
+    return sharded_layout_problem(m, s, false);
   }
 
   bool can_offload() const override { return true; }
@@ -213,6 +220,7 @@ class Verl : public Engine {
     auto layout = [&](const std::string& prefix, const Strategy& s, bool trained, bool moe_model,
                       const std::string& checkpointing) {
       if (!on_fsdp) return megatron(e, prefix, s, trained, moe_model);
+      if (s.cp > 1) put(prefix + ".ulysses_sequence_parallel_size", s.cp);
       if (trained) put(checkpointing, s.recompute);
     };
     put("algorithm.adv_estimator", g.algorithm == Algorithm::kPpo ? "gae" : "grpo");
@@ -378,6 +386,7 @@ class Verl : public Engine {
     out.push_back(roles + ": " + std::to_string(actor.mesh.size) + " GPUs, tp " +
                   std::to_string(actor.strategy.tp) + " x pp " + std::to_string(actor.strategy.pp) +
                   " x dp " + std::to_string(actor.strategy.dp) +
+                  (actor.strategy.cp > 1 ? " x cp " + std::to_string(actor.strategy.cp) : "") +
                   (moe ? ", expert parallel " + std::to_string(actor.strategy.ep) : ""));
     return out;
   }
@@ -392,6 +401,7 @@ class Verl : public Engine {
                        bool trained, bool moe) {
     e.push_back({prefix + ".megatron.tensor_model_parallel_size", s.tp});
     e.push_back({prefix + ".megatron.pipeline_model_parallel_size", s.pp});
+    if (s.cp > 1) e.push_back({prefix + ".megatron.context_parallel_size", s.cp});
     if (moe) {
       e.push_back({prefix + ".megatron.expert_model_parallel_size", s.ep});
       e.push_back({prefix + ".megatron.expert_tensor_parallel_size", megatron_expert_tp(s)});

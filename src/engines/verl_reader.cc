@@ -10,6 +10,7 @@
 #include "engines/adapters.h"
 #include "engines/placements.h"
 #include "engines/script_reader.h"
+#include "plan/execution_plan.h"
 
 namespace realign::engines {
 namespace {
@@ -30,9 +31,21 @@ const std::vector<std::string> kCriticFree = {
 // parallel state is initialised once with the actor's sizes (verl/workers/megatron_workers.py,
 // mpu.initialize_model_parallel with config.actor.megatron.*), and its own keys default to the actor's
 // (_generated_ppo_megatron_trainer.yaml: ${oc.select:actor_rollout_ref.actor.megatron.*,1}): its layout is
-// the actor's. The critic and reward model share that parallel state (read_verl_run).
+// the actor's. The critic and reward model share that parallel state (read_verl_run). Context parallelism:
+// Megatron's context_parallel_size (a K/V ring), or on FSDP the role's ulysses_sequence_parallel_size
+// (DeepSpeed-Ulysses over a second device mesh of the pool; the reference's defaults to the actor's,
+// _generated_ppo_trainer.yaml: ${oc.select:actor_rollout_ref.actor.ulysses_sequence_parallel_size,1}).
 Strategy role_layout(const LaunchSettings& s, const std::string& prefix, bool megatron, int world) {
   Strategy st;
+  const std::string cp_leaf = megatron ? "megatron.context_parallel_size" : "ulysses_sequence_parallel_size";
+  const bool cp_from_actor = megatron || prefix == kRef;
+  const std::string cp_key =
+      s.has(key(prefix, cp_leaf)) || !cp_from_actor ? key(prefix, cp_leaf) : key(kActor, cp_leaf);
+  st.cp = int(s.integer(cp_key, 1));
+  st.cp_kind = megatron ? ContextParallel::kRing : ContextParallel::kUlysses;
+  if (st.cp < 1 || world % st.cp != 0)
+    throw Error(cp_key, std::to_string(st.cp) + " does not divide the " + std::to_string(world) +
+                            " GPUs of trainer.nnodes x trainer.n_gpus_per_node");
   if (megatron) {
     // A role's own size where the script sets it (read_verl_run refuses one other than the actor's), else
     // the actor's, the parallel state it runs in.
@@ -42,12 +55,13 @@ Strategy role_layout(const LaunchSettings& s, const std::string& prefix, bool me
     st.tp = size("megatron.tensor_model_parallel_size");
     st.pp = size("megatron.pipeline_model_parallel_size");
     st.ep = size("megatron.expert_model_parallel_size");
-    if (st.tp < 1 || st.pp < 1 || world % (st.tp * st.pp) != 0)
+    if (st.tp < 1 || st.pp < 1 || world % (st.tp * st.pp * st.cp) != 0)
       throw Error(key(prefix, "megatron.tensor_model_parallel_size"),
-                  "tp " + std::to_string(st.tp) + " x pp " + std::to_string(st.pp) + " does not divide the " +
+                  "tp " + std::to_string(st.tp) + " x pp " + std::to_string(st.pp) +
+                      (st.cp > 1 ? " x cp " + std::to_string(st.cp) : "") + " does not divide the " +
                       std::to_string(world) + " GPUs of trainer.nnodes x trainer.n_gpus_per_node");
   }
-  st.dp = world / (st.tp * st.pp);
+  st.dp = world / (st.tp * st.pp * st.cp);
   return st;
 }
 
@@ -95,16 +109,20 @@ const CallKeys& call_keys(const std::string& call) {
 
 // Sequences per GPU in one micro-batch of call `m`: the script's size, or with dynamic batching its token
 // budget over a whole sequence (prompt and response at their caps, so at least the micro-batches veRL runs).
-int64_t per_gpu_sequences(const LaunchSettings& s, const CallKeys& k, const Mfc& m,
+// Under Ulysses a group of `ulysses` GPUs shares each sequence, and veRL multiplies the budget by it
+// (dp_actor.py, dp_critic.py: max_token_len_per_gpu * ulysses_sequence_parallel_size).
+int64_t per_gpu_sequences(const LaunchSettings& s, const CallKeys& k, const Mfc& m, int ulysses,
                           std::vector<std::string>& notes) {
   const bool dynamic_default = !k.dynamic_default.empty() && s.flag(k.dynamic_default, false);
   if (s.flag(k.dynamic, dynamic_default)) {
     const int64_t fallback =
         k.tokens_default.empty() ? k.tokens_fallback : s.integer(k.tokens_default, k.tokens_fallback);
-    const int64_t tokens = s.integer(k.tokens, fallback);
+    const int64_t tokens = s.integer(k.tokens, fallback) * ulysses;
     const int64_t seqs = std::max<int64_t>(1, tokens / std::max<int64_t>(1, m.seq_len()));
     notes.push_back(k.tokens + ": dynamic batching priced as micro-batches of " + std::to_string(seqs) +
-                    " sequences of " + std::to_string(m.seq_len()) + " tokens (" + m.name + ")");
+                    " sequences of " + std::to_string(m.seq_len()) + " tokens (" + m.name +
+                    (ulysses > 1 ? "; each split over " + std::to_string(ulysses) + " Ulysses ranks" : "") +
+                    ")");
     return seqs;
   }
   if (s.has(k.micro_batch) && s.integer(k.micro_batch, 0) > 0) return s.integer(k.micro_batch, 0);
@@ -333,14 +351,9 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                             : ", in the actor's log-prob micro-batches (" +
                                   key(kRollout, "log_prob_micro_batch_size_per_gpu") + ")"));
 
-  // Settings that change the layout or the cost in ways realign does not price.
+  // Settings that change the layout or the cost in ways realign does not price. (Context parallelism,
+  // Megatron's or Ulysses's, is read into each role's layout: role_layout.)
   for (const std::string& prefix : {std::string(kActor), std::string(kRef), std::string("critic")}) {
-    if (s.integer(key(prefix, "megatron.context_parallel_size"), 1) > 1)
-      throw Error(key(prefix, "megatron.context_parallel_size"),
-                  "context parallelism is not priced by realign");
-    if (s.integer(key(prefix, "ulysses_sequence_parallel_size"), 1) > 1)
-      throw Error(key(prefix, "ulysses_sequence_parallel_size"),
-                  "Ulysses sequence parallelism is not priced by realign");
     if (s.integer(key(prefix, "megatron.virtual_pipeline_model_parallel_size"), 1) > 1)
       note(key(prefix, "megatron.virtual_pipeline_model_parallel_size"),
            "priced as plain 1F1B (interleaving would shrink the pipeline bubble)");
@@ -356,7 +369,7 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
     if (reward_model) roles.push_back("reward_model");
     for (const std::string& role : roles)
       for (const char* leaf : {"megatron.tensor_model_parallel_size", "megatron.pipeline_model_parallel_size",
-                               "megatron.expert_model_parallel_size"}) {
+                               "megatron.expert_model_parallel_size", "megatron.context_parallel_size"}) {
         const int64_t actor = s.integer(key(kActor, leaf), 1);
         if (s.has(key(role, leaf)) && s.integer(key(role, leaf), actor) != actor)
           throw Error(key(role, leaf),
@@ -449,7 +462,7 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                                        : key(kActor, "megatron.pipeline_model_parallel_size");
         std::string valid;
         for (int d = 1; d <= layers; ++d)
-          if (layers % d == 0 && train_mesh.size % (st.tp * d) == 0)
+          if (layers % d == 0 && train_mesh.size % (st.tp * st.cp * d) == 0)
             valid += (valid.empty() ? "" : ", ") + std::to_string(d);
         throw Error(pp_key, std::to_string(st.pp) + " does not divide the " + std::to_string(layers) +
                                 " layers of " + m.name + "'s model: realign prices pipeline stages of equal "
@@ -457,8 +470,17 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                                 std::to_string(st.tp) + " on " + std::to_string(train_mesh.size) +
                                 " GPUs, pp " + valid + " would be");
       }
+      // cp against the call's sequences and, for Ulysses, the model's heads: named by the role's key.
+      if (const std::string why = strategy_problem(m, g.model(m.model).spec, cluster, train_mesh.size, st);
+          why.rfind("cp", 0) == 0) {
+        const std::string leaf =
+            megatron ? "megatron.context_parallel_size" : "ulysses_sequence_parallel_size";
+        throw Error(s.has(key(k.role, leaf)) ? key(k.role, leaf) : key(kActor, leaf), why);
+      }
       const int64_t seqs = m.seqs_per_pass();
-      st.micro_batches = micro_batches_of(k.micro_batch, seqs, st.dp, per_gpu_sequences(s, k, m, notes));
+      st.micro_batches = micro_batches_of(
+          k.micro_batch, seqs, st.dp,
+          per_gpu_sequences(s, k, m, st.cp_kind == ContextParallel::kUlysses ? st.cp : 1, notes));
       if (m.kind() == MfcKind::kTrain) {
         st.zero1 = megatron ? s.flag(key(k.role, "megatron.use_distributed_optimizer"), true) : st.dp > 1;
         st.recompute = megatron

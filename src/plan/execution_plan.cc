@@ -9,10 +9,20 @@
 
 namespace realign {
 
+std::string to_string(ContextParallel kind) { return kind == ContextParallel::kUlysses ? "ulysses" : "ring"; }
+
+ContextParallel context_parallel_from_string(const std::string& text, const std::string& path) {
+  if (text == "ring") return ContextParallel::kRing;
+  if (text == "ulysses") return ContextParallel::kUlysses;
+  throw Error(path, "'" + text + "' is no kind of context parallelism (ring, ulysses)");
+}
+
 std::string to_string(const Strategy& s) {
   return "d" + std::to_string(s.dp) + "t" + std::to_string(s.tp) + "p" + std::to_string(s.pp) +
+         (s.cp != 1 ? "c" + std::to_string(s.cp) : std::string()) +
          (s.ep != 1 ? "e" + std::to_string(s.ep) : std::string()) + " x" + std::to_string(s.micro_batches) +
-         (s.zero1 ? " zero1" : "") + (s.recompute ? " recompute" : "");
+         (s.zero1 ? " zero1" : "") + (s.recompute ? " recompute" : "") +
+         (s.cp_kind == ContextParallel::kUlysses ? " ulysses" : "");
 }
 
 namespace {
@@ -38,6 +48,32 @@ DeviceMesh mesh_from_json(const Json& j, const std::string& path) {
   return DeviceMesh{a, b - a + 1};
 }
 
+// Empty when `s`'s context parallelism can split the call's sequences, else why not (starting "cp").
+std::string context_parallel_problem(const Mfc& mfc, const ModelSpec& spec, const Strategy& s) {
+  if (s.cp < 1) return "cp " + std::to_string(s.cp) + " must be positive";
+  if (s.cp == 1) return "";
+  const std::string cp = "cp " + std::to_string(s.cp);
+  // Serving engines (and realign's generation) decode one token a step: there is no sequence to split.
+  if (mfc.kind() == MfcKind::kGenerate)
+    return cp + " applies to train and inference calls only; " + mfc.name + " is a generate call";
+  if (mfc.seq_len() % s.cp != 0)
+    return cp + " does not divide the " + std::to_string(mfc.seq_len()) + " tokens of " + mfc.name +
+           "'s sequences (prompt and response)";
+  if (s.cp_kind == ContextParallel::kUlysses) {
+    // Ulysses trades the sequence split for a head split: each rank's query heads divide by cp; its KV
+    // heads divide by cp or cp by them (veRL repeats them up to cp: models/transformers/monkey_patch.py).
+    const int64_t heads = spec.n_heads / s.tp, kv = std::max<int64_t>(1, spec.n_kv_heads / s.tp);
+    if (heads % s.cp != 0)
+      return cp + " (Ulysses) does not divide the " + std::to_string(heads) + " attention heads" +
+             (s.tp > 1 ? " per tp rank" : "") + " of " + spec.name +
+             ": Ulysses splits heads over the cp ranks";
+    if (kv % s.cp != 0 && s.cp % kv != 0)
+      return cp + " (Ulysses) and the " + std::to_string(kv) + " KV heads" +
+             (s.tp > 1 ? " per tp rank" : "") + " of " + spec.name + " do not divide one another";
+  }
+  return "";
+}
+
 }  // namespace
 
 Json to_json(const ExecutionPlan& plan) {
@@ -49,6 +85,8 @@ Json to_json(const ExecutionPlan& plan) {
               {"dp", a.strategy.dp}, {"tp", a.strategy.tp},
               {"pp", a.strategy.pp}, {"micro_batches", a.strategy.micro_batches}};
     if (a.strategy.ep != 1) m["ep"] = a.strategy.ep;  // absent for dense models: their plans are unchanged
+    if (a.strategy.cp != 1) m["cp"] = a.strategy.cp;  // likewise absent without context parallelism
+    if (a.strategy.cp_kind != ContextParallel::kRing) m["cp_kind"] = to_string(a.strategy.cp_kind);
     if (a.strategy.zero1) m["zero1"] = true;
     if (a.strategy.recompute) m["recompute"] = true;
     j["mfcs"].push_back(m);
@@ -74,11 +112,14 @@ ExecutionPlan plan_from_json(const Json& j, const std::string& path) {
     a.strategy.tp = int(m.get_positive("tp"));
     a.strategy.pp = int(m.get_positive("pp"));
     a.strategy.ep = int(m.get_positive("ep", 1));
+    a.strategy.cp = int(m.get_positive("cp", 1));
+    if (m.find("cp_kind"))
+      a.strategy.cp_kind = context_parallel_from_string(m.get_string("cp_kind"), m.path_of("cp_kind"));
     a.strategy.micro_batches = int(m.get_positive("micro_batches", 1));
     a.strategy.zero1 = m.get_bool("zero1", false);
     a.strategy.recompute = m.get_bool("recompute", false);
     if (a.strategy.dp > 1 << 20 || a.strategy.tp > 1 << 20 || a.strategy.pp > 1 << 20 ||
-        a.strategy.ep > 1 << 20 || a.strategy.micro_batches > 1 << 20)
+        a.strategy.ep > 1 << 20 || a.strategy.cp > 1 << 20 || a.strategy.micro_batches > 1 << 20)
       throw Error(p, "parallel degrees are limited to 2^20");
     m.finish();
     plan.assignments.push_back(a);
@@ -127,10 +168,12 @@ void save_plan_file(const ExecutionPlan& plan, const std::string& file) {
 
 std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster, int mesh_size,
                              const Strategy& s, bool serving_engine) {
-  if (s.dp * s.tp * s.pp != mesh_size)
-    return "dp*tp*pp = " + std::to_string(s.dp) + "*" + std::to_string(s.tp) + "*" + std::to_string(s.pp) +
-           " = " + std::to_string(s.dp * s.tp * s.pp) + " does not equal the mesh's " +
+  if (int64_t(s.dp) * s.tp * s.pp * s.cp != mesh_size)
+    return std::string(s.cp == 1 ? "dp*tp*pp" : "dp*tp*pp*cp") + " = " + std::to_string(s.dp) + "*" +
+           std::to_string(s.tp) + "*" + std::to_string(s.pp) + (s.cp == 1 ? "" : "*" + std::to_string(s.cp)) +
+           " = " + std::to_string(int64_t(s.dp) * s.tp * s.pp * s.cp) + " does not equal the mesh's " +
            std::to_string(mesh_size) + " devices";
+  if (std::string cp_issue = context_parallel_problem(mfc, spec, s); !cp_issue.empty()) return cp_issue;
   if (mfc.kind() != MfcKind::kTrain && (s.zero1 || s.recompute))
     return std::string(s.zero1 ? "zero1" : "recompute") + " applies to train calls only; " + mfc.name +
            " is a " + to_string(mfc.kind()) + " call";
@@ -154,7 +197,8 @@ std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluste
   if (s.pp > spec.n_layers)
     return "pp " + std::to_string(s.pp) + " exceeds " + spec.name + "'s " + std::to_string(spec.n_layers) +
            " layers";
-  if (std::string ep_issue = expert_parallel_problem(spec, s.dp, s.tp, s.ep); !ep_issue.empty())
+  // Megatron carves expert-parallel groups out of each stage's tp x cp x dp ranks (the layout's replicas).
+  if (std::string ep_issue = expert_parallel_problem(spec, s.replicas(), s.tp, s.ep); !ep_issue.empty())
     return ep_issue;
   // Every dp rank needs a row of every optimizer step (a train call's mini-batch is a segment of the batch
   // shared out over dp), so the smallest step counts.
@@ -203,6 +247,8 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
         field = ".pp";
       else if (issue.rfind("ep", 0) == 0)
         field = ".ep";
+      else if (issue.rfind("cp", 0) == 0)
+        field = ".cp";
       else if (issue.find("micro-batches") != std::string::npos)
         field = ".micro_batches";
       else if (issue.rfind("dp*tp*pp", 0) == 0)

@@ -13,6 +13,12 @@
 
 namespace realign {
 
+// How a context-parallel group computes attention over its split sequence (Strategy::cp).
+enum class ContextParallel { kRing, kUlysses };
+std::string to_string(ContextParallel kind);  // "ring", "ulysses"
+// "ring" or "ulysses", else an Error naming `path`.
+ContextParallel context_parallel_from_string(const std::string& text, const std::string& path);
+
 struct Strategy {
   int dp = 1;
   int tp = 1;
@@ -26,10 +32,22 @@ struct Strategy {
   // Expert parallelism of a mixture-of-experts model (plan/expert_parallel.h); 1 for a dense one. Last, so
   // the positional initialisers {dp, tp, pp, micro_batches, zero1, recompute} keep their meaning.
   int ep = 1;
+  // Context parallelism (train and inference calls): each sequence's tokens split over cp ranks, the
+  // parameters replicated over them as over dp, so a call's mesh is dp x tp x pp x cp and its parameters lie
+  // as in a layout of dp*cp replicas (MfcAssignment::layout; Megatron's rank order tp, cp, dp, pp). One
+  // degree, two ways of running attention over the split (cp_kind): Megatron's ring (NeMo-RL, veRL
+  // Megatron; K/V chunks passed around the cp ranks, overlapped with attention) or DeepSpeed-Ulysses
+  // (veRL FSDP's ulysses_sequence_parallel_size: all-to-alls trading the sequence split for a head split,
+  // so each rank's heads must divide by cp). Priced in cost/context_parallel.h. Last again, for the same
+  // reason as ep.
+  int cp = 1;
+  ContextParallel cp_kind = ContextParallel::kRing;
   bool operator==(const Strategy& o) const {
     return dp == o.dp && tp == o.tp && pp == o.pp && ep == o.ep && micro_batches == o.micro_batches &&
-           zero1 == o.zero1 && recompute == o.recompute;
+           zero1 == o.zero1 && recompute == o.recompute && cp == o.cp && cp_kind == o.cp_kind;
   }
+  // Ranks holding the same parameter shard, over which gradients are reduced and ZeRO shards: dp x cp.
+  int replicas() const { return dp * cp; }
   bool operator!=(const Strategy& o) const { return !(*this == o); }
 };
 
@@ -37,7 +55,10 @@ struct MfcAssignment {
   std::string mfc;  // the call's name in the graph
   DeviceMesh mesh;
   Strategy strategy;
-  Layout layout() const { return Layout{mesh.first, strategy.dp, strategy.tp, strategy.pp, strategy.ep}; }
+  // Where the call's parameters lie: the cp ranks of a dp group hold what dp replicas would.
+  Layout layout() const {
+    return Layout{mesh.first, strategy.replicas(), strategy.tp, strategy.pp, strategy.ep};
+  }
   bool operator==(const MfcAssignment& o) const {
     return mfc == o.mfc && mesh == o.mesh && strategy == o.strategy;
   }
@@ -77,6 +98,8 @@ void validate_plan(const DataflowGraph& graph, const Cluster& cluster, Execution
 std::string strategy_problem(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster, int mesh_size,
                              const Strategy& s, bool serving_engine = false);
 
-std::string to_string(const Strategy& s);  // "d2t4p1 x4", "d4t2p1e8 x4 zero1 recompute"
+// "d2t4p1 x4", "d4t2p1e8 x4 zero1 recompute", "d4t2p8c2e16 x8 zero1" (c: context parallel, ring),
+// "d8t1p1c4 x2 ulysses".
+std::string to_string(const Strategy& s);
 
 }  // namespace realign

@@ -78,6 +78,9 @@ std::string runtime_limit_problem(const DataflowGraph& graph, const MfcAssignmen
   if (index < 0) return "no call named " + a.mfc;
   const Strategy& s = a.strategy;
   if (s.recompute) return a.mfc + " recomputes activations; realign's runtime keeps them (recompute = false)";
+  if (s.cp > 1)
+    return a.mfc + " splits its sequences over " + std::to_string(s.cp) +
+           " context-parallel ranks (cp); realign's runtime runs every sequence whole on a rank (cp = 1)";
   if (s.ep > 1 && s.zero1)
     return a.mfc +
            " shards its optimizer state (zero1) with expert parallelism (ep = " + std::to_string(s.ep) +

@@ -39,7 +39,8 @@ struct CandidateOptions {
   std::function<std::string(size_t call, int mesh_size, const Strategy& s)> strategy_filter;
 };
 
-// Empty when realign's runtime can execute the assignment, else why not: activations are not recomputed;
+// Empty when realign's runtime can execute the assignment, else why not: activations are not recomputed,
+// sequences are not split (cp = 1);
 // with expert parallelism (ep > 1) the optimizer state is not sharded (zero1) and generation is not
 // pipelined. Any call, train calls included, may run on any mesh with any dp x tp x pp x ep (generation
 // too: pipelined over its micro-batches, runtime/pipeline.h).

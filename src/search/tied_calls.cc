@@ -10,7 +10,8 @@ namespace {
 
 // One worker holds one layout of the model: its grid and, for a mixture of experts, how the experts spread.
 bool same_layout(const Strategy& a, const Strategy& b) {
-  return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.ep == b.ep;
+  return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.ep == b.ep && a.cp == b.cp &&
+         a.cp_kind == b.cp_kind;
 }
 
 // Call `call`'s strategies on `mesh` with the layout of `like`: the fastest (fitting on its own when any

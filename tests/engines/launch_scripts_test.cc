@@ -153,7 +153,8 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
       "    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \\\n"
       "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 \\\n"
       "    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\\n";
-  EXPECT_EQ(refusal("verl", verl + "    actor_rollout_ref.actor.ulysses_sequence_parallel_size=2\n")
+  // Ulysses splits the 28 heads of Qwen2.5-7B over its ranks: 8 do not divide them.
+  EXPECT_EQ(refusal("verl", verl + "    actor_rollout_ref.actor.ulysses_sequence_parallel_size=8\n")
                 .rfind("run.sh:8: actor_rollout_ref.actor.ulysses_sequence_parallel_size: ", 0),
             0u);
   // Read once the graph exists: the Megatron pipeline's size against the model's 28 layers.
@@ -208,7 +209,7 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
   const std::string nemo =
       "uv run examples/run_grpo.py \\\n"
       "  policy.model_name=Qwen/Qwen2.5-7B cluster.gpus_per_node=8 \\\n"
-      "  policy.dtensor_cfg.context_parallel_size=2\n";
+      "  policy.dtensor_cfg.context_parallel_size=3\n";  // does not divide the 8 GPUs
   EXPECT_EQ(refusal("nemo-rl", nemo).rfind("run.sh:3: policy.dtensor_cfg.context_parallel_size: ", 0), 0u)
       << refusal("nemo-rl", nemo);
   // The key import names a model by carries its line too.

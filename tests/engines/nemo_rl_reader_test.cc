@@ -61,7 +61,7 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
       {
           {"policy.generation.max_new_tokens=0", "policy.generation.max_new_tokens"},
           {"policy.megatron_cfg.enabled=true", "policy.megatron_cfg.enabled"},
-          {"policy.dtensor_cfg.context_parallel_size=2", "policy.dtensor_cfg.context_parallel_size"},
+          {"policy.dtensor_cfg.context_parallel_size=3", "policy.dtensor_cfg.context_parallel_size"},
           {"policy.generation.vllm_cfg.pipeline_parallel_size=2",
            "policy.generation.vllm_cfg.pipeline_parallel_size"},
           {"policy.train_global_batch_size=100", "policy.train_global_batch_size"},

@@ -27,6 +27,7 @@ struct CallContext {
   MfcOp op;
   Link intra, inter;  // an ep group's all-to-all uses both (moe_cost.h); intra as an all-to-all runs on it
   int devices_per_node = 1;
+  Link cp_link;  // a context-parallel ring's hop (cost/context_parallel.h)
   MfcKind kind() const { return kind_of(op); }
   // Achieved FLOP/s of a matmul over `rows` tokens (small GEMMs are far from peak) multiplying over `depth`
   // inputs (short inner loops too), and of attention over sequences of `seq_len` tokens.
@@ -44,6 +45,12 @@ struct CallContext {
 // head. A batched pass (not a decoding step) runs at the engine's share of its kernels' rates.
 StageCost stage_forward(const CallContext& c, int stage, double tokens, double context, double head_tokens,
                         bool decoding = false);
+
+// Context parallelism's exchanges in one stage's forward pass (or `backward` pass) over `tokens` tokens, a
+// rank's share, at mean context `context`: the K/V ring's exposed time or Ulysses's all-to-alls, every layer
+// (cost/context_parallel.h); 0 for cp 1.
+double stage_context_parallel_s(const CallContext& c, int stage, double tokens, double context,
+                                bool backward);
 
 // The tensor-parallel collectives of a stage's backward pass: Megatron's f (all-reduce of the input gradient)
 // before attention and MLP of each layer, and before a language-model head.
