@@ -17,6 +17,7 @@
 #include "engines/placements.h"
 #include "engines/script_reader.h"
 #include "graph/model_spec.h"
+#include "plan/cluster.h"
 
 namespace realign::apps {
 namespace {
@@ -63,9 +64,13 @@ RunConfig imported_config(const Args& args, engines::ReadRun& run) {
   };
   if (!raw["cluster"].contains("device") && !overridden("cluster.device")) {
     raw["cluster"]["device"] = "h100-sxm";
+    std::string devices;
+    for (const std::string& d : builtin_device_names())
+      if (d != "h100-sxm" && d.rfind("cpu", 0) != 0) devices += (devices.empty() ? "" : ", ") + d;
     run.notes.push_back(
         "cluster.device: launch scripts do not name the GPU; priced on h100-sxm (pass "
-        "cluster.device=a100-80gb or a device spec file for another)");
+        "cluster.device=NAME, one of " +
+        devices + ", or a device spec file for another)");
   }
   if (!overridden("batch.gen_len") && !overridden("batch.gen_len_quantiles") &&
       !overridden("batch.gen_lengths") && raw["batch"].contains("gen_len_max"))

@@ -11,7 +11,7 @@ bool DeviceSpec::operator==(const DeviceSpec& o) const {
   return name == o.name && peak_flops == o.peak_flops && memory_bytes == o.memory_bytes &&
          memory_bandwidth == o.memory_bandwidth && intra_node_bandwidth == o.intra_node_bandwidth &&
          inter_node_bandwidth == o.inter_node_bandwidth && intra_node_latency == o.intra_node_latency &&
-         inter_node_latency == o.inter_node_latency && source == o.source;
+         inter_node_latency == o.inter_node_latency && source == o.source && nvlink_domain == o.nvlink_domain;
 }
 
 bool is_cpu_device(const DeviceSpec& d) { return d.name.rfind("cpu", 0) == 0; }
@@ -70,6 +70,41 @@ const std::map<std::string, DeviceSpec>& devices() {
         "989 dense, NVLink 900 GB/s bidirectional, as the H100 SXM; one 400 Gb/s NIC per GPU and latencies as "
         "the H100's";
     t[h200.name] = h200;
+    // The H800 of DeepSeek's published runs: the H100 SXM with its NVLink cut.
+    DeviceSpec h800 = h100;
+    h800.name = "h800";
+    h800.intra_node_bandwidth = 200 * kGB;
+    h800.source =
+        "NVIDIA H800 SXM (the H100 SXM for export markets; no public NVIDIA datasheet, figures as "
+        "reported, e.g. philisun.com, 'NVIDIA H800 vs H100'): the H100 SXM's compute (989 TFLOP/s dense "
+        "BF16) and memory (80 GB HBM3 at 3.35 TB/s), NVLink cut to 400 GB/s bidirectional (200 GB/s each "
+        "way; DeepSeek-V3's report, arXiv 2412.19437 section 3.2.2, measures 160 GB/s over it); one 400 "
+        "Gb/s InfiniBand NIC per GPU (the report's 50 GB/s) and latencies as the H100's";
+    t[h800.name] = h800;
+    // The GB200 of NeMo-RL's published GB200 runs, whose recipes see nodes of 4 GPUs (cluster.gpus_per_node
+    // 4: one compute tray). An NVL72 rack joins its 18 trays' 72 GPUs in one NVLink domain through NVLink
+    // switch trays, so a GPU reaches another tray's as fast as its own tray's: realign's inter-node link is
+    // NVLink within the domain, and a cluster beyond 72 GPUs, whose racks meet over InfiniBand (one 400 Gb/s
+    // ConnectX-7 per GPU), is refused rather than priced as if one domain (nvlink_domain).
+    DeviceSpec gb200;
+    gb200.name = "gb200";
+    gb200.peak_flops = 2.5e15;
+    gb200.memory_bytes = 186 * kGB;
+    gb200.memory_bandwidth = 8e12;
+    gb200.intra_node_bandwidth = 900 * kGB;
+    gb200.inter_node_bandwidth = 900 * kGB;
+    gb200.intra_node_latency = 10e-6;
+    gb200.inter_node_latency = 10e-6;
+    gb200.nvlink_domain = 72;
+    gb200.source =
+        "NVIDIA GB200 NVL72 (per GPU, the B200 of a GB200 superchip at 1,200 W): 2,500 TFLOP/s dense BF16 "
+        "(5,000 with sparsity; NVIDIA's Blackwell datasheet as tabled at "
+        "glennklockwood.com/garden/processors/B200; the NVL72's 360 PFLOP/s FP16/BF16 with sparsity over "
+        "72 GPUs, halved), 186 GB HBM3e (the NVL72's 13.4 TB over 72; MLPerf Inference v6.1 system "
+        "description GB200-NVL72_GB200-186GB, mlcommons/inference_results_v6.1) at 8 TB/s (the NVL72's 576 "
+        "TB/s over 72), NVLink 5 at 1.8 TB/s bidirectional (900 GB/s each way) to every GPU of the 72-GPU "
+        "NVLink domain, 18 compute trays of 4 GPUs; latencies as NVLink 4's";
+    t[gb200.name] = gb200;
     DeviceSpec cpu;
     cpu.name = "cpu-gloo";
     cpu.peak_flops = 195e9;
@@ -123,20 +158,23 @@ DeviceSpec device_spec_from_json(const Json& j, const std::string& path) {
   d.intra_node_latency = r.get_double("intra_node_latency", 10e-6);
   d.inter_node_latency = r.get_double("inter_node_latency", 20e-6);
   d.source = r.get_string("source", "user-supplied");
+  d.nvlink_domain = int(r.get_int_in("nvlink_domain", 0, kMaxDevices, 0));
   r.finish();
   return d;
 }
 
 Json to_json(const DeviceSpec& d) {
-  return Json{{"name", d.name},
-              {"peak_flops", d.peak_flops},
-              {"memory_bytes", d.memory_bytes},
-              {"memory_bandwidth", d.memory_bandwidth},
-              {"intra_node_bandwidth", d.intra_node_bandwidth},
-              {"inter_node_bandwidth", d.inter_node_bandwidth},
-              {"intra_node_latency", d.intra_node_latency},
-              {"inter_node_latency", d.inter_node_latency},
-              {"source", d.source}};
+  Json j{{"name", d.name},
+         {"peak_flops", d.peak_flops},
+         {"memory_bytes", d.memory_bytes},
+         {"memory_bandwidth", d.memory_bandwidth},
+         {"intra_node_bandwidth", d.intra_node_bandwidth},
+         {"inter_node_bandwidth", d.inter_node_bandwidth},
+         {"intra_node_latency", d.intra_node_latency},
+         {"inter_node_latency", d.inter_node_latency},
+         {"source", d.source}};
+  if (d.nvlink_domain > 0) j["nvlink_domain"] = d.nvlink_domain;  // absent where a node is the domain
+  return j;
 }
 
 Cluster cluster_from_json(const Json& j, const std::string& path) {
@@ -160,6 +198,18 @@ Cluster cluster_from_json(const Json& j, const std::string& path) {
                          name.find(".yaml") != std::string::npos;
     c.device = is_file ? device_spec_from_json(load_config_file(name), name) : builtin_device(name, dev_path);
   }
+  const int domain = c.device.nvlink_domain;
+  if (domain > 0 && c.n_devices() > domain)
+    throw Error(
+        r.path_of("nodes"),
+        std::to_string(c.n_nodes) + " nodes of " + std::to_string(c.devices_per_node) + " are " +
+            std::to_string(c.n_devices()) + " " + c.device.name +
+            " devices, more than its NVLink domain of " + std::to_string(domain) +
+            ": its inter-node link is NVLink within one domain, and realign does "
+            "not price domains meeting over InfiniBand; at most " +
+            std::to_string(domain / c.devices_per_node) +
+            " nodes, or a device spec (cluster.device as an object or file) whose inter_node_bandwidth is "
+            "the NIC's, to price every node's traffic over InfiniBand");
   r.finish();
   return c;
 }

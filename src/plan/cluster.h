@@ -18,10 +18,16 @@ struct DeviceSpec {
   double intra_node_latency = 0;    // seconds per message
   double inter_node_latency = 0;
   std::string source;               // where the figures come from
+  // Devices in one NVLink domain that spans nodes (the GB200 NVL72: 72 GPUs in 18 compute trays of 4), 0
+  // where a node is its domain. Such a device's inter_node_* figures are the NVLink's within the domain:
+  // realign prices two link levels, so a cluster of more devices than the domain, whose domains would meet
+  // over InfiniBand, is refused (cluster_from_json).
+  int nvlink_domain = 0;
   bool operator==(const DeviceSpec& o) const;
 };
 
-// "h100-sxm", "a100-80gb", and "cpu-gloo" (this project's CPU test machines); Error naming `path` otherwise.
+// "h100-sxm", "h200", "h20", "h800", "a100-80gb", "gb200", and "cpu-gloo" (this project's CPU test machines);
+// Error naming `path` otherwise.
 DeviceSpec builtin_device(const std::string& name, const std::string& path);
 std::vector<std::string> builtin_device_names();
 DeviceSpec device_spec_from_json(const Json& j, const std::string& path);

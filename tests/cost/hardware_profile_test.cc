@@ -187,7 +187,7 @@ TEST(HardwareProfile, ShippedProfilesCiteASourceForEveryCoefficient) {
 // H100's GEMV share; an engine's coefficients fitted to its runs on the H100 do not carry over.
 TEST(HardwareProfile, OtherHopperPartsTakeTheH100sSharesOfTheirOwnPeaks) {
   const HardwareProfile h100_profile = builtin_profile(builtin_device("h100-sxm", "device"));
-  for (const std::string name : {"h20", "h200"}) {
+  for (const std::string name : {"h20", "h200", "h800", "gb200"}) {
     const DeviceSpec d = builtin_device(name, "device");
     const HardwareProfile p = builtin_profile(d);
     EXPECT_EQ(p.device, name);
@@ -202,6 +202,28 @@ TEST(HardwareProfile, OtherHopperPartsTakeTheH100sSharesOfTheirOwnPeaks) {
   }
   EXPECT_EQ(builtin_device("h20", "device").peak_flops, 148e12);
   EXPECT_EQ(builtin_device("h200", "device").memory_bandwidth, 4.8e12);
+}
+
+// Where a device's NVLink differs from the H100's, its shipped profile takes the H100's measured curve at the
+// same share of its own link: the H800 at 200 of 450 GB/s each way, the GB200 at 900 (NVLink 5); the GB200's
+// inter-node link is NVLink within its NVL72 domain (plan/cluster.cc), the H800's the H100's InfiniBand.
+TEST(HardwareProfile, OtherNvlinksScaleTheH100sLinkCurves) {
+  const HardwareProfile h100 = builtin_profile(builtin_device("h100-sxm", "device"));
+  const HardwareProfile h800 = builtin_profile(builtin_device("h800", "device"));
+  const HardwareProfile gb200 = builtin_profile(builtin_device("gb200", "device"));
+  for (const double bytes : {1 << 20, 64 << 20, 1 << 30}) {
+    EXPECT_NEAR(h800.intra_node_bandwidth.at(bytes), h100.intra_node_bandwidth.at(bytes) * 200.0 / 450.0,
+                1.0);
+    EXPECT_NEAR(gb200.intra_node_bandwidth.at(bytes), h100.intra_node_bandwidth.at(bytes) * 2.0, 1.0);
+    EXPECT_NEAR(gb200.intra_node_alltoall_bandwidth.at(bytes),
+                h100.intra_node_alltoall_bandwidth.at(bytes) * 2.0, 1.0);
+  }
+  EXPECT_EQ(h800.inter_node_bandwidth.value, h100.inter_node_bandwidth.value);
+  EXPECT_EQ(gb200.inter_node_bandwidth.value, 2.0 * 370e9);  // NVLink 5 without NVLink SHARP
+  EXPECT_EQ(gb200.inter_node_latency_s.value, gb200.intra_node_latency_s.value);
+  EXPECT_EQ(gb200.peak_flops.value, 2.5e15);
+  EXPECT_EQ(gb200.memory_bytes.value, 186e9);
+  EXPECT_EQ(gb200.memory_bandwidth.value, 8e12);
 }
 
 // The device spec (plan/cluster.cc) holds a built-in device's datasheet figures once; a shipped profile
