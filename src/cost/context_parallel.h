@@ -16,6 +16,10 @@
 // q, k and v trades the rank's sequence share of every head for the whole sequence of a 1/cp share of the
 // heads, and one all-to-all brings the attention's output back: 4 per layer in the forward pass, as many in
 // the backward; not overlapped. KV heads fewer than cp are repeated up to cp (veRL's monkey_patch.py).
+//
+// Not priced: the ring's receive buffers (two K/V chunks of the layer being computed) in the memory model, and
+// the rows' way to the cp ranks, which moves as to dp*cp replicas (MfcAssignment::layout): each rank its
+// share of the rows, the bytes a rank receives when it takes its share of each of its group's sequences.
 #pragma once
 
 #include "cost/comm_model.h"

@@ -16,6 +16,12 @@ namespace realign {
 // with ZeRO-1 (dp > 1) and with activation recomputation. Generation takes micro-batches only when pipelined,
 // unless `generation_waves` (generation on a serving engine, as the engines' searches set it: also a tp
 // above the KV heads, which a serving engine replicates, and a tp over whole nodes, strategy_problem).
+// Context parallelism is not proposed (cp = 1): at a given mesh it gives each rank the tokens that dp gives it
+// (the same GEMMs, activations and gradient reduction, Strategy::cp) plus its exchanges, so it wins only where
+// one sequence's activations bind memory with every micro-batch a sequence and recomputation on, at lengths
+// beyond the examples', or where a step has fewer sequences than the mesh has replicas; doubling every train
+// and inference call's choices for those would slow the search for all. Plans take it from the engines'
+// scripts and from plan files.
 std::vector<Strategy> enumerate_strategies(const Mfc& mfc, const ModelSpec& spec, const Cluster& cluster,
                                            int mesh_size, int max_micro_batches = 16,
                                            bool generation_waves = false);
