@@ -129,10 +129,11 @@ EnginePricedPlan price_for_engine(const RunConfig& config, const ExecutionPlan& 
   EnginePricedPlan r;
   r.engine = engines::make_engine(engine_name);
   r.engine->check_graph(config.graph, config.cluster);
-  auto running = engines::placements_running(*r.engine, config.graph, config.cluster, plan);
+  auto running = engines::placements_running(*r.engine, config.graph, config.cluster, plan, script_options);
   if (running.empty())
     throw Error("--plan", r.engine->display_name() + " cannot run this plan: " +
-                              engines::can_run(*r.engine, config.graph, config.cluster, plan));
+                              engines::can_run(*r.engine, config.graph, config.cluster, plan, nullptr,
+                                               script_options));
   Simulator simulator(config.graph, config.cluster, run_profile(config));
   engines::EngineEvaluator evaluator(simulator, r.engine->pricing(config.graph), true);
   for (engines::Placement& p : running) {

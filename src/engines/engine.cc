@@ -39,7 +39,7 @@ bool on_meshes(const DataflowGraph& graph, const ExecutionPlan& plan, const Plac
 }  // namespace
 
 std::string can_run(const Engine& engine, const DataflowGraph& graph, const Cluster& cluster,
-                    const ExecutionPlan& plan, Placement* matched) {
+                    const ExecutionPlan& plan, Placement* matched, const Json& script_options) {
   if (plan.assignments.size() != graph.mfcs.size()) return "the plan does not assign every call";
   for (size_t i = 0; i < graph.mfcs.size(); ++i)
     if (plan.assignments[i].mfc != graph.mfcs[i].name) return "the plan's calls are not in the graph's order";
@@ -58,8 +58,9 @@ std::string can_run(const Engine& engine, const DataflowGraph& graph, const Clus
     }
   }
   std::string first_problem = "its meshes are none of " + engine.display_name() + "'s placements";
-  for (const Placement& p : engine.placements(graph, cluster)) {
+  for (Placement p : engine.placements(graph, cluster)) {
     if (!on_meshes(graph, plan, p)) continue;
+    p.options.update(script_options);
     const std::string why = strategies_problem(engine, graph, p, plan);
     if (why.empty()) {
       if (matched) *matched = p;
@@ -71,11 +72,15 @@ std::string can_run(const Engine& engine, const DataflowGraph& graph, const Clus
 }
 
 std::vector<Placement> placements_running(const Engine& engine, const DataflowGraph& graph,
-                                          const Cluster& cluster, const ExecutionPlan& plan) {
+                                          const Cluster& cluster, const ExecutionPlan& plan,
+                                          const Json& script_options) {
   std::vector<Placement> out;
-  if (!can_run(engine, graph, cluster, plan).empty()) return out;
-  for (const Placement& p : engine.placements(graph, cluster))
-    if (on_meshes(graph, plan, p) && strategies_problem(engine, graph, p, plan).empty()) out.push_back(p);
+  if (!can_run(engine, graph, cluster, plan, nullptr, script_options).empty()) return out;
+  for (Placement p : engine.placements(graph, cluster)) {
+    if (!on_meshes(graph, plan, p)) continue;
+    p.options.update(script_options);
+    if (strategies_problem(engine, graph, p, plan).empty()) out.push_back(p);
+  }
   return out;
 }
 

@@ -156,13 +156,16 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const std::string& 
 
 // Empty when `engine` can run `plan` (its meshes are one of its placements, every strategy allowed there,
 // tied calls in one layout, offloading only where it can), else the first rule it breaks. `placement`
-// receives the placement it matches.
+// receives the placement it matches. `script_options`: settings a launch script adds to every placement's
+// options (ReadRun::pricing_options, e.g. kPipelineStageEnds), which the engine's rules may read.
 std::string can_run(const Engine& engine, const DataflowGraph& graph, const Cluster& cluster,
-                    const ExecutionPlan& plan, Placement* placement = nullptr);
+                    const ExecutionPlan& plan, Placement* placement = nullptr,
+                    const Json& script_options = Json::object());
 
 // Every placement of the engine that runs `plan`, in the engine's order: several where placements differ only
 // in engine-wide switches (a training backend, a ZeRO stage). Empty when none does (can_run says why).
 std::vector<Placement> placements_running(const Engine& engine, const DataflowGraph& graph,
-                                          const Cluster& cluster, const ExecutionPlan& plan);
+                                          const Cluster& cluster, const ExecutionPlan& plan,
+                                          const Json& script_options = Json::object());
 
 }  // namespace realign::engines

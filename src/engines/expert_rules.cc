@@ -35,8 +35,10 @@ std::string vllm_ep_problem(const ModelSpec& spec, const Strategy& s, int gpus_p
 
 int vllm_data_parallel(const Strategy& s) { return s.ep > 1 ? s.ep / s.tp : 1; }
 
-std::string megatron_layout_problem(const ModelSpec& spec, const Strategy& s) {
-  if (spec.n_layers % s.pp != 0) return "Megatron stages hold equal layer counts: pp must divide the layers";
+std::string megatron_layout_problem(const ModelSpec& spec, const Strategy& s, bool stage_ends) {
+  if (!stage_ends && spec.n_layers % s.pp != 0)
+    return "Megatron stages hold equal layer counts: pp must divide the layers";
+  if (s.pp > spec.n_layers) return "pp " + std::to_string(s.pp) + " exceeds the model's layers";
   return megatron_ep_problem(spec, s);
 }
 

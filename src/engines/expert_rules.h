@@ -33,9 +33,14 @@ std::string vllm_ep_problem(const ModelSpec& spec, const Strategy& s, int gpus_p
 int vllm_data_parallel(const Strategy& s);
 
 // Megatron-Core's training layout as the engines configure it: pipeline stages of equal layer counts (pp
-// divides the layers; uneven first/last stages need settings realign does not write) and the experts as
-// megatron_ep_problem folds them. Empty when `s` is one, else why not.
-std::string megatron_layout_problem(const ModelSpec& spec, const Strategy& s);
+// divides the layers), or, where a script sets the first and last stages' counts (`stage_ends`:
+// num_layers_in_first/last_pipeline_stage, which realign reads, megatron_stages.h, but does not write), at
+// least a layer a stage; and the experts as megatron_ep_problem folds them. Empty when `s` is one, else why
+// not.
+std::string megatron_layout_problem(const ModelSpec& spec, const Strategy& s, bool stage_ends = false);
+
+// The placement option a reader sets where the script sets Megatron's first and last stages' counts.
+inline constexpr const char* kPipelineStageEnds = "pipeline_stage_ends";
 
 // Megatron's expert_tensor_parallel_size for `s`: 1 with expert parallelism (realign's folding), else tp
 // (Megatron's default: the experts cut like a dense MLP).

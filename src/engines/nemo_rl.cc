@@ -156,7 +156,8 @@ class NemoRl : public Engine {
     // Both backends split sequences over a ring (context_parallel_size); realign never proposes it.
     if (s.cp > 1 && s.cp_kind != ContextParallel::kRing)
       return "NeMo-RL's context parallelism is a ring (context_parallel_size), not Ulysses";
-    if (!sharded_backend(placement)) return megatron_layout_problem(spec, s);
+    if (!sharded_backend(placement))
+      return megatron_layout_problem(spec, s, placement.options.value(kPipelineStageEnds, false));
     return sharded_layout_problem(m, s, true);  // DTensor: FSDP2 with tensor parallelism
   }
 

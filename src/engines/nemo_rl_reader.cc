@@ -8,7 +8,9 @@
 
 #include "core/error.h"
 #include "engines/adapters.h"
+#include "engines/expert_rules.h"
 #include "engines/launch_config.h"
+#include "engines/megatron_stages.h"
 #include "engines/placements.h"
 #include "engines/pricing.h"
 #include "engines/script_reader.h"
@@ -60,6 +62,10 @@ ReadRun read_run_of(const LaunchConfig& launch) {
     throw Error(key(kVllm, "gpu_memory_utilization"),
                 "must be a share of the GPU's memory in (0, 1], got " + std::to_string(vllm_share));
   run.pricing_options["generation_memory_fraction"] = vllm_share;
+  // Megatron's first and last stages cut to the script's counts (megatron_stages.h): pp need not divide the
+  // layers then.
+  for (const char* leaf : {"num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage"})
+    if (megatron && s.integer(key(kMegatron, leaf), -1) != -1) run.pricing_options[kPipelineStageEnds] = true;
   if (s.integer(key(kVllm, "pipeline_parallel_size"), 1) > 1)
     throw Error(key(kVllm, "pipeline_parallel_size"), "vLLM pipeline parallelism is not priced by realign");
 
@@ -143,7 +149,7 @@ ReadRun read_run_of(const LaunchConfig& launch) {
 
   // The layout: generation colocated or on resources of its own; the policy's calls in one layout.
   run.plan = [s, megatron, options = run.options](const DataflowGraph& g, const Cluster& cluster,
-                                                  std::vector<std::string>&) {
+                                                  std::vector<std::string>& notes) {
     const bool colocated = s.flag("policy.generation.colocated.enabled", true);
     const int gen_gpus =
         colocated ? cluster.n_devices()
@@ -221,18 +227,19 @@ ReadRun read_run_of(const LaunchConfig& launch) {
         if (st.tp < 1 || st.pp < 1 || mesh.size % (st.tp * st.pp * st.cp) != 0)
           throw Error(tp_key, "tp x pp" + std::string(st.cp > 1 ? " x cp" : "") +
                                   " does not divide the policy's " + std::to_string(mesh.size) + " GPUs");
-        // Megatron can cut stages unevenly (num_layers_in_first/last_pipeline_stage); realign prices equal ones.
-        if (const int layers = int(g.model(m.model).spec.n_layers); layers % st.pp != 0) {
-          std::string valid;
-          for (int d = 1; d <= layers; ++d)
-            if (layers % d == 0 && mesh.size % (st.tp * st.cp * d) == 0)
-              valid += (valid.empty() ? "" : ", ") + std::to_string(d);
-          throw Error(key(kMegatron, "pipeline_model_parallel_size"),
-                      std::to_string(st.pp) + " does not divide the " + std::to_string(layers) +
-                          " layers of the policy: realign prices pipeline stages of equal layer counts "
-                          "(Megatron's uneven first and last stages are not priced); with tp " +
-                          std::to_string(st.tp) + " on " + std::to_string(mesh.size) + " GPUs, pp " + valid +
-                          " would be");
+        if (megatron) {
+          const auto end = [&](const char* leaf) -> std::optional<int> {
+            const int64_t layers = s.integer(key(kMegatron, leaf), -1);  // -1: unset or null
+            return layers == -1 ? std::nullopt : std::optional<int>(int(layers));
+          };
+          const std::string stages = megatron_stage_note(
+              int(g.model(m.model).spec.n_layers), st.pp, end("num_layers_in_first_pipeline_stage"),
+              end("num_layers_in_last_pipeline_stage"),
+              {key(kMegatron, "pipeline_model_parallel_size"), key(kMegatron, "num_layers_in_first_pipeline_stage"),
+               key(kMegatron, "num_layers_in_last_pipeline_stage")},
+              [&](int pp) { return mesh.size % (st.tp * st.cp * pp) == 0; });
+          const std::string n = key(kMegatron, "pipeline_model_parallel_size") + ": " + stages;
+          if (!stages.empty() && std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
         }
         st.dp = mesh.size / (st.tp * st.pp * st.cp);
         // cp against the call's sequences, named by the key.

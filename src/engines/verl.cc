@@ -162,7 +162,7 @@ class Verl : public Engine {
       return "veRL's FSDP splits sequences by Ulysses, not a ring";
     if (s.cp > 1 && !sharded_backend(p) && !spec.is_moe() && s.cp_kind != ContextParallel::kRing)
       return "veRL's Megatron splits sequences by a ring, not Ulysses";
-    if (!sharded_backend(p)) return megatron_layout_problem(spec, s);
+    if (!sharded_backend(p)) return megatron_layout_problem(spec, s, p.options.value(kPipelineStageEnds, false));
     return sharded_layout_problem(m, s, false);
   }
 

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "core/error.h"
 #include "engines/adapters.h"
+#include "engines/expert_rules.h"
+#include "engines/megatron_stages.h"
 #include "engines/placements.h"
 #include "engines/script_reader.h"
 #include "plan/execution_plan.h"
@@ -242,6 +245,11 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
     throw Error(key(kActor, "strategy"), "'" + strategy + "'; realign prices megatron, fsdp and fsdp2");
   const bool megatron = strategy == "megatron";
   run.options = {{"backend", megatron ? "megatron" : "fsdp"}};
+  // Megatron's first and last stages cut to the script's counts (megatron_stages.h; -1: unset or null).
+  for (const char* role : {kActor, kRef, "critic"})
+    for (const char* leaf : {"num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage"})
+      if (megatron && s.integer(key(role, std::string("megatron.override_transformer_config.") + leaf), -1) != -1)
+        run.pricing_options[kPipelineStageEnds] = true;
 
   // The workload.
   const std::string estimator = s.text("algorithm.adv_estimator", "gae");
@@ -454,21 +462,27 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                               !s.has(key(kRef, "log_prob_use_dynamic_bsz"));
       const CallKeys& k = call_keys(unread_ref ? "actor_inf" : m.name);
       Strategy st = role_layout(s, k.role, megatron, train_mesh.size);
-      // Megatron can cut stages unevenly (num_layers_in_first_pipeline_stage, account_for_*_in_pipeline_split);
-      // realign prices stages of equal layer counts: named by the key the script sets the size with.
-      if (const int layers = int(g.model(m.model).spec.n_layers); megatron && layers % st.pp != 0) {
+      // Megatron can cut stages unevenly (megatron_stages.h): the ends through override_transformer_config.
+      if (megatron) {
         const std::string pp_key = s.has(key(k.role, "megatron.pipeline_model_parallel_size"))
                                        ? key(k.role, "megatron.pipeline_model_parallel_size")
                                        : key(kActor, "megatron.pipeline_model_parallel_size");
-        std::string valid;
-        for (int d = 1; d <= layers; ++d)
-          if (layers % d == 0 && train_mesh.size % (st.tp * st.cp * d) == 0)
-            valid += (valid.empty() ? "" : ", ") + std::to_string(d);
-        throw Error(pp_key, std::to_string(st.pp) + " does not divide the " + std::to_string(layers) +
-                                " layers of " + m.name + "'s model: realign prices pipeline stages of equal "
-                                "layer counts (Megatron's uneven first and last stages are not priced); with tp " +
-                                std::to_string(st.tp) + " on " + std::to_string(train_mesh.size) +
-                                " GPUs, pp " + valid + " would be");
+        const auto end_key = [&](const std::string& leaf) {
+          const std::string own = key(k.role, "megatron.override_transformer_config." + leaf);
+          return s.has(own) ? own : key(kActor, "megatron.override_transformer_config." + leaf);
+        };
+        const std::string first_key = end_key("num_layers_in_first_pipeline_stage"),
+                          last_key = end_key("num_layers_in_last_pipeline_stage");
+        const auto end = [&](const std::string& k2) -> std::optional<int> {
+          const int64_t layers = s.integer(k2, -1);  // -1: unset or null
+          return layers == -1 ? std::nullopt : std::optional<int>(int(layers));
+        };
+        const std::string stages =
+            megatron_stage_note(int(g.model(m.model).spec.n_layers), st.pp, end(first_key), end(last_key),
+                                {pp_key, first_key, last_key},
+                                [&](int pp) { return train_mesh.size % (st.tp * st.cp * pp) == 0; });
+        const std::string n = pp_key + ": " + stages;
+        if (!stages.empty() && std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
       }
       // cp against the call's sequences and, for Ulysses, the model's heads: named by the role's key.
       if (const std::string why = strategy_problem(m, g.model(m.model).spec, cluster, train_mesh.size, st);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "engines/engine.h"
 #include "engines/engine_fixtures.h"
+#include "engines/expert_rules.h"
 #include "engines/script_reader.h"
 
 namespace realign {
@@ -168,6 +169,17 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
             0u)
       << pp;
   EXPECT_NE(pp.find("pp 1, 2, 4 would be"), std::string::npos) << pp;
+  // Megatron's first and last stages set through override_transformer_config (2, 6 x 4, 2): read and noted.
+  const testing::ReadScript uneven = testing::read_script(
+      "verl",
+      megatron + "    actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=8 \\\n"
+                 "    +actor_rollout_ref.actor.megatron.override_transformer_config."
+                 "num_layers_in_first_pipeline_stage=2 \\\n"
+                 "    +actor_rollout_ref.actor.megatron.override_transformer_config."
+                 "num_layers_in_last_pipeline_stage=2\n",
+      "run.sh");
+  EXPECT_TRUE(testing::noted(uneven, "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size"));
+  EXPECT_EQ(uneven.run.pricing_options[engines::kPipelineStageEnds], true);
   // A rollout replica over whole nodes is read (replica.py runs one over world_size / gpus_per_node nodes);
   // one over part of a node beyond a whole one, or across nodes with expert parallelism (vllm_async_server.py
   // asserts tp divides a node), is refused naming the key (was 'the script runs actor_gen as d1t16p1 x1: tp

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "engines/engine.h"
+#include "engines/expert_rules.h"
 #include "engines/engine_fixtures.h"
 #include "plan/execution_plan.h"
 
@@ -86,6 +87,31 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   EXPECT_EQ(read_script(base + "policy.generation.vllm_cfg.gpu_memory_utilization=0.8")
                 .run.pricing_options["generation_memory_fraction"],
             0.8);
+}
+
+// Megatron's first and last stages set by the script (28 layers over pp 8: 2, 6 x 4, 2) are read, noted and
+// let the engine's rule take a pp that does not divide the layers; ends realign's balanced stages could not
+// price, or a split Megatron refuses, are refused naming the key.
+TEST(NemoRlReader, MegatronsUnevenFirstAndLastStagesAreRead) {
+  const std::string base =
+      "uv run examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml cluster.gpus_per_node=8 "
+      "policy.model_name=Qwen/Qwen2.5-7B policy.max_total_sequence_length=2048 "
+      "policy.generation.max_new_tokens=1536 policy.megatron_cfg.enabled=true policy.dtensor_cfg.enabled=false "
+      "policy.megatron_cfg.pipeline_model_parallel_size=8 ";
+  const Read r = read_script(base + "policy.megatron_cfg.num_layers_in_first_pipeline_stage=2 "
+                                    "policy.megatron_cfg.num_layers_in_last_pipeline_stage=2");
+  EXPECT_EQ(r.plan.assignments[size_t(r.graph.mfc_index("actor_train"))].strategy.pp, 8);
+  EXPECT_EQ(r.run.pricing_options[engines::kPipelineStageEnds], true);
+  EXPECT_TRUE(testing::noted(r, "policy.megatron_cfg.pipeline_model_parallel_size"));
+  testing::expect_refused("nemo-rl", base,
+                          {{"policy.megatron_cfg.num_layers_in_first_pipeline_stage=10",
+                            "policy.megatron_cfg.num_layers_in_first_pipeline_stage"},
+                           {"policy.megatron_cfg.num_layers_in_first_pipeline_stage=3",
+                            "policy.megatron_cfg.num_layers_in_first_pipeline_stage"}});
+  // The engine's rule: equal stages, unless the script sets the ends.
+  Strategy s{1, 1, 8, 1};
+  EXPECT_FALSE(engines::megatron_layout_problem(builtin_model("qwen2.5-7b"), s).empty());
+  EXPECT_TRUE(engines::megatron_layout_problem(builtin_model("qwen2.5-7b"), s, true).empty());
 }
 
 // NeMo-RL runs a vLLM replica over whole nodes on one placement group (vllm_generation.py,
