@@ -361,6 +361,19 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
 
   // Settings that change the layout or the cost in ways realign does not price. (Context parallelism,
   // Megatron's or Ulysses's, is read into each role's layout: role_layout.)
+  // veRL's default FSDP workers (trainer.use_legacy_worker_impl: auto) take Ulysses from
+  // actor.ulysses_sequence_parallel_size (fsdp_workers.py), which role_layout reads; fsdp_config's own key is
+  // read by its engine workers only (use_legacy_worker_impl: disable; workers/config/actor.py copies the
+  // former into it, not back).
+  const std::string engine_ulysses = key(kActor, "fsdp_config.ulysses_sequence_parallel_size");
+  if (!megatron && s.has(engine_ulysses) &&
+      s.integer(engine_ulysses, 1) != s.integer(key(kActor, "ulysses_sequence_parallel_size"), 1))
+    note(engine_ulysses, std::to_string(s.integer(engine_ulysses, 1)) +
+                             ": read by veRL's engine workers (trainer.use_legacy_worker_impl=disable) only; "
+                             "priced with " +
+                             key(kActor, "ulysses_sequence_parallel_size") + " " +
+                             std::to_string(s.integer(key(kActor, "ulysses_sequence_parallel_size"), 1)) +
+                             ", which its default workers read");
   for (const std::string& prefix : {std::string(kActor), std::string(kRef), std::string("critic")}) {
     if (s.integer(key(prefix, "megatron.virtual_pipeline_model_parallel_size"), 1) > 1)
       note(key(prefix, "megatron.virtual_pipeline_model_parallel_size"),

@@ -71,6 +71,12 @@ TEST(ContextParallelScripts, VerlsUlyssesAndMegatronContextParallelismAreRead) {
     EXPECT_EQ(at(u, call).dp, 2);
   }
   EXPECT_EQ(at(u, "actor_gen").cp, 1);
+  // fsdp_config's key is the engine workers' only: noted, priced as the default workers run.
+  const std::string engine_key = "actor_rollout_ref.actor.fsdp_config.ulysses_sequence_parallel_size";
+  const testing::ReadScript e = read_script("verl", kVerl + "    " + engine_key + "=4\n");
+  EXPECT_EQ(at(e, "actor_train").cp, 1);
+  EXPECT_TRUE(testing::noted(e, engine_key));
+  EXPECT_FALSE(testing::noted(u, engine_key));
   ExecutionPlan plan = u.plan;
   EXPECT_NO_THROW(validate_plan(u.graph, u.cluster, plan, "run.sh", true));
   // Under Ulysses veRL's token budget per GPU is for each sequence's share: x4 here (dp_actor.py).
