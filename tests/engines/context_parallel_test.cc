@@ -25,14 +25,7 @@ const std::string kNemoMegatron =
     "policy.megatron_cfg.context_parallel_size=2";
 
 // Qwen2.5-7B-Instruct: 28 heads over 4 KV heads; 8 GPUs.
-const std::string kVerl =
-    "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\\n"
-    "    data.train_batch_size=256 actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
-    "    actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.rollout.n=4 \\\n"
-    "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
-    "    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \\\n"
-    "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 \\\n"
-    "    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\\n";
+const std::string kVerl = testing::kVerlGrpoScript;
 
 const Strategy& at(const testing::ReadScript& r, const std::string& call) {
   return r.plan.assignments[size_t(r.graph.mfc_index(call))].strategy;

@@ -63,6 +63,17 @@ batch: {prompts: 256, samples_per_prompt: 5, prompt_len: 1024, gen_len: 1024, mi
   return a;
 }
 
+// A veRL GRPO launch of Qwen2.5-7B-Instruct (28 heads over 4 KV heads) on one node of 8 GPUs, FSDP, over 7
+// lines ending in a continuation: a test appends its own settings from line 8 on.
+inline const std::string kVerlGrpoScript =
+    "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\\n"
+    "    data.train_batch_size=256 actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+    "    actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.rollout.n=4 \\\n"
+    "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
+    "    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \\\n"
+    "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 \\\n"
+    "    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\\n";
+
 inline Cluster h100(int nodes, int per_node = 8) {
   return Cluster{nodes, per_node, builtin_device("h100-sxm", "cluster.device")};
 }

@@ -146,14 +146,7 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
     }
     return std::string("read without complaint");
   };
-  const std::string verl =
-      "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\\n"
-      "    data.train_batch_size=256 actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
-      "    actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.rollout.n=4 \\\n"
-      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
-      "    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \\\n"
-      "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 \\\n"
-      "    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\\n";
+  const std::string verl = testing::kVerlGrpoScript;
   // Ulysses splits the 28 heads of Qwen2.5-7B over its ranks: 8 do not divide them.
   EXPECT_EQ(refusal("verl", verl + "    actor_rollout_ref.actor.ulysses_sequence_parallel_size=8\n")
                 .rfind("run.sh:8: actor_rollout_ref.actor.ulysses_sequence_parallel_size: ", 0),
