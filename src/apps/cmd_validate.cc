@@ -112,6 +112,27 @@ std::vector<PlanToMeasure> measured_plans(const Args& args, const RunConfig& con
   return plans;
 }
 
+// The host probe of the machine the runs in args.out were measured on (cost/host_scaling.h): timed now and
+// kept beside the runs, or, with --rescore, the one kept, so that scoring the same runs again gives the same
+// estimates (a probe timed again moves by a few percent).
+double runs_host_probe_s(const Args& args, const RunConfig& config) {
+  const std::string kept = args.out + "/host_probe_s.json";
+  if (args.rescore && fs::exists(kept)) {
+    const Json j = Json::parse(read_file(kept));
+    ObjectReader r(j, kept);
+    const double probe_s = r.get_double("host_probe_s");
+    r.finish();
+    if (!(probe_s >= 0)) throw Error(kept + ".host_probe_s", "must be a number of seconds >= 0");
+    return probe_s;
+  }
+  const double probe_s = profile::host_probe_s_for(config.cluster);
+  if (!args.rescore) {
+    fs::create_directories(args.out);
+    write_text_file(kept, Json{{"host_probe_s", probe_s}}.dump() + "\n");
+  }
+  return probe_s;
+}
+
 // Fits the profile to the measured call times, writes it, and re-scores the same plans with it (in sample).
 Json calibrate_profile(const Args& args, const RunConfig& config, const HardwareProfile& profile,
                        const std::vector<PlanToMeasure>& plans,
@@ -182,7 +203,7 @@ void add_validate_command(CLI::App& app) {
     if (args->steps < 2) throw Error("--steps", "needs at least 2 steps (the first is a warm-up)");
     if (args->rounds < 1) throw Error("--rounds", "needs at least 1 round");
     RunConfig config = load_run_config(args->config, args->overrides);
-    config.host_probe_s = profile::host_probe_s_for(config.cluster);
+    config.host_probe_s = runs_host_probe_s(*args, config);
     const HardwareProfile profile = run_profile(config);
     Simulator simulator(config.graph, config.cluster, profile);
     const std::vector<PlanToMeasure> plans =

@@ -80,6 +80,9 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
               report.at("calibration").at("iteration_overhead_s").get<double>(), 1e-12);
   EXPECT_NE(fitted.iteration_overhead_s.source.find("calibrated"), std::string::npos);
 
+  // The machine's host probe is kept beside the runs, and a re-score carries the profile by it, not by a new
+  // timing (which moves by a few percent): the in-sample figures below repeat.
+  EXPECT_TRUE(std::filesystem::exists(dir + "/host_probe_s.json"));
   // Re-scored with the fitted profile: the same pooled measurements, new estimates.
   ASSERT_EQ(testing::run_realign(command + " --rescore profile=" + cal, &out), 0) << out;
   const Json again = last_json_line(out);
