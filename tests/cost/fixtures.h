@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cost/hardware_profile.h"
+#include "cost/simulator.h"
 #include "graph/algorithms.h"
 #include "plan/execution_plan.h"
 
@@ -47,6 +48,28 @@ inline MfcAssignment assign(const std::string& mfc, int first, int dp, int tp, i
   a.mesh = DeviceMesh{first, dp * tp * pp};
   a.strategy = Strategy{dp, tp, pp, micro_batches};
   return a;
+}
+
+// GRPO split over 2 nodes of 8: generation, the reference and the reward model on node 0; actor_inf and
+// training on node 1.
+inline ExecutionPlan split_grpo_plan() {
+  ExecutionPlan p;
+  p.assignments = {assign("actor_gen", 0, 2, 4, 1), assign("ref_inf", 0, 2, 4, 1),
+                   assign("reward_inf", 0, 2, 4, 1), assign("actor_inf", 8, 2, 4, 1),
+                   assign("actor_train", 8, 2, 4, 1)};
+  return p;
+}
+
+// `g` (GRPO) on split_grpo_plan with generation taking `gen_s`, training `train_s`, every other call and
+// move nothing: steady states computable by hand.
+inline SimulationResult run_hand_timed(const DataflowGraph& g, double gen_s, double train_s) {
+  const Cluster cluster = make_cluster(2, 8);
+  Simulator sim(g, cluster, free_transfers(cluster));
+  for (int i = 0; i < int(g.mfcs.size()); ++i)
+    sim.set_call_time(i, g.mfcs[size_t(i)].name == "actor_gen"     ? gen_s
+                         : g.mfcs[size_t(i)].name == "actor_train" ? train_s
+                                                                   : 0.0);
+  return sim.run(split_grpo_plan());
 }
 
 }  // namespace realign::testing

@@ -10,10 +10,6 @@
 namespace realign {
 namespace {
 
-using testing::assign;
-using testing::free_transfers;
-using testing::make_cluster;
-
 DataflowGraph streaming_grpo(int64_t staleness, double share) {
   AlgorithmConfig c;
   c.algorithm = Algorithm::kGrpo;
@@ -31,18 +27,7 @@ DataflowGraph streaming_grpo(int64_t staleness, double share) {
 
 // Generation on node 0 takes `gen_s`, training on node 1 `train_s`, every other call and move nothing.
 double iteration_s(int64_t staleness, double share, double gen_s, double train_s) {
-  const DataflowGraph g = streaming_grpo(staleness, share);
-  const Cluster cluster = make_cluster(2, 8);
-  Simulator sim(g, cluster, free_transfers(cluster));
-  for (int i = 0; i < int(g.mfcs.size()); ++i)
-    sim.set_call_time(i, g.mfcs[size_t(i)].name == "actor_gen"     ? gen_s
-                         : g.mfcs[size_t(i)].name == "actor_train" ? train_s
-                                                                   : 0.0);
-  ExecutionPlan p;
-  p.assignments = {assign("actor_gen", 0, 2, 4, 1), assign("ref_inf", 0, 2, 4, 1),
-                   assign("reward_inf", 0, 2, 4, 1), assign("actor_inf", 8, 2, 4, 1),
-                   assign("actor_train", 8, 2, 4, 1)};
-  return sim.run(p).iteration_time_s;
+  return testing::run_hand_timed(streaming_grpo(staleness, share), gen_s, train_s).iteration_time_s;
 }
 
 TEST(FractionalStaleness, TheShareGeneratedAheadLeavesTheRestOnTheTrainingsPath) {

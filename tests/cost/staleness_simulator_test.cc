@@ -28,27 +28,12 @@ DataflowGraph graph_with(const std::string& algorithm, int64_t staleness) {
   return build_graph(c);
 }
 
-// GRPO: generation, the reference and the reward model on node 0; actor_inf and training on node 1. (With
-// the reference on node 1, node 1 would run it for iteration i+N, waiting for that generation, before
-// training iteration i: calls serialize on shared devices in step order, as the runtime runs them.)
-ExecutionPlan split_plan() {
-  ExecutionPlan p;
-  p.assignments = {assign("actor_gen", 0, 2, 4, 1), assign("ref_inf", 0, 2, 4, 1),
-                   assign("reward_inf", 0, 2, 4, 1), assign("actor_inf", 8, 2, 4, 1),
-                   assign("actor_train", 8, 2, 4, 1)};
-  return p;
-}
-
-// Generation takes `gen_s`, training `train_s`, every other call nothing.
+// GRPO on split_grpo_plan (generation, the reference and the reward model on node 0; actor_inf and training
+// on node 1. With the reference on node 1, node 1 would run it for iteration i+N, waiting for that
+// generation, before training iteration i: calls serialize on shared devices in step order, as the runtime
+// runs them.)
 SimulationResult run_by_hand(int64_t staleness, double gen_s, double train_s) {
-  const DataflowGraph g = graph_with("grpo", staleness);
-  const Cluster cluster = make_cluster(2, 8);
-  Simulator sim(g, cluster, free_transfers(cluster));
-  for (int i = 0; i < int(g.mfcs.size()); ++i)
-    sim.set_call_time(i, g.mfcs[size_t(i)].name == "actor_gen"     ? gen_s
-                         : g.mfcs[size_t(i)].name == "actor_train" ? train_s
-                                                                   : 0.0);
-  return sim.run(split_plan());
+  return testing::run_hand_timed(graph_with("grpo", staleness), gen_s, train_s);
 }
 
 TEST(SimulatorStaleness, HandComputableSteadyState) {
