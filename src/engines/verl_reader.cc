@@ -177,6 +177,14 @@ struct Pools {
   double staleness_share = 1;  // of a batch generated that far ahead: the fraction of staleness_threshold
 };
 
+// veRL's one-step-off recipe (verl/experimental/one_step_off_policy, docs/advance/one_step_off.md; earlier
+// recipe/one_step_off_policy): the rollout on its own pool generates the next batch with the weights synced
+// before this one trains, exactly one step off, with no staleness key and no partial rollouts.
+bool one_step_off(const LaunchSettings& s, const std::string& config_name) {
+  return s.text("-m", "").find("one_step_off_policy") != std::string::npos ||
+         config_name.find("one_step_off") != std::string::npos;
+}
+
 Pools read_pools(const LaunchSettings& s, const std::string& config_name) {
   Pools p;
   const int tn = int(s.integer("trainer.nnodes", 1)), tg = int(s.integer("trainer.n_gpus_per_node", 8));
@@ -194,6 +202,10 @@ Pools read_pools(const LaunchSettings& s, const std::string& config_name) {
     throw Error("rollout.n_gpus_per_node",
                 std::to_string(rg) + " GPUs per node beside the trainer's " + std::to_string(tg) +
                     ": realign prices nodes of one size, or one node split between the two pools");
+  }
+  if (one_step_off(s, config_name)) {
+    p.staleness = 1;
+    return p;
   }
   // The share of stale samples the rollout may run ahead by (fully_async.md): between two syncs the
   // rollouter generates at most (1 + s) batches' samples, so with s = N - 1 + f it may run N - 1 batches
@@ -262,9 +274,10 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
   if (!ppo && estimator != "grpo")
     note("algorithm.adv_estimator", estimator + " priced as GRPO's dataflow (the same calls, no critic)");
   if (s.flag(key(kRollout, "enforce_eager"), false)) note(key(kRollout, "enforce_eager"), kEagerDecodingNote);
-  const bool partial = pools.staleness > 0 && s.flag("async_training.partial_rollout", false);
+  const bool one_step = one_step_off(s, config_name);
+  const bool partial = !one_step && pools.staleness > 0 && s.flag("async_training.partial_rollout", false);
   if (pools.rollout_gpus > 0) {
-    if (s.number("async_training.staleness_threshold", 0.0) != double(pools.staleness))
+    if (!one_step && s.number("async_training.staleness_threshold", 0.0) != double(pools.staleness))
       note("async_training.staleness_threshold",
            partial ? "priced as train.staleness " + std::to_string(pools.staleness) +
                          " with train.staleness_share " + Json(pools.staleness_share).dump() +
@@ -283,7 +296,10 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
   const int64_t mini = s.integer(key(kActor, "ppo_mini_batch_size"), 256);
   // A realign iteration is one batch between weight syncs: fully_async's trainer takes require_batches
   // mini-batches per local update and trigger_parameter_sync_step updates per sync (fully_async.md).
-  const int64_t steps = pools.rollout_gpus == 0
+  if (one_step)
+    note("-m", "veRL's one-step-off recipe: train.staleness 1 on the rollout's own pool, priced as realign "
+               "prices veRL's split pools (named fully_async below), one data.train_batch_size a step");
+  const int64_t steps = pools.rollout_gpus == 0 || one_step
                             ? 0
                             : s.integer("async_training.require_batches", 1) *
                                   s.integer("async_training.trigger_parameter_sync_step", 1);

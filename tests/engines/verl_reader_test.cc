@@ -267,6 +267,24 @@ rollout:
   }
 }
 
+// veRL's one-step-off recipe, launched as its scripts do (`-m verl.experimental.one_step_off_policy.main_ppo`,
+// no staleness key): the rollout's own pool one step ahead, no partial rollouts, data.train_batch_size a step.
+TEST(VerlReader, OneStepOffRecipeIsReadAsOneStepAhead) {
+  std::string line = testing::kVerlGrpoScript;
+  line.replace(line.find("verl.trainer.main_ppo"), std::string("verl.trainer.main_ppo").size(),
+               "verl.experimental.one_step_off_policy.main_ppo");
+  line.replace(line.find("trainer.n_gpus_per_node=8 trainer.nnodes=1"),
+               std::string("trainer.n_gpus_per_node=8 trainer.nnodes=1").size(),
+               "trainer.n_gpus_per_node=8 trainer.nnodes=1 rollout.nnodes=1 rollout.n_gpus_per_node=8");
+  const Read r = read_script(line + "\n");
+  EXPECT_EQ(r.run.config["train"]["staleness"], 1);
+  EXPECT_FALSE(r.run.config["train"].contains("partial_rollout"));
+  EXPECT_EQ(r.run.config["batch"]["prompts"], 256);  // data.train_batch_size
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 2, "devices_per_node": 8})"));
+  EXPECT_TRUE(testing::noted(r, "-m"));
+  EXPECT_FALSE(testing::noted(r, "async_training.staleness_threshold"));
+}
+
 // veRL's defaults as veRL applies them (issue 44): the generated trainer configs' values and the workers'
 // behaviour, not a flat default per key.
 TEST(VerlReader, DefaultsAreReadAsVerlAppliesThem) {
