@@ -118,7 +118,7 @@ std::vector<PlanToMeasure> measured_plans(const Args& args, const RunConfig& con
 double runs_host_probe_s(const Args& args, const RunConfig& config) {
   const std::string kept = args.out + "/host_probe_s.json";
   if (args.rescore && fs::exists(kept)) {
-    const Json j = Json::parse(read_file(kept));
+    const Json j = load_config_file(kept);  // a damaged file is refused naming it
     ObjectReader r(j, kept);
     const double probe_s = r.get_double("host_probe_s");
     r.finish();

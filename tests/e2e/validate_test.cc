@@ -104,6 +104,15 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
       noted |= note.get<std::string>().rfind(group + " (", 0) == 0;
     EXPECT_EQ(noted, at_bound) << group << " x" << s;
   }
+  // A damaged or negative kept probe is refused naming the file, not read as another machine's.
+  write_text_file(dir + "/host_probe_s.json", "{\"host_probe_s\": ");
+  EXPECT_NE(testing::run_realign(command + " --rescore", &out), 0);
+  EXPECT_NE(out.find("host_probe_s.json"), std::string::npos) << out;
+  write_text_file(dir + "/host_probe_s.json", "{\"host_probe_s\": -1}");
+  EXPECT_NE(testing::run_realign(command + " --rescore", &out), 0);
+  EXPECT_NE(out.find("host_probe_s.json.host_probe_s"), std::string::npos) << out;
+  write_text_file(dir + "/host_probe_s.json", "{\"host_probe_s\": 0.0064}");
+
   // From a profile whose per-call overhead (100 s) no measured call comes near, the fit stops at its floor,
   // and validate's table says so, naming the coefficient.
   HardwareProfile slow = fitted;
