@@ -127,7 +127,7 @@ export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}               # Hopper:
 configure=(cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREALIGN_WERROR=OFF
   "-DCMAKE_PREFIX_PATH=${torch_prefix:-TORCH_CMAKE_PREFIX};$prefix/usr"
   "-DCMAKE_CXX_FLAGS=-isystem $prefix/usr/include")
-build_cmd=(ninja -C "$build" -j"$jobs" realign bench_model)
+build_cmd=(ninja -C "$build" -j"$jobs" -k 0 realign bench_model)  # -k 0: every compile error in one run
 if [ "$dry" = 1 ]; then
   say "would configure: ${configure[*]}"
   say "would build (only these targets, -j$jobs): ${build_cmd[*]}"

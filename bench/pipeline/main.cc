@@ -6,6 +6,7 @@
 // Starts S copies of itself (comm/launcher.h); rank 0 prints the table.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -96,7 +97,7 @@ void run(comm::World& world, const Settings& s) {
     if (world.rank() == 0) full.load_shards(model::init_full_params(spec, HeadKind::kLanguageModel, 1));
     seq_fwd = best_time(g, s.reps, [&] {
       if (world.rank() != 0) return;
-      at::NoGradGuard ng;
+      c10::NoGradGuard ng;
       for (int i = 0; i < s.micro; ++i) nll(full, full.forward(micro[size_t(i)]), i);
     });
     seq_train = best_time(g, s.reps, [&] {

@@ -1,5 +1,7 @@
 #include "algo/advantages.h"
 
+#include <c10/core/GradMode.h>
+
 #include "core/check.h"
 
 namespace realign::algo {
@@ -7,7 +9,7 @@ namespace realign::algo {
 at::Tensor group_advantages(const at::Tensor& rewards, int64_t group_size, bool scale, double eps) {
   REALIGN_CHECK(rewards.dim() == 1 && group_size > 0 && rewards.size(0) % group_size == 0)
       << rewards.sizes() << " / " << group_size;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const at::Tensor grouped = rewards.view({-1, group_size});
   at::Tensor centred = grouped - grouped.mean(1, true);
   if (scale) centred = centred / (grouped.std(1, /*unbiased=*/true, true) + eps);
@@ -16,7 +18,7 @@ at::Tensor group_advantages(const at::Tensor& rewards, int64_t group_size, bool 
 
 at::Tensor remax_advantages(const at::Tensor& rewards, const at::Tensor& greedy_rewards) {
   REALIGN_CHECK(rewards.sizes() == greedy_rewards.sizes());
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   return rewards - greedy_rewards;
 }
 

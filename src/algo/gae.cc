@@ -1,5 +1,7 @@
 #include "algo/gae.h"
 
+#include <c10/core/GradMode.h>
+
 #include "core/check.h"
 
 namespace realign::algo {
@@ -7,7 +9,7 @@ namespace realign::algo {
 GaeResult gae(const at::Tensor& rewards, const at::Tensor& values, const at::Tensor& mask, double gamma,
               double lambda) {
   REALIGN_CHECK(rewards.dim() == 2 && rewards.sizes() == values.sizes() && rewards.sizes() == mask.sizes());
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const int64_t T = rewards.size(1);
   const at::Tensor r = rewards * mask, v = values.detach() * mask;
   at::Tensor advantages = at::zeros_like(r);
@@ -28,7 +30,7 @@ GaeResult gae(const at::Tensor& rewards, const at::Tensor& values, const at::Ten
 at::Tensor token_rewards(const at::Tensor& scores, const at::Tensor& kl, const at::Tensor& mask, double kl_coef,
                          double score_clip) {
   REALIGN_CHECK(scores.dim() == 1 && scores.size(0) == mask.size(0));
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   at::Tensor s = scores;
   if (score_clip > 0) s = s.clamp(-score_clip, score_clip);
   at::Tensor rewards = -kl_coef * kl.detach() * mask;

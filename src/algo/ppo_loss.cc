@@ -1,5 +1,7 @@
 #include "algo/ppo_loss.h"
 
+#include <c10/core/GradMode.h>
+
 #include "algo/masked.h"
 
 namespace realign::algo {
@@ -17,7 +19,7 @@ PolicyLoss ppo_policy_loss(const at::Tensor& logprobs, const at::Tensor& old_log
   PolicyLoss out;
   out.loss = masked_mean(per_token, mask);
   {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     out.clip_fraction = masked_mean((clipped > unclipped).to(mask.dtype()), mask).item<double>();
     out.approx_kl = masked_mean(-log_ratio, mask).item<double>();
   }
@@ -26,7 +28,7 @@ PolicyLoss ppo_policy_loss(const at::Tensor& logprobs, const at::Tensor& old_log
 
 BehaviourWeights behaviour_weights(const at::Tensor& proximal_logprobs, const at::Tensor& behaviour_logprobs,
                                    const at::Tensor& mask, double cap) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const at::Tensor w = at::exp(proximal_logprobs - behaviour_logprobs) * mask;
   BehaviourWeights out;
   out.mean = masked_mean(w, mask).item<double>();
@@ -54,7 +56,7 @@ ValueLoss ppo_value_loss(const at::Tensor& values, const at::Tensor& old_values,
   const at::Tensor clipped_values = old + (values - old).clamp(-eps, eps);
   const at::Tensor clipped = (clipped_values - target).pow(2);
   out.loss = 0.5 * masked_mean(at::max(unclipped, clipped), mask);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   out.clip_fraction = masked_mean((clipped > unclipped).to(mask.dtype()), mask).item<double>();
   return out;
 }

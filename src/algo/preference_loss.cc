@@ -1,5 +1,7 @@
 #include "algo/preference_loss.h"
 
+#include <c10/core/GradMode.h>
+
 #include "core/check.h"
 
 namespace realign::algo {
@@ -11,7 +13,7 @@ PairLoss pair_loss(const at::Tensor& margin, double label_smoothing) {
   out.loss = label_smoothing > 0
                  ? ((1.0 - label_smoothing) * nll + label_smoothing * (-at::log_sigmoid(-margin))).mean()
                  : nll.mean();
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   out.accuracy = (margin > 0).to(at::kFloat).mean().item<double>();
   out.margin = margin.mean().item<double>();
   return out;

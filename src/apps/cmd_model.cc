@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <c10/core/GradMode.h>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -122,7 +123,7 @@ void add_logprobs(CLI::App& app) {
     }
     if (a->batch < 1) throw Error("--batch-size", "must be positive");
     std::string out;
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (size_t s = 0; s < seqs.size(); s += size_t(a->batch)) {
       std::vector<std::vector<int64_t>> chunk(seqs.begin() + s,
                                               seqs.begin() + std::min(seqs.size(), s + a->batch));

@@ -4,6 +4,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <c10/core/GradMode.h>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -169,7 +170,7 @@ GenerateResult generate(Transformer& m, const std::vector<std::vector<int64_t>>&
   if (m.parallel().n_stages != 1)
     throw Error("generate", "runs the whole model; pipeline stages generate with runtime::pipeline_generate");
   check_generate_args(m, prompts, o);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const at::Device dev = m.device();
   const PaddedPrompts p = left_pad(prompts);
   KvCache cache = m.make_cache(p.tokens.size(0), p.length() + o.max_new_tokens);

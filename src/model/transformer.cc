@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <c10/core/GradMode.h>
 #include <cmath>
 #include <sstream>
 
@@ -103,7 +104,7 @@ std::vector<at::Tensor> Transformer::parameters() const {
 }
 
 void Transformer::load_shards(const std::map<std::string, at::Tensor>& shards, bool strict) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (auto& [name, t] : params_) {
     auto it = shards.find(name);
     if (it == shards.end()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <c10/core/GradMode.h>
 #include <cstdio>
 #include <thread>
 
@@ -141,7 +142,7 @@ MachineProfile measure_machine(const DeviceSpec& device_spec, const ProfileOptio
     b.tokens = at::zeros({1, 8}, i64);
     b.positions = at::arange(8, i64).unsqueeze(0);
     b.segments = at::ones({1, 8}, i64.dtype(at::kInt));
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     return timer(launch_name + " (" + std::to_string(layers) + " layers)", [&] { m.forward(b); });
   };
   const double launch_t = std::max(0.0, (tiny_forward(3) - tiny_forward(1)) / 2.0);

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <c10/core/GradMode.h>
 #include <cmath>
 
 #include "core/check.h"
@@ -35,7 +36,7 @@ at::Tensor AdamW::master_of(const std::string& name, const at::Tensor& p) {
 
 double AdamW::step() {
   REALIGN_CHECK(full_state_valid_) << "AdamW::step after step_zero1 without gather_state";
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   double lr = scheduled_lr(config_, step_, total_steps_);
   ++step_;
   double bc1 = 1 - std::pow(config_.beta1, double(step_));
@@ -75,7 +76,7 @@ std::map<std::string, at::Tensor> AdamW::state_tensors() const {
 }
 
 void AdamW::load_state(const std::map<std::string, at::Tensor>& tensors, int64_t steps_done) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (auto* moments : {&m_, &v_}) {
     const char* prefix = moments == &m_ ? "m/" : "v/";
     for (auto& [name, p] : params_) {

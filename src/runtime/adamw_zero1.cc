@@ -4,6 +4,7 @@
 // (the gradient sums come from a reduce-scatter instead of an all-reduce).
 #include <ATen/ATen.h>
 
+#include <c10/core/GradMode.h>
 #include <cmath>
 
 #include "core/check.h"
@@ -43,7 +44,7 @@ void AdamW::build_zero1_shard(comm::Group& dp) {
 std::pair<double, double> AdamW::step_zero1(comm::Group& dp, comm::Group& tp, comm::Group& pp,
                                             const std::function<bool(const std::string&)>& counted,
                                             double max_norm) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   if (full_state_valid_ || !shard_ || shard_->dp_size != dp.size() || shard_->dp_rank != dp.rank())
     build_zero1_shard(dp);
   Zero1Shard& s = *shard_;
@@ -101,7 +102,7 @@ std::pair<double, double> AdamW::step_zero1(comm::Group& dp, comm::Group& tp, co
 
 void AdamW::gather_state(comm::Group& dp) {
   if (full_state_valid_ || !shard_) return;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   REALIGN_CHECK(shard_->dp_size == dp.size() && shard_->dp_rank == dp.rank())
       << "gather_state over another dp group than the steps'";
   for (auto* moments : {&m_, &v_}) {

@@ -1,6 +1,7 @@
 #include "runtime/call_forward.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -155,7 +156,7 @@ int64_t micro_batch_rows(const CallContext& ctx, int64_t rows) {
 HeadOutputs forward_outputs(const CallContext& ctx, model::Transformer& model, const SequenceBatch& batch,
                             WantedOutputs what) {
   require_matching_stages(ctx, model);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const std::vector<Micro> micro = split(ctx, {&batch});
   if (ctx.pp->size() > 1) return pipelined_outputs(ctx, model, {&batch}, micro, what)[0];
   std::vector<at::Tensor> parts;

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <c10/core/GradMode.h>
 #include <cmath>
 
 #include "core/check.h"
@@ -13,7 +14,7 @@ namespace {
 // Sums the gradients of `params` over `group` in flat fp32 buckets and divides them by `divisor`.
 void sum_gradients(const std::vector<at::Tensor>& params, comm::Group& group, double divisor,
                    size_t bucket_bytes) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   std::vector<at::Tensor> grads;
   for (const at::Tensor& p : params) {
     if (!p.grad().defined()) const_cast<at::Tensor&>(p).mutable_grad() = at::zeros_like(p);
@@ -58,7 +59,7 @@ double clip_grad_norm(const std::vector<at::Tensor>& params, const std::vector<b
                       const std::vector<bool>* expert) {
   REALIGN_CHECK(params.size() == counted.size()) << params.size() << " vs " << counted.size();
   REALIGN_CHECK(!ep == !expert && (!expert || expert->size() == params.size()));
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   at::Tensor sum = at::zeros({1}, at::kDouble), expert_sum = at::zeros({1}, at::kDouble);
   for (size_t i = 0; i < params.size(); ++i) {
     const bool is_expert = expert && (*expert)[i];

@@ -2,6 +2,7 @@
 // neighbouring stages work on different micro-batches at the same time.
 #include <ATen/ATen.h>
 
+#include <c10/core/GradMode.h>
 #include <deque>
 
 #include "core/check.h"
@@ -14,7 +15,7 @@ std::vector<at::Tensor> pipeline_forward(comm::Group& pp, model::Transformer& mo
                                          const std::vector<model::TokenBatch>& micro_batches,
                                          const StageHead& head) {
   check_pipeline_args(pp, model, micro_batches, "pipeline_forward");
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const int stage = pp.rank(), n_micro = int(micro_batches.size());
   const bool first = model.first_stage(), last = model.last_stage();
   auto post_recv = [&](int m) {

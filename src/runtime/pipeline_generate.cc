@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <c10/core/GradMode.h>
 #include <deque>
 #include <memory>
 
@@ -58,7 +59,7 @@ model::GenerateResult pipeline_generate(comm::Group& pp, model::Transformer& mod
   // all-to-alls cannot follow (search/candidates.cc keeps such plans out).
   if (model.parallel().ep && model.ep().size() > 1)
     throw Error("plan", "pipelined generation (pp > 1) with expert parallelism (ep > 1) is not supported");
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const int n_stages = pp.size(), stage = pp.rank();
   const bool first = model.first_stage(), last = model.last_stage();
   const at::Device dev = model.device();

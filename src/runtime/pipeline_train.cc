@@ -1,6 +1,7 @@
 // The 1F1B training schedule over a pp group, and the gradient sync of a tied embedding.
 #include <ATen/ATen.h>
 
+#include <c10/core/GradMode.h>
 #include <deque>
 
 #include "core/check.h"
@@ -24,7 +25,7 @@ std::vector<double> pipeline_train_1f1b(comm::Group& pp, model::Transformer& mod
                                         const std::vector<model::TokenBatch>& micro_batches,
                                         const StageHead& loss_fn) {
   check_pipeline_args(pp, model, micro_batches, "pipeline_train_1f1b");
-  at::AutoGradMode grad_mode(true);
+  c10::AutoGradMode grad_mode(true);
   const int stage = pp.rank(), n_stages = pp.size(), n_micro = int(micro_batches.size());
   const bool first = model.first_stage(), last = model.last_stage();
   auto batch = [&](int m) -> const model::TokenBatch& { return micro_batches[size_t(m)]; };
@@ -121,7 +122,7 @@ void sync_tied_embedding_grads(comm::Group& pp, model::Transformer& model) {
   if (!model.spec().tied_embeddings || model.head() != HeadKind::kLanguageModel || par.n_stages == 1) return;
   if (!model.first_stage() && !model.last_stage()) return;
   at::Tensor& w = model.named_params().at("embed.weight");
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const at::Tensor mine =
       w.grad().defined() ? to_host(w.grad()) : at::zeros(w.sizes(), w.options().device(at::kCPU));
   at::Tensor theirs = at::empty_like(mine);

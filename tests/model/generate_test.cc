@@ -1,6 +1,7 @@
 // KV-cache generation against recomputing the whole sequence every step; sampling options; stop tokens.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -17,7 +18,7 @@ using testing::random_sequences;
 // Greedy decoding of one prompt by running the full forward over the whole sequence at every step.
 void recompute_greedy(Transformer& m, std::vector<int64_t> seq, int64_t n, std::vector<int64_t>* tokens,
                       std::vector<double>* logprobs) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (int64_t i = 0; i < n; ++i) {
     BuiltBatch b = pad_batch({seq});
     at::Tensor logits = m.logits(m.forward(b.batch))[0][int64_t(seq.size()) - 1];

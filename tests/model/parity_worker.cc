@@ -7,6 +7,7 @@
 // Throws on the first mismatch (run_worker reports it).
 #include <ATen/ATen.h>
 
+#include <c10/core/GradMode.h>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -54,7 +55,7 @@ std::vector<ModelSpec> specs() {
 // above zero for every token (needs E/2 >= 2k). That rank then runs no expert, yet takes part in every
 // all-to-all, forward and backward.
 void starve_second_half(rm::Transformer& m) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (auto& [name, w] : m.named_params()) {
     if (name.find("moe.router.weight") == std::string::npos) continue;
     const int64_t E = w.size(0);

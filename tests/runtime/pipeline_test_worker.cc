@@ -12,6 +12,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <c10/core/GradMode.h>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -104,7 +105,7 @@ void run(comm::World& world, const Scenario& sc) {
   if (int(outputs.size()) != sc.n_micro)
     throw std::runtime_error("pipeline_forward: wrong number of outputs");
   {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (int m = 0; m < sc.n_micro; ++m) {
       const model::TokenBatch& b = batches[size_t(m)];
       expect_close(outputs[size_t(m)], head_outputs(full, full.forward(b), b), 1e-5,

@@ -10,6 +10,7 @@
 //       of ranks for several producers, where a pass through the dp-over-every-rank layout moves more.
 #include <ATen/ATen.h>
 
+#include <c10/core/GradMode.h>
 #include <cstdio>
 #include <set>
 #include <stdexcept>
@@ -36,7 +37,7 @@ model::TokenBatch test_batch(int64_t vocab) {
 
 at::Tensor logprobs_of(model::Transformer& m, const model::TokenBatch& b) {
   const at::Tensor targets = at::roll(b.tokens, -1, 1);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   return m.token_logprobs(m.forward(b), targets);
 }
 
