@@ -151,10 +151,14 @@ def main():
                                                    ", AdamW" if t["optimizer"] else "", t["step_s"],
                                                    t["achieved_flops"] / 1e12, 100 * t["mfu_of_measured_gemm_peak"],
                                                    bench["dtype"], bench["gemm_peak_flops"] / 1e12))
-        md += ["", "| decode batch | tokens/s | ms per step | bandwidth bound tokens/s | share |",
-               "| --- | --- | --- | --- | --- |"]
-        md += ["| %d | %.0f | %.2f | %.0f | %.0f%% |" % (d["batch"], d["tokens_per_s"], 1000 * d["step_s"],
-                                                      d["bandwidth_bound_tokens_per_s"], 100 * d["share_of_bound"])
+        md += ["", "decode steps: " + ("replayed CUDA graphs" if bench.get("decode_cuda_graph") else
+                                   "launched (%s)" % bench.get("decode_no_graph_because", "no CUDA graph")),
+               "", "| decode batch | tokens/s | ms per step | bandwidth bound tokens/s | share | steps 1-2, s | generate(), s |",
+               "| --- | --- | --- | --- | --- | --- | --- |"]
+        opt = lambda d, k: "%.3f" % d[k] if k in d else "-"
+        md += ["| %d | %.0f | %.2f | %.0f | %.0f%% | %s | %s |" % (
+                   d["batch"], d["tokens_per_s"], 1000 * d["step_s"], d["bandwidth_bound_tokens_per_s"],
+                   100 * d["share_of_bound"], opt(d, "first_steps_s"), opt(d, "generate_call_s"))
                for d in bench["decode"]]
         md.append("")
         md.append("copy bandwidth (read + written): %.0f GB/s" % (bench["copy_bandwidth"] / 1e9))

@@ -1,7 +1,8 @@
 // bench_model: forward+backward tokens/s and achieved GFLOP/s of a LLaMA (~100M parameters by default, ~1.5B
 // with --preset 1.5b) against this machine's measured GEMM peak (its MFU), and batched KV-cache decode
 // tokens/s at each --decode-batch against the memory-bandwidth bound of that step (weights and the KV cache
-// read once per step, at the measured copy bandwidth).
+// read once per step, at the measured copy bandwidth), each phase timed apart (time_decode: prefill, the
+// steps where a CUDA graph is recorded, the steady steps).
 // usage: bench_model [--device cpu|cuda] [--dtype fp32|bf16] [--batch B] [--seq T] [--steps N]
 //                    [--decode-batch B[,B...]] [--prompt P] [--new N] [--layers L] [--hidden H]
 //                    [--head-dim D] [--preset 1.5b] [--optimizer 0|1] [--threads N] [--profile 1]
@@ -12,6 +13,7 @@
 // --json FILE: the figures as one JSON object (scripts/gpu-check.sh reads it).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -19,14 +21,17 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "core/check.h"
 #include "core/host.h"
 #include "core/json.h"
 #include "core/torch_compat.h"
+#include "model/decode_graph.h"
 #include "model/generate.h"
 #include "model/init.h"
 #include "model/transformer.h"
@@ -41,6 +46,56 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 
 // Waits for queued device work (a host read of a reduction forces it on every backend).
 void sync(const at::Tensor& t) { (void)t.sum().item<double>(); }
+
+// One greedy generation of `n` tokens timed by phase, through the pieces generate() runs (model/generate.h),
+// each step to its sampled tokens on the host: the prefill with the first token; steps 1 and 2, where a CUDA
+// graph is warmed up and recorded; and the mean of the later steps, what a long generation pays per token.
+// Then generate() itself end to end (which records a graph only for kMinStepsForDecodeGraph steps or more).
+struct DecodeTiming {
+  double prefill_s = 0, first_steps_s = 0, step_s = 0, call_s = 0;
+};
+
+DecodeTiming time_decode(realign::model::Transformer& m, const std::vector<std::vector<int64_t>>& prompts,
+                         int64_t n) {
+  namespace rm = realign::model;
+  c10::NoGradGuard no_grad;
+  DecodeTiming t;
+  rm::GenerateOptions go;
+  go.max_new_tokens = n;
+  const at::Device dev = m.device();
+  const rm::PaddedPrompts p = rm::left_pad(prompts);
+  rm::KvCache cache = m.make_cache(p.tokens.size(0), p.length() + n);
+  std::vector<at::Generator> gens = rm::make_generators(go, 0, int64_t(prompts.size()));
+  rm::DecodeRows rows(p, go, dev);
+  at::Tensor h;
+  const auto sample = [&] {  // record() reads back whether every row stopped: the step ends on the host
+    const rm::Choice c = rm::sample_next(m, h.narrow(1, h.size(1) - 1, 1), go, gens);
+    rows.record(c.tokens, c.logprobs);
+  };
+  double t0 = now();
+  h = m.forward_cached(p.tokens.to(dev), p.positions.to(dev), p.valid.to(dev), cache);
+  sample();
+  t.prefill_s = now() - t0;
+  {
+    const std::unique_ptr<rm::DecodeGraph> graph = rm::DecodeGraph::make(m, cache);
+    std::vector<double> steps;
+    while (!rows.finished()) {
+      t0 = now();
+      const rm::DecodeRows::Step in = rows.next_step();
+      h = graph ? graph->step(in.tokens, in.positions, in.valid)
+                : m.forward_cached(in.tokens, in.positions, in.valid, cache);
+      sample();
+      steps.push_back(now() - t0);
+    }
+    REALIGN_CHECK(steps.size() >= 3) << "--new must be at least 4";
+    t.first_steps_s = steps[0] + steps[1];
+    for (size_t i = 2; i < steps.size(); ++i) t.step_s += steps[i] / double(steps.size() - 2);
+  }
+  t0 = now();
+  sync(rm::generate(m, prompts, go).logprobs);
+  t.call_s = now() - t0;
+  return t;
+}
 
 // Bytes per second a device-to-device copy moves, counting bytes read and written (as HBM bandwidth is
 // quoted for a decode step's reads, each read byte is one byte of traffic: the bound below uses this figure).
@@ -266,41 +321,36 @@ int main(int argc, char** argv) {
   adam.reset();
 
   // Decode: batched greedy generation with the KV cache (prefill timed separately), at each batch size.
+  const std::string no_graph = rm::DecodeGraph::unavailable_because(m);
+  std::printf("decode steps: %s\n", no_graph.empty() ? "replayed CUDA graphs" : ("launched, no CUDA graph: " + no_graph).c_str());
+  out["decode_cuda_graph"] = no_graph.empty();
+  if (!no_graph.empty()) out["decode_no_graph_because"] = no_graph;
   out["decode"] = realign::Json::array();
   for (const int64_t dbatch : dbatches) {
     std::vector<std::vector<int64_t>> prompts(dbatch, std::vector<int64_t>(prompt, 1));
     for (int64_t b = 0; b < dbatch; ++b)
       for (int64_t t = 0; t < prompt; ++t) prompts[b][t] = (b * 31 + t * 17) % spec.vocab;
-    rm::GenerateOptions go;
-    go.max_new_tokens = 1;
-    rm::generate(m, prompts, go);  // warm-up
-    double tp0 = now();
-    rm::generate(m, prompts, go);
-    const double prefill = now() - tp0;
-    go.max_new_tokens = new_tokens;
-    tp0 = now();
-    rm::GenerateResult r = rm::generate(m, prompts, go);
-    sync(r.logprobs);
-    const double total = now() - tp0;
-    const double decode = std::max(1e-9, total - prefill);
-    const double step_s = decode / double(new_tokens - 1),
-                 tokens_per_s = double(dbatch * (new_tokens - 1)) / decode;
-    // The bandwidth bound of a step at the mean context: every weight and every cached key and value read
-    // once.
+    const DecodeTiming t = time_decode(m, prompts, new_tokens);
+    const double step_s = t.step_s, tokens_per_s = double(dbatch) / step_s, prefill = t.prefill_s;
+    // The bandwidth bound of a step at the mean context of the steady steps: every weight and every cached
+    // key and value read once.
     const double context = double(prompt) + double(new_tokens) / 2.0;
     const double bytes =
         double(spec.total_params()) * elem_bytes +
         double(dbatch) * context * double(spec.n_layers) * spec.kv_cache_elements_per_rank(1) * elem_bytes;
     const double bound_tokens_per_s = double(dbatch) / (bytes / bandwidth);
     std::printf(
-        "decode (B=%lld, prompt %lld, %lld new tokens, greedy): prefill %.3f s, %.1f tokens/s "
-        "(%.1f ms per step) = %.0f%% of the bandwidth bound (%.0f tokens/s)\n",
-        (long long)dbatch, (long long)prompt, (long long)new_tokens, prefill, tokens_per_s, 1000.0 * step_s,
-        100.0 * tokens_per_s / bound_tokens_per_s, bound_tokens_per_s);
+        "decode (B=%lld, prompt %lld, %lld new tokens, greedy): prefill %.3f s, steps 1-2 %.3f s (a graph's "
+        "warm-up and recording), then %.1f tokens/s (%.2f ms per step) = %.0f%% of the bandwidth bound (%.0f "
+        "tokens/s); generate() end to end %.3f s\n",
+        (long long)dbatch, (long long)prompt, (long long)new_tokens, prefill, t.first_steps_s, tokens_per_s,
+        1000.0 * step_s, 100.0 * tokens_per_s / bound_tokens_per_s, bound_tokens_per_s, t.call_s);
     out["decode"].push_back({{"batch", dbatch},
                              {"prompt", prompt},
                              {"new_tokens", new_tokens},
                              {"prefill_s", prefill},
+                             {"first_steps_s", t.first_steps_s},
+                             {"generate_call_s", t.call_s},
                              {"step_s", step_s},
                              {"tokens_per_s", tokens_per_s},
                              {"bytes_per_step", bytes},

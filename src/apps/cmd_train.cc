@@ -111,8 +111,9 @@ void report_placement(const runtime::DevicePlacement& p, int local_rank) {
   if (p.cuda) {
     REALIGN_LOG(kWarn)
         << "ranks run on " << runtime::describe(p)
-        << "; not done on GPUs yet: NCCL groups (ranks talk over Gloo through host memory) and "
-           "CUDA graphs for the decode step (each step launches its kernels)";
+        << "; not done on GPUs yet: NCCL groups (ranks talk over Gloo through host memory); decode steps "
+           "replay CUDA graphs only for a model of one stage and tp 1 without experts (model/decode_graph.h), "
+           "the others launch each step's kernels";
   }
 }
 

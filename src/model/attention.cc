@@ -15,12 +15,14 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   REALIGN_CHECK(Hq % Hkv == 0) << Hq << " query heads, " << Hkv << " KV heads";
   const int64_t rep = Hq / Hkv;
   // On a GPU, the libtorch's fused kernel where it has one (2.x), with the KV heads repeated to the query
-  // heads (its memory-efficient kernel, the one taking a mask, wants as many). The CPU keeps the code below,
-  // so CPU results do not depend on which libtorch built realign.
+  // heads (its memory-efficient kernel, the one taking a mask, wants as many): head h reads KV head h / rep,
+  // through expand (repeat_interleave may read its size back to the host, which a CUDA graph cannot record).
+  // The CPU keeps the code below, so CPU results do not depend on which libtorch built realign.
   if (torch_compat::kHasFusedAttention && q.is_cuda()) {
-    const at::Tensor kr = rep > 1 ? k.repeat_interleave(rep, 1) : k;
-    const at::Tensor vr = rep > 1 ? v.repeat_interleave(rep, 1) : v;
-    return torch_compat::fused_attention(q, kr, vr, mask);
+    const auto repeat = [&](const at::Tensor& t) {
+      return rep == 1 ? t : t.unsqueeze(2).expand({B, Hkv, rep, Tk, d}).reshape({B, Hq, Tk, d});
+    };
+    return torch_compat::fused_attention(q, repeat(k), repeat(v), mask);
   }
   // (B, Hkv, rep * Tq, d): heads h = kv * rep + r are contiguous, so this is a view when q is contiguous.
   at::Tensor qg = q.reshape({B, Hkv, rep * Tq, d});
@@ -60,6 +62,15 @@ at::Tensor cache_mask(const at::Tensor& valid, int64_t first_slot, int64_t n, in
   at::Tensor ok = window_ok(qi, kj, window).unsqueeze(0) & keys;             // (B, n, Tk)
   at::Tensor self = (qi == kj).unsqueeze(0);                                  // (1, n, Tk)
   at::Tensor pad_query = valid.narrow(1, first_slot, n).logical_not().unsqueeze(2);  // (B, n, 1)
+  return at::where(pad_query, self, ok).unsqueeze(1);
+}
+
+at::Tensor cache_mask_at(const at::Tensor& valid, const at::Tensor& slots, int64_t window) {
+  const int64_t S = valid.size(1), n = slots.size(0);
+  at::Tensor qi = slots.view({n, 1}), kj = at::arange(S, slots.options()).view({1, S});
+  at::Tensor ok = window_ok(qi, kj, window).unsqueeze(0) & valid.unsqueeze(1);     // (B, n, S)
+  at::Tensor self = (qi == kj).unsqueeze(0);                                        // (1, n, S)
+  at::Tensor pad_query = valid.index_select(1, slots).logical_not().unsqueeze(2);  // (B, n, 1)
   return at::where(pad_query, self, ok).unsqueeze(1);
 }
 

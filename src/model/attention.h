@@ -22,4 +22,9 @@ at::Tensor segment_mask(const at::Tensor& segments, int64_t sliding_window);
 // within the sliding window. Query slots that hold padding see only themselves. -> (B, 1, Tq, Tk) bool.
 at::Tensor cache_mask(const at::Tensor& valid, int64_t first_slot, int64_t n_queries, int64_t sliding_window);
 
+// The same rule for queries at the consecutive cache slots `slots` ((Tq) int64, on valid's device) over every
+// key slot of the cache, [0, S): the slots after the queries are masked as not yet written. No host value
+// depends on the slots, so a CUDA graph can replay it with others. -> (B, 1, Tq, S) bool.
+at::Tensor cache_mask_at(const at::Tensor& valid, const at::Tensor& slots, int64_t sliding_window);
+
 }  // namespace realign::model

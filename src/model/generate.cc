@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "model/decode_graph.h"
 
 namespace realign::model {
 
@@ -177,6 +178,8 @@ GenerateResult generate(Transformer& m, const std::vector<std::vector<int64_t>>&
   at::Tensor h = m.forward_cached(p.tokens.to(dev), p.positions.to(dev), p.valid.to(dev), cache);
   std::vector<at::Generator> gens = make_generators(o, 0, int64_t(prompts.size()));
   DecodeRows rows(p, o, dev);
+  const std::unique_ptr<DecodeGraph> graph =  // null where unavailable
+      o.max_new_tokens >= kMinStepsForDecodeGraph ? DecodeGraph::make(m, cache) : nullptr;
   for (;;) {
     if (!rows.finished()) {
       const Choice c = sample_next(m, h.narrow(1, h.size(1) - 1, 1), o, gens);
@@ -185,7 +188,8 @@ GenerateResult generate(Transformer& m, const std::vector<std::vector<int64_t>>&
     if (ep_group_finished(m, rows.finished())) break;
     // Finished rows (a finished rank) repeat their last input: their outputs are never read.
     const DecodeRows::Step in = rows.next_step();
-    h = m.forward_cached(in.tokens, in.positions, in.valid, cache);
+    h = graph ? graph->step(in.tokens, in.positions, in.valid)
+              : m.forward_cached(in.tokens, in.positions, in.valid, cache);
   }
   return rows.result();
 }

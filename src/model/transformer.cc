@@ -164,7 +164,12 @@ at::Tensor Transformer::attention_block(const Layer& l, const at::Tensor& x, con
     q = apply_rope(q, positions, inv_freq_);
     k = apply_rope(k, positions, inv_freq_);
   }
-  if (cache != nullptr) {
+  if (cache != nullptr && cache->write_slots.defined()) {
+    cache->k[local_layer].index_copy_(2, cache->write_slots, k);
+    cache->v[local_layer].index_copy_(2, cache->write_slots, v);
+    k = cache->k[local_layer];
+    v = cache->v[local_layer];
+  } else if (cache != nullptr) {
     const int64_t s0 = cache->length;
     cache->k[local_layer].narrow(2, s0, T).copy_(k);
     cache->v[local_layer].narrow(2, s0, T).copy_(v);
@@ -302,8 +307,15 @@ at::Tensor Transformer::forward_cached(const at::Tensor& tokens, const at::Tenso
   REALIGN_CHECK(cache.length + T <= cache.capacity())
       << cache.length << " + " << T << " > " << cache.capacity();
   const at::Tensor pos = positions.to(device_);
-  cache.valid.narrow(1, cache.length, T).copy_(valid);
-  const at::Tensor mask = cache_mask(cache.valid, cache.length, T, spec_.sliding_window);
+  at::Tensor mask;
+  if (cache.write_slots.defined()) {
+    REALIGN_CHECK(cache.write_slots.size(0) == T) << cache.write_slots.sizes() << " slots for " << T << " tokens";
+    cache.valid.index_copy_(1, cache.write_slots, valid.to(device_));
+    mask = cache_mask_at(cache.valid, cache.write_slots, spec_.sliding_window);
+  } else {
+    cache.valid.narrow(1, cache.length, T).copy_(valid);
+    mask = cache_mask(cache.valid, cache.length, T, spec_.sliding_window);
+  }
   at::Tensor x;
   if (first_stage()) {
     x = embed(tokens.to(device_), pos);

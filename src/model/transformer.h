@@ -81,8 +81,8 @@ class Transformer {
   at::Tensor values(const at::Tensor& hidden);
 
   // Incremental forward of this stage for generation: tokens (B, Tq) written into cache slots
-  // [cache.length, +Tq) with `valid` (B, Tq) bool marking real tokens and `positions` (B, Tq); advances
-  // cache.length. The first stage embeds `tokens` (hidden_in ignored); other stages take hidden_in
+  // [cache.length, +Tq) (or cache.write_slots, when defined) with `valid` (B, Tq) bool marking real tokens
+  // and `positions` (B, Tq); advances cache.length. The first stage embeds `tokens` (hidden_in ignored); other stages take hidden_in
   // (B, Tq, H) from the stage before and ignore `tokens`. Returns this stage's output (B, Tq, H), after the
   // final norm on the last stage.
   at::Tensor forward_cached(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& valid,
