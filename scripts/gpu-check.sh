@@ -5,7 +5,8 @@
 #   bench_model.json   train step of a ~1.5B LLaMA (bf16, seq 2048, AdamW with fp32 masters) against the bf16
 #                      GEMM peak measured in the same run (MFU); decode tokens/s at batch 1, 64, 256 against the
 #                      bandwidth bound of the step (weights + KV cache read once, at the measured copy rate)
-#   profile.json       `realign profile --device cuda`: the measured hardware profile
+#   profile.json       `realign profile --device cuda --spec DEVICE`: the measured hardware profile, its
+#                      efficiencies fractions of DEVICE's peaks (h200 or h100-sxm, as below)
 #   summary.json/.md   the above, per call (generate, inference, train) of a small RL workload on the GPU its
 #                      estimate with the shipped H100 profile and with the measured one beside the measurement,
 #                      and the main job (examples/addition_ppo.yaml) on one GPU: held-out accuracy, seconds per
@@ -14,18 +15,24 @@
 # It prints what it skipped and why, and exits non-zero when the build fails (or nothing was measured).
 # --dry-run: here, without a GPU: checks the carried .debs unpack, prints the configure and build commands and
 # every measurement it would run, and what it would skip on this machine and why; builds and runs nothing.
-# usage: bash scripts/gpu-check.sh [--dry-run] OUT_DIR
+# --only STEP[,STEP...]: after the build, only these measurements (bench_model, profile, rl_small,
+# rl_small_measured_profile, main_job): a short rerun of what changed, when the lent minutes are few.
+# usage: bash scripts/gpu-check.sh [--dry-run] [--only STEPS] OUT_DIR
 set -uo pipefail
 dry=0
 out=""
-for a in "$@"; do
-  case "$a" in
+only=""
+usage="usage: $0 [--dry-run] [--only STEP[,STEP...]] OUT_DIR"
+while [ $# -gt 0 ]; do
+  case "$1" in
     --dry-run) dry=1 ;;
-    -*) echo "usage: $0 [--dry-run] OUT_DIR" >&2; exit 2 ;;
-    *) out="$a" ;;
+    --only) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }; only=",$2,"; shift ;;
+    -*) echo "$usage" >&2; exit 2 ;;
+    *) out="$1" ;;
   esac
+  shift
 done
-[ -n "$out" ] || { echo "usage: $0 [--dry-run] OUT_DIR" >&2; exit 2; }
+[ -n "$out" ] || { echo "$usage" >&2; exit 2; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +57,14 @@ run() {
   shift 2
   local rest
   rest=$(left)
+  case "$name" in
+    configure | build) ;;
+    *) if [ -n "$only" ] && [[ "$only" != *",$name,"* ]]; then
+         skip "$name" "not among --only ${only:1:-1}"
+         printf '%s\tskipped\t0\n' "$name" >>"$out/steps.tsv"
+         return 1
+       fi ;;
+  esac
   if [ "$dry" = 1 ]; then
     say "would run [$name, at most ${limit} s]: $*"
     return 0
@@ -151,8 +166,8 @@ fi
 # 1. The ~1.5B LLaMA's train step (MFU) and decode at batch 1, 64, 256.
 run bench_model 150 "$bench" --device cuda --dtype bf16 --preset 1.5b --batch 4 --seq 2048 --steps 3 --optimizer 1 \
   --decode-batch 1,64,256 --prompt 128 --new 64 --json "$out/bench_model.json"
-# 2. realign profile on the GPU (one GPU: no link to measure).
-run profile 90 "$realign" profile --device cuda --quick --no-links --out "$out/profile.json"
+# 2. realign profile on the GPU (one GPU: no link to measure), against this GPU's own spec (its peaks).
+run profile 90 "$realign" profile --device cuda --spec "$device" --quick --no-links --out "$out/profile.json"
 # 3. A small RL workload on one GPU: per call, estimate (shipped H100 profile, then the measured one) and
 #    measurement. The main job's PPO with a ~100M actor, RL steps only.
 small=(examples/addition_ppo.yaml cluster.devices_per_node=1 cluster.device=$device models.actor=llama-small

@@ -37,6 +37,41 @@ struct MachineProfile {
   std::vector<Measurement> measurements;
 };
 
+// The shapes measure_machine times, chosen in one place by device and `quick` (shape_set). A CPU's are small
+// enough to take seconds; a GPU's are transformer-sized, so that the kernels and not their launch set the
+// time (each shape's tensors stay under ~8 GiB).
+struct ShapeSet {
+  struct Gemm {
+    int64_t m, k, n;
+  };
+  struct Attention {
+    int64_t batch, heads, seq, head_dim;
+  };
+  struct Decode {
+    int64_t batch, context;
+  };
+  std::vector<Gemm> gemms;  // token-by-hidden products: the median is gemm_efficiency
+  // The depth sweep: sweep_rows x K x sweep_cols for each K of `depths` (ascending), relative to the deepest.
+  int64_t sweep_rows = 0, sweep_cols = 0;
+  std::vector<int64_t> depths;
+  std::vector<Attention> attentions;  // causal
+  // Timed as the runtime runs attention there: the libtorch's fused kernel (a GPU with a libtorch that has
+  // one), else the unfused matmul-softmax-matmul.
+  bool fused_attention = false;
+  int64_t copy_bytes = 0;  // the tensor copied for memory_bandwidth
+  // Decode steps: a token per sequence through a decode_hidden x 4*decode_hidden weight and a KV cache of
+  // decode_hidden / decode_head_dim heads.
+  int64_t decode_hidden = 0, decode_head_dim = 0;
+  std::vector<Decode> decodes;
+  // The layer whose forward gives layer_launch_overhead_s: a built-in model's (its vocabulary replaced by
+  // launch_vocab unless 0), described as launch_layer ("tiny": "one tiny transformer layer forward").
+  std::string launch_model, launch_layer;
+  int64_t launch_vocab = 0;
+};
+
+// The shape set for `device` (CPU or CUDA), quick or not.
+ShapeSet shape_set(const at::Device& device, bool quick);
+
 // `progress(done, total, what)` is called before each measurement.
 using ProgressFn = std::function<void(int, int, const std::string&)>;
 

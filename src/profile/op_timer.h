@@ -1,5 +1,6 @@
 // Times one operation on a device: warm-up, then the median of repeated runs, synchronising CUDA so the
-// clock sees the kernels and not their launch.
+// clock sees the kernels and not their launch (on CUDA a sample is the mean of back-to-back runs between two
+// synchronisations, ~2 ms of them, so that the synchronisation's own latency does not count).
 #pragma once
 
 #include <ATen/ATen.h>
