@@ -62,44 +62,81 @@ std::string cached_config(const fs::path& cache, const std::string& id) {
   return found.empty() ? "" : found.front().string();
 }
 
-std::string builtin_for(const std::string& path) {
-  // Compared without case, separators and the suffixes of fine-tuned and converted checkpoints.
-  auto squeeze = [](std::string name) {
-    for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
-    for (bool dropped = true; dropped;) {
-      dropped = false;
-      for (const char* suffix : {"-instruct", "-chat", "-hf", "-base", "-it", "-sft"}) {
-        const std::string s(suffix);
-        if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
-          name.resize(name.size() - s.size()), dropped = true;
-      }
+// A name compared without case, separators and the suffixes of fine-tuned and converted checkpoints.
+std::string squeeze(std::string name) {
+  for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    for (const char* suffix : {"-instruct", "-chat", "-hf", "-base", "-it", "-sft"}) {
+      const std::string s(suffix);
+      if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
+        name.resize(name.size() - s.size()), dropped = true;
     }
-    if (name.rfind("meta-", 0) == 0) name = name.substr(5);
-    std::string out;
-    for (char c : name)
-      if (c != '-' && c != '_' && c != '.') out += c;
-    return out;
-  };
-  std::string last = path;
-  while (!last.empty() && last.back() == '/') last.pop_back();
-  last = last.substr(last.find_last_of('/') == std::string::npos ? 0 : last.find_last_of('/') + 1);
-  const std::string wanted = squeeze(last);
+  }
+  if (name.rfind("meta-", 0) == 0) name = name.substr(5);
+  std::string out;
+  for (char c : name)
+    if (c != '-' && c != '_' && c != '.') out += c;
+  return out;
+}
+
+// The path's last component, squeezed: a hub id, a local directory and a copy under ~/models/ compare alike.
+std::string squeezed_last(std::string path) {
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  return squeeze(path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1));
+}
+
+std::string builtin_for(const std::string& path) {
+  const std::string wanted = squeezed_last(path);
   for (const std::string& builtin : builtin_model_names())
     if (squeeze(builtin) == wanted) return builtin;
   return "";
 }
 
+// Fine-tuned checkpoints the engines' own example scripts train or score with, whose model cards name the
+// base they were fine-tuned from: priced with that base's shape (a reward model's one-output head is the
+// role's, not the shape's). Only what a card states; a checkpoint that changes the shape (a longer context,
+// another rope) is not listed.
+struct Lineage {
+  const char* checkpoint;
+  const char* builtin;
+  const char* card;
+};
+constexpr Lineage kLineages[] = {
+    {"OpenRLHF/Llama-3-8b-sft-mixture", "llama3-8b",
+     "OpenRLHF's SFT of Llama3-8b, the base its reward models' model card names"},
+    {"OpenRLHF/Llama-3-8b-rm-mixture", "llama3-8b",
+     "its model card: a reward model based on Llama3-8b, trained on OpenLLMAI/preference_700K from "
+     "OpenRLHF/Llama-3-8b-sft-mixture"},
+    {"OpenRLHF/Llama-3-8b-rm-700k", "llama3-8b",
+     "OpenRLHF's reward model of Llama-3-8b-sft-mixture trained on OpenLLMAI/preference_700K, the data and base "
+     "its model card gives for Llama-3-8b-rm-mixture: based on Llama3-8b"},
+    {"sfairXC/FsfairX-LLaMA3-RM-v0.1", "llama3-8b",
+     "its model card: 'The base model is meta-llama/Meta-Llama-3-8B-Instruct'"},
+    {"Skywork/Skywork-Reward-V2-Llama-3.2-3B", "llama3.2-3b",
+     "Skywork-Reward-V2 (arXiv 2507.01352) names each reward model by its base: Llama-3.2-3B"},
+};
+
+const Lineage* lineage_of(const std::string& path) {
+  const std::string wanted = squeezed_last(path);
+  for (const Lineage& l : kLineages)
+    if (squeezed_last(l.checkpoint) == wanted) return &l;
+  return nullptr;
+}
+
 }  // namespace
 
 ModelSource find_model(const std::string& path) {
-  if (path.empty()) return {};
-  if (is_file(fs::path(path) / "config.json")) return {path, (fs::path(path) / "config.json").string()};
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0 && is_file(path)) return {path, path};
+  if (path.empty()) return {"", "", ""};
+  if (is_file(fs::path(path) / "config.json")) return {path, (fs::path(path) / "config.json").string(), ""};
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0 && is_file(path))
+    return {path, path, ""};
   if (is_hub_id(path))
     for (const fs::path& cache : hub_caches())
-      if (const std::string file = cached_config(cache, path); !file.empty()) return {file, file};
-  const std::string builtin = builtin_for(path);
-  return {builtin, ""};
+      if (const std::string file = cached_config(cache, path); !file.empty()) return {file, file, ""};
+  if (const Lineage* l = lineage_of(path))
+    return {l->builtin, "", std::string(l->checkpoint) + " priced as " + l->builtin + ", its base: " + l->card};
+  return {builtin_for(path), "", ""};
 }
 
 std::vector<std::string> model_config_places(const std::string& path) {
@@ -119,7 +156,13 @@ void read_model(ReadRun& run, const std::string& role, const std::string& key, c
   const ModelSource source = find_model(path);
   run.config["models"][role] = source.model.empty() ? path : source.model;
   run.sources["models." + role] = key;
-  if (!source.read.empty()) run.notes.push_back(key + ": the model's shape read from " + source.read);
+  // Once per key: a role that defaults to another's model (OpenRLHF's critic from the reward model) reads it
+  // again.
+  const auto note = [&](const std::string& text) {
+    if (std::find(run.notes.begin(), run.notes.end(), text) == run.notes.end()) run.notes.push_back(text);
+  };
+  if (!source.read.empty()) note(key + ": the model's shape read from " + source.read);
+  if (!source.lineage.empty()) note(key + ": " + source.lineage);
 }
 
 }  // namespace realign::engines

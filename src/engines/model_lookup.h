@@ -11,18 +11,22 @@
 namespace realign::engines {
 
 // What a script's model path names for realign's `models.<role>`: `model` is a config.json path or a built-in
-// shape's name ("" when neither is found); `read` the config.json read ("" for a built-in shape).
+// shape's name ("" when neither is found); `read` the config.json read ("" for a built-in shape); `lineage`,
+// for a fine-tuned checkpoint priced with its base's built-in shape, which base and the card that says so.
 struct ModelSource {
   std::string model;
   std::string read;
+  std::string lineage;
 };
 
 // In order: `path` as a local HF directory (its config.json) or a config.json; a hub id ("Qwen/Qwen3-8B")
 // in the Hugging Face cache, `models--Qwen--Qwen3-8B/snapshots/<refs/main's commit, else the first>/
 // config.json` under $HF_HUB_CACHE, $HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub or
-// ~/.cache/huggingface/hub (realign's own environment: where the cache is on this machine); a built-in shape
-// whose name matches the path's last component once the usual suffixes are dropped
-// ("Qwen/Qwen2.5-7B-Instruct" -> "qwen2.5-7b", "meta-llama/Llama-2-7b-chat-hf" -> "llama2-7b").
+// ~/.cache/huggingface/hub (realign's own environment: where the cache is on this machine); a fine-tuned
+// checkpoint of known lineage (the engines' example SFT and reward models, by their model cards:
+// "sfairXC/FsfairX-LLaMA3-RM-v0.1" -> "llama3-8b"); a built-in shape whose name matches the path's last
+// component once the usual suffixes are dropped ("Qwen/Qwen2.5-7B-Instruct" -> "qwen2.5-7b",
+// "meta-llama/Llama-2-7b-chat-hf" -> "llama2-7b").
 ModelSource find_model(const std::string& path);
 
 // The places find_model looks for `path`'s config.json, for an error to name.

@@ -136,6 +136,15 @@ TEST(ScriptReader, ModelPathsMatchBuiltInShapesByName) {
   EXPECT_EQ(engines::model_for_path("deepseek-ai/DeepSeek-V2-Lite-Chat"), "deepseek-v2-lite");
   EXPECT_EQ(engines::model_for_path("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
             "deepseek-r1-distill-qwen-7b");
+  // Fine-tunes whose model cards name their base, wherever the script keeps them; the lineage is said.
+  EXPECT_EQ(engines::model_for_path("OpenRLHF/Llama-3-8b-sft-mixture"), "llama3-8b");
+  EXPECT_EQ(engines::model_for_path("OpenRLHF/Llama-3-8b-rm-700k"), "llama3-8b");
+  EXPECT_EQ(engines::model_for_path("OpenRLHF/Llama-3-8b-rm-mixture"), "llama3-8b");
+  EXPECT_EQ(engines::model_for_path("~/models/FsfairX-LLaMA3-RM-v0.1"), "llama3-8b");
+  EXPECT_EQ(engines::model_for_path("/root/models/Skywork-Reward-V2-Llama-3.2-3B/"), "llama3.2-3b");
+  EXPECT_NE(engines::find_model("sfairXC/FsfairX-LLaMA3-RM-v0.1").lineage.find("Meta-Llama-3-8B-Instruct"),
+            std::string::npos);
+  EXPECT_EQ(engines::find_model("Qwen/Qwen2.5-7B-Instruct").lineage, "");
   // No shape of that name (Gemma 1's model_type gemma is not read): the path itself, for the config to
   // resolve or name.
   EXPECT_EQ(engines::model_for_path("google/gemma-7b-it"), "google/gemma-7b-it");
