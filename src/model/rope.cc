@@ -33,14 +33,17 @@ at::Tensor rope_inv_freq(const ModelSpec& s) {
   return inv;
 }
 
-at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& positions, const at::Tensor& inv_freq) {
+RopeTables rope_tables(const at::Tensor& positions, const at::Tensor& inv_freq, at::ScalarType dtype) {
   // freqs (B, T, d/2) -> emb (B, 1, T, d) so it broadcasts over heads.
   at::Tensor freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq;
   at::Tensor emb = at::cat({freqs, freqs}, -1).unsqueeze(1);
-  at::Tensor cos = emb.cos().to(x.scalar_type()), sin = emb.sin().to(x.scalar_type());
+  return {emb.cos().to(dtype), emb.sin().to(dtype)};
+}
+
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& t) {
   const int64_t half = x.size(-1) / 2;
   at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * cos + rotated * sin;
+  return x * t.cos + rotated * t.sin;
 }
 
 }  // namespace realign::model

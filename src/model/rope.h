@@ -11,7 +11,15 @@ namespace realign::model {
 // (head_dim / 2) fp32 inverse frequencies, on the CPU.
 at::Tensor rope_inv_freq(const ModelSpec& spec);
 
-// x: (B, heads, T, d); positions (B, T) int64; inv_freq (d/2) fp32 on x's device. Returns x rotated (x's dtype).
-at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& positions, const at::Tensor& inv_freq);
+// The rotation at each position, computed once per forward and shared by every layer's queries and keys:
+// cos and sin (B, 1, T, d) in `dtype`, from fp32 angles.
+struct RopeTables {
+  at::Tensor cos, sin;
+};
+// positions (B, T) int64; inv_freq (d/2) fp32 on positions' device.
+RopeTables rope_tables(const at::Tensor& positions, const at::Tensor& inv_freq, at::ScalarType dtype);
+
+// x: (B, heads, T, d) in the tables' dtype. Returns x rotated.
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
 
 }  // namespace realign::model

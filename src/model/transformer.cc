@@ -147,7 +147,7 @@ at::Tensor Transformer::norm(const at::Tensor& x, const at::Tensor& w, const at:
   return w * x32.to(dtype_);
 }
 
-at::Tensor Transformer::attention_block(const Layer& l, const at::Tensor& x, const at::Tensor& positions,
+at::Tensor Transformer::attention_block(const Layer& l, const at::Tensor& x, const RopeTables& rope,
                                         const at::Tensor& mask, KvCache* cache, int64_t local_layer) {
   const int64_t B = x.size(0), T = x.size(1), d = spec_.head_dim;
   at::Tensor h = copy_to_tp(norm(x, l.attn_norm_w, l.attn_norm_b), tp());
@@ -160,9 +160,9 @@ at::Tensor Transformer::attention_block(const Layer& l, const at::Tensor& x, con
     q = norm(q, copy_to_tp(l.q_norm_w, tp()), at::Tensor());
     k = norm(k, copy_to_tp(l.k_norm_w, tp()), at::Tensor());
   }
-  if (inv_freq_.defined()) {
-    q = apply_rope(q, positions, inv_freq_);
-    k = apply_rope(k, positions, inv_freq_);
+  if (rope.cos.defined()) {
+    q = apply_rope(q, rope);
+    k = apply_rope(k, rope);
   }
   if (cache != nullptr && cache->write_slots.defined()) {
     cache->k[local_layer].index_copy_(2, cache->write_slots, k);
@@ -195,9 +195,10 @@ at::Tensor Transformer::mlp_block(const Layer& l, const at::Tensor& x) {
 
 at::Tensor Transformer::run_layers(at::Tensor x, const at::Tensor& positions, const at::Tensor& mask,
                                    KvCache* cache) {
+  const RopeTables rope = inv_freq_.defined() ? rope_tables(positions, inv_freq_, dtype_) : RopeTables{};
   for (size_t i = 0; i < layer_params_.size(); ++i) {
     const Layer& l = layer_params_[i];
-    x = x + attention_block(l, x, positions, mask, cache, int64_t(i));
+    x = x + attention_block(l, x, rope, mask, cache, int64_t(i));
     x = x + mlp_block(l, x);
   }
   if (last_stage()) x = norm(x, param("final_norm.weight"), param("final_norm.bias"));

@@ -17,6 +17,7 @@
 #include "graph/param_layout.h"
 #include "model/kv_cache.h"
 #include "model/moe.h"
+#include "model/rope.h"
 #include "model/token_batch.h"
 
 namespace realign::model {
@@ -82,9 +83,9 @@ class Transformer {
 
   // Incremental forward of this stage for generation: tokens (B, Tq) written into cache slots
   // [cache.length, +Tq) (or cache.write_slots, when defined) with `valid` (B, Tq) bool marking real tokens
-  // and `positions` (B, Tq); advances cache.length. The first stage embeds `tokens` (hidden_in ignored); other stages take hidden_in
-  // (B, Tq, H) from the stage before and ignore `tokens`. Returns this stage's output (B, Tq, H), after the
-  // final norm on the last stage.
+  // and `positions` (B, Tq); advances cache.length. The first stage embeds `tokens` (hidden_in ignored);
+  // other stages take hidden_in (B, Tq, H) from the stage before and ignore `tokens`. Returns this stage's
+  // output (B, Tq, H), after the final norm on the last stage.
   at::Tensor forward_cached(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& valid,
                             KvCache& cache, const at::Tensor& hidden_in = at::Tensor());
   // An empty cache for `batch` rows and `capacity` slots on this model's device and dtype.
@@ -100,7 +101,7 @@ class Transformer {
   };
   at::Tensor embed(const at::Tensor& tokens, const at::Tensor& positions);
   at::Tensor norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const;
-  at::Tensor attention_block(const Layer& l, const at::Tensor& x, const at::Tensor& positions,
+  at::Tensor attention_block(const Layer& l, const at::Tensor& x, const RopeTables& rope,
                              const at::Tensor& mask, KvCache* cache, int64_t local_layer);
   at::Tensor mlp_block(const Layer& l, const at::Tensor& x);
   at::Tensor run_layers(at::Tensor x, const at::Tensor& positions, const at::Tensor& mask, KvCache* cache);
