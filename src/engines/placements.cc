@@ -28,10 +28,10 @@ void partitions(const std::vector<DeviceMesh>& meshes, int n_devices, int k, int
 
 }  // namespace
 
-std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k) {
+std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k, bool all_node_runs) {
   std::vector<std::vector<DeviceMesh>> parts, out;
   std::vector<DeviceMesh> current;
-  partitions(enumerate_meshes(cluster), cluster.n_devices(), k, 0, current, parts);
+  partitions(enumerate_meshes(cluster, all_node_runs), cluster.n_devices(), k, 0, current, parts);
   for (auto& p : parts) {
     std::sort(p.begin(), p.end());
     do out.push_back(p);

@@ -9,8 +9,9 @@
 namespace realign::engines {
 
 // Every way to cover the whole cluster with `k` disjoint valid meshes (plan/device_mesh.h), in every order:
-// out[j][g] is group g's mesh. Runs of whole nodes as enumerate_meshes gives them.
-std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k);
+// out[j][g] is group g's mesh. Runs of whole nodes as enumerate_meshes gives them (`all_node_runs`: of any
+// node count, for an engine whose pools take any number of nodes).
+std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k, bool all_node_runs = false);
 
 // A placement giving each group of calls one mesh: groups[g] lists call names (absent calls are skipped);
 // calls in no group are CHECKed against.

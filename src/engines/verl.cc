@@ -140,7 +140,8 @@ class Verl : public Engine {
             group_placement(g, {{"actor_gen"}, training}, {all, all}, "hybrid engine" + on, options));
         continue;
       }
-      for (const auto& m : cover_cluster(c, 2))
+      // trainer.nnodes and rollout.nnodes take any split of the nodes (12 + 4 in its Qwen3-30B-A3B recipe).
+      for (const auto& m : cover_cluster(c, 2, /*all_node_runs=*/true))
         out.push_back(group_placement(g, {{"actor_gen"}, training}, m, "fully_async" + on, options));
     }
     return out;

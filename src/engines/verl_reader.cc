@@ -222,17 +222,28 @@ Pools read_pools(const LaunchSettings& s, const std::string& config_name) {
 }
 
 // The rollout's and the trainer's meshes: the whole cluster for both on the hybrid engine; for fully_async
-// the first of veRL's placements on the script's backend that gives the rollout its pool's size.
+// the first of veRL's placements that gives the rollout its pool's size, on the script's backend where one
+// does (an FSDP script's mixture of experts is priced on Megatron's: FSDP's expert parallelism is not read),
+// else the two pools as they come, the rollout's nodes first, where both are meshes of whole nodes
+// (the search's placements cut the cluster only into runs of power-of-two nodes: 12 + 4 nodes is none).
 std::pair<DeviceMesh, DeviceMesh> pool_meshes(const DataflowGraph& g, const Cluster& c, const Pools& pools,
                                               bool megatron) {
   if (pools.rollout_gpus == 0) return {DeviceMesh{0, c.n_devices()}, DeviceMesh{0, c.n_devices()}};
   const size_t gen = size_t(g.mfc_index("actor_gen")), train = size_t(g.mfc_index("actor_train"));
-  for (const Placement& p : make_engine("verl")->placements(g, c))
-    if (p.meshes[gen].size == pools.rollout_gpus && sharded_backend(p) != megatron)
-      return {p.meshes[gen], p.meshes[train]};
-  throw Error("rollout.n_gpus_per_node",
-              "no veRL placement gives the rollout " + std::to_string(pools.rollout_gpus) +
-                  " GPUs beside the trainer's " + std::to_string(pools.trainer_gpus));
+  const std::vector<Placement> placements = make_engine("verl")->placements(g, c);
+  for (const bool same_backend : {true, false})
+    for (const Placement& p : placements)
+      if (p.meshes[gen].size == pools.rollout_gpus && (!same_backend || sharded_backend(p) != megatron))
+        return {p.meshes[gen], p.meshes[train]};
+  const DeviceMesh rollout{0, pools.rollout_gpus}, trainer{pools.rollout_gpus, pools.trainer_gpus};
+  const std::string why = !mesh_problem(rollout, c).empty() ? "the rollout's: " + mesh_problem(rollout, c)
+                          : !mesh_problem(trainer, c).empty() ? "the trainer's: " + mesh_problem(trainer, c)
+                                                              : "";
+  if (why.empty() && trainer.end() == c.n_devices()) return {rollout, trainer};
+  throw Error("rollout.n_gpus_per_node", "no veRL placement gives the rollout " +
+                                             std::to_string(pools.rollout_gpus) + " GPUs beside the trainer's " +
+                                             std::to_string(pools.trainer_gpus) +
+                                             (why.empty() ? "" : " (" + why + ")"));
 }
 
 }  // namespace

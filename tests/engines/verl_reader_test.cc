@@ -285,6 +285,24 @@ TEST(VerlReader, OneStepOffRecipeIsReadAsOneStepAhead) {
   EXPECT_FALSE(testing::noted(r, "async_training.staleness_threshold"));
 }
 
+// The two pools take any number of nodes each (veRL's Qwen3-30B-A3B recipe runs 12 + 4): the rollout's nodes
+// first, the trainer's after, and veRL's placements hold that split (1 + 2 nodes: a 2-node run from node 1),
+// so the layout prices.
+TEST(VerlReader, PoolsOfAnyNodeCountsAreReadAsTheyRun) {
+  std::string line = testing::kVerlGrpoScript;
+  line.replace(line.find("verl.trainer.main_ppo"), std::string("verl.trainer.main_ppo").size(),
+               "verl.experimental.one_step_off_policy.main_ppo");
+  line.replace(line.find("trainer.n_gpus_per_node=8 trainer.nnodes=1"),
+               std::string("trainer.n_gpus_per_node=8 trainer.nnodes=1").size(),
+               "trainer.n_gpus_per_node=8 trainer.nnodes=2 rollout.nnodes=1 rollout.n_gpus_per_node=8");
+  const Read r = read_script(line + "\n");
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 3, "devices_per_node": 8})"));
+  const ExecutionPlan& plan = r.plan;
+  EXPECT_EQ(plan.assignments[size_t(r.graph.mfc_index("actor_gen"))].mesh, (DeviceMesh{0, 8}));
+  EXPECT_EQ(plan.assignments[size_t(r.graph.mfc_index("actor_train"))].mesh, (DeviceMesh{8, 16}));
+  EXPECT_EQ(engines::can_run(*engines::make_engine("verl"), r.graph, r.cluster, plan), "");
+}
+
 // veRL's defaults as veRL applies them (issue 44): the generated trainer configs' values and the workers'
 // behaviour, not a flat default per key.
 TEST(VerlReader, DefaultsAreReadAsVerlAppliesThem) {
