@@ -151,7 +151,11 @@ class Verl : public Engine {
                                const Strategy& s) const override {
     const Mfc& m = g.mfcs[call];
     const ModelSpec& spec = g.model(m.model).spec;
-    if (std::string why = batch_split_problem(m, s); !why.empty()) return why;
+    // The asynchronous recipes' rollout runs in async mode (one_step_off_policy/ray_trainer.py asserts
+    // rollout.mode == "async"; fully_async's rollouter streams): the agent loop sends each request to a
+    // server as it frees, so the batch need not split evenly over the replicas (the fullest is priced).
+    const bool request_level = m.kind() == MfcKind::kGenerate && async(g);
+    if (std::string why = batch_split_problem(m, s); !why.empty() && !request_level) return why;
     if (m.kind() == MfcKind::kGenerate) {
       if (s.pp != 1) return "veRL's vLLM rollout is proposed with tensor and data parallelism only (pp 1)";
       return vllm_ep_problem(spec, s, p.options.value("gpus_per_node", 1));

@@ -285,21 +285,26 @@ TEST(VerlReader, OneStepOffRecipeIsReadAsOneStepAhead) {
   EXPECT_FALSE(testing::noted(r, "async_training.staleness_threshold"));
 }
 
-// The two pools take any number of nodes each (veRL's Qwen3-30B-A3B recipe runs 12 + 4): the rollout's nodes
-// first, the trainer's after, and veRL's placements hold that split (1 + 2 nodes: a 2-node run from node 1),
-// so the layout prices.
+// The two pools take any number of nodes each (veRL's Qwen3-30B-A3B recipe runs 12 + 4): veRL's placements
+// hold a 3 + 1-node split, so the layout prices; the asynchronous rollout sends requests one by one, so its
+// 1,024 sequences need not split over its 12 replicas.
 TEST(VerlReader, PoolsOfAnyNodeCountsAreReadAsTheyRun) {
   std::string line = testing::kVerlGrpoScript;
   line.replace(line.find("verl.trainer.main_ppo"), std::string("verl.trainer.main_ppo").size(),
                "verl.experimental.one_step_off_policy.main_ppo");
   line.replace(line.find("trainer.n_gpus_per_node=8 trainer.nnodes=1"),
                std::string("trainer.n_gpus_per_node=8 trainer.nnodes=1").size(),
-               "trainer.n_gpus_per_node=8 trainer.nnodes=2 rollout.nnodes=1 rollout.n_gpus_per_node=8");
+               "trainer.n_gpus_per_node=8 trainer.nnodes=1 rollout.nnodes=3 rollout.n_gpus_per_node=8 "
+               "actor_rollout_ref.rollout.tensor_model_parallel_size=2");
   const Read r = read_script(line + "\n");
-  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 3, "devices_per_node": 8})"));
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 4, "devices_per_node": 8})"));
   const ExecutionPlan& plan = r.plan;
-  EXPECT_EQ(plan.assignments[size_t(r.graph.mfc_index("actor_gen"))].mesh, (DeviceMesh{0, 8}));
-  EXPECT_EQ(plan.assignments[size_t(r.graph.mfc_index("actor_train"))].mesh, (DeviceMesh{8, 16}));
+  const MfcAssignment& gen = plan.assignments[size_t(r.graph.mfc_index("actor_gen"))];
+  const DeviceMesh train = plan.assignments[size_t(r.graph.mfc_index("actor_train"))].mesh;
+  EXPECT_EQ(gen.mesh.size, 24);
+  EXPECT_EQ(gen.strategy.dp, 12);
+  EXPECT_EQ(train.size, 8);
+  EXPECT_FALSE(gen.mesh.overlaps(train));
   EXPECT_EQ(engines::can_run(*engines::make_engine("verl"), r.graph, r.cluster, plan), "");
 }
 
