@@ -267,16 +267,21 @@ rollout:
   }
 }
 
+// The GRPO script launched as veRL's one-step-off recipe's scripts do, with `pools` (the trainer's and the
+// rollout's nodes and GPUs) in place of the hybrid engine's one.
+Read read_one_step_off(const std::string& pools) {
+  std::string line = testing::kVerlGrpoScript;
+  const std::string module = "verl.trainer.main_ppo", hybrid = "trainer.n_gpus_per_node=8 trainer.nnodes=1";
+  line.replace(line.find(module), module.size(), "verl.experimental.one_step_off_policy.main_ppo");
+  line.replace(line.find(hybrid), hybrid.size(), pools);
+  return read_script(line + "\n");
+}
+
 // veRL's one-step-off recipe, launched as its scripts do (`-m verl.experimental.one_step_off_policy.main_ppo`,
 // no staleness key): the rollout's own pool one step ahead, no partial rollouts, data.train_batch_size a step.
 TEST(VerlReader, OneStepOffRecipeIsReadAsOneStepAhead) {
-  std::string line = testing::kVerlGrpoScript;
-  line.replace(line.find("verl.trainer.main_ppo"), std::string("verl.trainer.main_ppo").size(),
-               "verl.experimental.one_step_off_policy.main_ppo");
-  line.replace(line.find("trainer.n_gpus_per_node=8 trainer.nnodes=1"),
-               std::string("trainer.n_gpus_per_node=8 trainer.nnodes=1").size(),
-               "trainer.n_gpus_per_node=8 trainer.nnodes=1 rollout.nnodes=1 rollout.n_gpus_per_node=8");
-  const Read r = read_script(line + "\n");
+  const Read r = read_one_step_off(
+      "trainer.n_gpus_per_node=8 trainer.nnodes=1 rollout.nnodes=1 rollout.n_gpus_per_node=8");
   EXPECT_EQ(r.run.config["train"]["staleness"], 1);
   EXPECT_FALSE(r.run.config["train"].contains("partial_rollout"));
   EXPECT_EQ(r.run.config["batch"]["prompts"], 256);  // data.train_batch_size
@@ -289,14 +294,9 @@ TEST(VerlReader, OneStepOffRecipeIsReadAsOneStepAhead) {
 // hold a 3 + 1-node split, so the layout prices; the asynchronous rollout sends requests one by one, so its
 // 1,024 sequences need not split over its 12 replicas.
 TEST(VerlReader, PoolsOfAnyNodeCountsAreReadAsTheyRun) {
-  std::string line = testing::kVerlGrpoScript;
-  line.replace(line.find("verl.trainer.main_ppo"), std::string("verl.trainer.main_ppo").size(),
-               "verl.experimental.one_step_off_policy.main_ppo");
-  line.replace(line.find("trainer.n_gpus_per_node=8 trainer.nnodes=1"),
-               std::string("trainer.n_gpus_per_node=8 trainer.nnodes=1").size(),
-               "trainer.n_gpus_per_node=8 trainer.nnodes=1 rollout.nnodes=3 rollout.n_gpus_per_node=8 "
-               "actor_rollout_ref.rollout.tensor_model_parallel_size=2");
-  const Read r = read_script(line + "\n");
+  const Read r = read_one_step_off(
+      "trainer.n_gpus_per_node=8 trainer.nnodes=1 rollout.nnodes=3 rollout.n_gpus_per_node=8 "
+      "actor_rollout_ref.rollout.tensor_model_parallel_size=2");
   EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 4, "devices_per_node": 8})"));
   const ExecutionPlan& plan = r.plan;
   const MfcAssignment& gen = plan.assignments[size_t(r.graph.mfc_index("actor_gen"))];
