@@ -38,7 +38,14 @@ struct Args {
   bool no_progress = false;
   bool no_summary = false;
   int preset_steps = 8;
+  double host_probe_s = -1;  // a host probe measured already (validate's); negative: time it here
 };
+
+// The host probe the plan carries its CPU profile by (profile/host_probe.h): the one given, else timed here
+// (0.4 s), which validate's runs of many plans on one machine need not repeat.
+double host_probe_s(const Args& args, const RunConfig& config) {
+  return args.host_probe_s >= 0 ? args.host_probe_s : profile::host_probe_s_for(config.cluster);
+}
 
 // models.<role> given as a directory (or its config.json) holds weights to start from.
 std::map<std::string, std::string> model_dirs(const Json& raw) {
@@ -178,7 +185,7 @@ int run_distributed(const Args& args, bool plans) {
       RunConfig config = load_run_config(config_file, overrides);
       const std::string run_dir = run_dir_of(args, config_file);
       if (plans) {
-        config.host_probe_s = profile::host_probe_s_for(config.cluster);
+        config.host_probe_s = host_probe_s(args, config);
         plan_run(for_runtime(config), run_dir, !args.resume.empty());
       }
       const std::string plan_file = run_dir + "/plan.json";
@@ -264,6 +271,10 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--out", args->out, "The run directory (default: runs/<config name>-<time>)");
   sub->add_flag("--no-progress", args->no_progress, "No progress bar on stderr");
   sub->add_flag("--no-summary", args->no_summary, "Print no summary at the end");
+  sub->add_option("--host-probe-s", args->host_probe_s,
+                  "The host probe's seconds measured already on this machine (realign validate passes its "
+                  "own), instead of timing it again")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--preset-steps", args->preset_steps,
                   "After a local multi-worker run with a searched plan, measure this many RL steps of the "
                   "co-located preset to compare with (0: none)");
@@ -287,7 +298,7 @@ void add_train_command(CLI::App& app) {
       return run_distributed(*args, std::getenv("REALIGN_LOCAL_WORKER") == nullptr);
     const auto [config_file, overrides] = config_source(*args);
     RunConfig config = load_run_config(config_file, overrides);
-    config.host_probe_s = profile::host_probe_s_for(config.cluster);
+    config.host_probe_s = host_probe_s(*args, config);
     const std::string run_dir = run_dir_of(*args, config_file);
     const RunConfig planned = for_runtime(config);
     const PlanReport report = plan_run(planned, run_dir, !args->resume.empty());

@@ -51,15 +51,17 @@ std::string run_dir_of(const Args& args, const std::string& plan, int round) {
   return args.out + "/" + plan + (round == 1 ? "" : ".run" + std::to_string(round));
 }
 
-// Runs `realign train` on the plan into `run_dir`.
-void run_plan(const Args& args, const std::string& plan_file, const std::string& run_dir) {
+// Runs `realign train` on the plan into `run_dir`, with this machine's host probe (`host_probe_s`, 0 on a
+// GPU cluster) measured once for all the runs.
+void run_plan(const Args& args, const std::string& plan_file, const std::string& run_dir, double host_probe_s) {
   fs::remove_all(run_dir);
   std::ostringstream cmd;
   cmd << comm::current_executable() << " train " << args.config;
   for (const std::string& o : args.overrides) cmd << " '" << o << "'";
   cmd << " plan.mode=file plan.file=" << plan_file << " train.steps=" << args.steps
-      << " train.sft_stage.steps=0 train.checkpoint_every=0 train.eval_prompts=0 --no-progress --out "
-      << run_dir << " > " << run_dir << ".log 2>&1";
+      << " train.sft_stage.steps=0 train.checkpoint_every=0 train.eval_prompts=0 --no-progress";
+  if (host_probe_s > 0) cmd << " --host-probe-s " << Json(host_probe_s).dump();
+  cmd << " --out " << run_dir << " > " << run_dir << ".log 2>&1";
   if (std::system(cmd.str().c_str()) != 0)
     throw Error("validate", "the run of " + plan_file + " failed; see " + run_dir + ".log");
 }
@@ -223,7 +225,7 @@ void add_validate_command(CLI::App& app) {
           std::fprintf(stderr, "[%zu/%zu] %s%s ...\n", i + 1, plans.size(), plans[i].name.c_str(),
                        args->rounds > 1 ? (" (round " + std::to_string(round) + ")").c_str() : "");
           run_plan(*args, args->out + "/" + plans[i].name + ".plan.json",
-                   run_dir_of(*args, plans[i].name, round));
+                   run_dir_of(*args, plans[i].name, round), config.host_probe_s);
         }
     }
     Json report = Json::array();

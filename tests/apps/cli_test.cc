@@ -254,6 +254,9 @@ TEST(Cli, BadInputIsAClearErrorAndNonZeroExit) {
   r = realign("train " + example("addition_ppo.yaml") + " --preset-steps -1");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("--preset-steps: -1 is not between 0 and 1000"), std::string::npos) << r.out;
+  r = realign("train " + example("addition_ppo.yaml") + " --host-probe-s -0.5");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--host-probe-s"), std::string::npos) << r.out;
 #endif
 }
 

@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/config_file.h"
 #include "core/json.h"
+#include "core/read_file.h"
 #include "cost/calibration.h"
 #include "cost/hardware_profile.h"
 #include "testing/temp_dir.h"
@@ -83,6 +86,16 @@ TEST(Validate, RunsPlansInRoundsAndCalibratesTheirIterationTimes) {
   // The machine's host probe is kept beside the runs, and a re-score carries the profile by it, not by a new
   // timing (which moves by a few percent): the in-sample figures below repeat.
   EXPECT_TRUE(std::filesystem::exists(dir + "/host_probe_s.json"));
+  // Every run was given that probe (train --host-probe-s) rather than timing its own: each run's report
+  // carries the profile by the same figure.
+  const double kept_s = load_config_file(dir + "/host_probe_s.json").at("host_probe_s").get<double>();
+  char probe_text[64];
+  std::snprintf(probe_text, sizeof probe_text, "its host probe %.2f ms", kept_s * 1e3);
+  for (const Json& plan : report.at("plans"))
+    for (const std::string run : {"", ".run2"}) {
+      const std::string log = dir + "/" + plan.at("name").get<std::string>() + run + ".log";
+      EXPECT_NE(read_file(log).find(probe_text), std::string::npos) << log << " lacks '" << probe_text << "'";
+    }
   // Re-scored with the fitted profile: the same pooled measurements, new estimates.
   ASSERT_EQ(testing::run_realign(command + " --rescore profile=" + cal, &out), 0) << out;
   const Json again = last_json_line(out);
