@@ -4,6 +4,7 @@
 // the writer launches (NVIDIA-NeMo/RL examples/configs/grpo_math_1B.yaml, and grpo_math_1B_megatron.yaml over
 // it) stand for the keys the command line leaves out.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "core/error.h"
@@ -116,6 +117,27 @@ ReadRun read_run_of(const LaunchConfig& launch) {
   Json& c = run.config;
   c["algorithm"] = "grpo";
   read_model(run, "actor", "policy.model_name", s.text("policy.model_name", "Qwen/Qwen2.5-1.5B"));
+  // NeMo-RL builds the policy from the HF config with policy.hf_config_overrides over it; its long-context
+  // recipes raise the positions so (max_position_embeddings itself, or YaRN's factor times
+  // original_max_position_embeddings, the length the scaled RoPE serves), which the lengths realign checks
+  // need. The RoPE variant itself costs nothing realign prices.
+  const std::string overrides = "policy.hf_config_overrides.";
+  const std::string yarn_factor = overrides + "rope_scaling.factor",
+                    yarn_original = overrides + "rope_scaling.original_max_position_embeddings";
+  std::string positions_key;
+  int64_t positions = 0;
+  if (s.has(overrides + "max_position_embeddings")) {
+    positions_key = overrides + "max_position_embeddings";
+    positions = s.integer(positions_key, 0);
+  } else if (s.has(yarn_factor) && s.has(yarn_original)) {
+    positions_key = yarn_factor;
+    positions = std::llround(s.number(yarn_factor, 1.0) * double(s.integer(yarn_original, 0)));
+  }
+  if (!positions_key.empty() && positions < 1)
+    throw Error(positions_key, "gives " + std::to_string(positions) + " positions; must give at least 1");
+  if (positions > 0)
+    c["models"]["actor"] = {{"model", c["models"]["actor"]},
+                            {"override_config", {{"max_position_embeddings", positions}}}};
   c["batch"] = {{"prompts", prompts},
                 {"samples_per_prompt", n},
                 {"prompt_len", prompt_len},
@@ -143,6 +165,7 @@ ReadRun read_run_of(const LaunchConfig& launch) {
                  {"cluster.nodes", "cluster.num_nodes"},
                  {"cluster.devices_per_node", "cluster.gpus_per_node"},
                  {"train.staleness", "grpo.async_grpo.max_trajectory_age_steps"}};
+  if (positions > 0) run.sources["models.actor.override_config"] = positions_key;
   if (s.flag(key(kVllm, "enforce_eager"), false)) note(key(kVllm, "enforce_eager"), kEagerDecodingNote);
   if (s.number("loss_fn.reference_policy_kl_penalty", 0.01) == 0)
     note("loss_fn.reference_policy_kl_penalty", "0: NeMo-RL then runs no reference model; priced with it");

@@ -136,6 +136,29 @@ TEST(NemoRlReader, AVllmReplicaOverWholeNodesIsRead) {
 // ${policy.max_total_sequence_length}) and run vLLM with max_model_len the total: a response stops at the
 // total less its prompt. The prompts' cap is data.max_input_seq_length where the config gives one below the
 // total, else an assumed 256 tokens, each said in a note naming the keys and the values priced.
+// Its long-context recipes raise the policy's positions through policy.hf_config_overrides: YaRN's factor
+// (a resolver over the total length, as grpo-qwen2.5-1.5B-4n8g-megatron-yarn-256k.yaml writes it) times the
+// original positions, or max_position_embeddings itself; read so, the lengths fit.
+TEST(NemoRlReader, PositionsRaisedByTheHfConfigOverridesAreRead) {
+  const std::string base =
+      "uv run examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml cluster.gpus_per_node=8 "
+      "policy.model_name=Qwen/Qwen2.5-1.5B policy.max_total_sequence_length=262144 ";
+  const Read yarn = read_script(
+      base +
+      "'policy.hf_config_overrides.rope_scaling.factor=${div:${policy.max_total_sequence_length},"
+      "${policy.hf_config_overrides.rope_scaling.original_max_position_embeddings}}' "
+      "policy.hf_config_overrides.rope_scaling.original_max_position_embeddings=131072\n");
+  EXPECT_EQ(yarn.run.config["models"]["actor"]["override_config"]["max_position_embeddings"], 262144);
+  const std::string& source = yarn.run.sources.at("models.actor.override_config");
+  EXPECT_NE(source.find("policy.hf_config_overrides.rope_scaling.factor"), std::string::npos) << source;
+  EXPECT_EQ(yarn.graph.model(Role::kActor).spec.max_positions, 262144);
+  const Read set = read_script(base + "policy.max_total_sequence_length=81920 "
+                                      "policy.hf_config_overrides.max_position_embeddings=131072\n");
+  EXPECT_EQ(set.graph.model(Role::kActor).spec.max_positions, 131072);
+  // Without them the total is refused against the model's own 32,768 positions.
+  EXPECT_THROW(read_script(base + "\n"), Error);
+}
+
 TEST(NemoRlReader, MaxNewTokensAtTheTotalIsTheTotalLessThePromptsCap) {
   const std::string base =
       "uv run examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml cluster.gpus_per_node=8 "
