@@ -160,6 +160,16 @@ def main():
                    d["batch"], d["tokens_per_s"], 1000 * d["step_s"], d["bandwidth_bound_tokens_per_s"],
                    100 * d["share_of_bound"], opt(d, "first_steps_s"), opt(d, "generate_call_s"))
                for d in bench["decode"]]
+        check = bench.get("decode_check")
+        if check:
+            md += ["", "decode check (batch %d, %d tokens, %s): tokens %s with the same fixed shapes launched "
+                   "eagerly (log-probs within %.2e), %s with the growing shapes (within %.2e)" % (
+                       check["batch"], check["new_tokens"],
+                       "through the graph" if check["through_graph"] else "no graph",
+                       "equal" if check["tokens_equal_fixed_shapes"] else "DIFFERENT",
+                       check["max_logprob_diff_fixed_shapes"],
+                       "equal" if check["tokens_equal_growing_shapes"] else "different",
+                       check["max_logprob_diff_growing_shapes"])]
         md.append("")
         md.append("copy bandwidth (read + written): %.0f GB/s" % (bench["copy_bandwidth"] / 1e9))
         md.append("")

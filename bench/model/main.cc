@@ -50,13 +50,15 @@ void sync(const at::Tensor& t) { (void)t.sum().item<double>(); }
 // One greedy generation of `n` tokens timed by phase, through the pieces generate() runs (model/generate.h),
 // each step to its sampled tokens on the host: the prefill with the first token; steps 1 and 2, where a CUDA
 // graph is warmed up and recorded; and the mean of the later steps, what a long generation pays per token.
-// Then generate() itself end to end (which records a graph only for kMinStepsForDecodeGraph steps or more).
+// `graph`: the steps through a DecodeGraph where there can be one; else launched eagerly, with the KV
+// cache's fixed shapes (`fixed_shapes`, the graph's own) or its growing ones.
 struct DecodeTiming {
-  double prefill_s = 0, first_steps_s = 0, step_s = 0, call_s = 0;
+  double prefill_s = 0, first_steps_s = 0, step_s = 0;
+  realign::model::GenerateResult result;
 };
 
 DecodeTiming time_decode(realign::model::Transformer& m, const std::vector<std::vector<int64_t>>& prompts,
-                         int64_t n) {
+                         int64_t n, bool graphed, bool fixed_shapes) {
   namespace rm = realign::model;
   c10::NoGradGuard no_grad;
   DecodeTiming t;
@@ -77,13 +79,18 @@ DecodeTiming time_decode(realign::model::Transformer& m, const std::vector<std::
   sample();
   t.prefill_s = now() - t0;
   {
-    const std::unique_ptr<rm::DecodeGraph> graph = rm::DecodeGraph::make(m, cache);
+    const std::unique_ptr<rm::DecodeGraph> graph = graphed ? rm::DecodeGraph::make(m, cache) : nullptr;
     std::vector<double> steps;
     while (!rows.finished()) {
       t0 = now();
       const rm::DecodeRows::Step in = rows.next_step();
-      h = graph ? graph->step(in.tokens, in.positions, in.valid)
-                : m.forward_cached(in.tokens, in.positions, in.valid, cache);
+      if (graph) {
+        h = graph->step(in.tokens, in.positions, in.valid);
+      } else {
+        if (fixed_shapes) cache.write_slots = at::full({1}, cache.length, in.positions.options());
+        h = m.forward_cached(in.tokens, in.positions, in.valid, cache);
+        cache.write_slots = at::Tensor();
+      }
       sample();
       steps.push_back(now() - t0);
     }
@@ -91,9 +98,7 @@ DecodeTiming time_decode(realign::model::Transformer& m, const std::vector<std::
     t.first_steps_s = steps[0] + steps[1];
     for (size_t i = 2; i < steps.size(); ++i) t.step_s += steps[i] / double(steps.size() - 2);
   }
-  t0 = now();
-  sync(rm::generate(m, prompts, go).logprobs);
-  t.call_s = now() - t0;
+  t.result = rows.result();
   return t;
 }
 
@@ -325,12 +330,44 @@ int main(int argc, char** argv) {
   std::printf("decode steps: %s\n", no_graph.empty() ? "replayed CUDA graphs" : ("launched, no CUDA graph: " + no_graph).c_str());
   out["decode_cuda_graph"] = no_graph.empty();
   if (!no_graph.empty()) out["decode_no_graph_because"] = no_graph;
-  out["decode"] = realign::Json::array();
-  for (const int64_t dbatch : dbatches) {
+  const auto prompts_of = [&](int64_t dbatch) {
     std::vector<std::vector<int64_t>> prompts(dbatch, std::vector<int64_t>(prompt, 1));
     for (int64_t b = 0; b < dbatch; ++b)
       for (int64_t t = 0; t < prompt; ++t) prompts[b][t] = (b * 31 + t * 17) % spec.vocab;
-    const DecodeTiming t = time_decode(m, prompts, new_tokens);
+    return prompts;
+  };
+  // The graph's tokens against the same steps launched eagerly with the same fixed shapes (the same kernels,
+  // so the same tokens), and against the growing shapes (other attention kernels: how far the log-probs move).
+  {
+    const auto prompts = prompts_of(dbatches.front());
+    const rm::GenerateResult graphed = time_decode(m, prompts, new_tokens, true, false).result,
+                             fixed = time_decode(m, prompts, new_tokens, false, true).result,
+                             growing = time_decode(m, prompts, new_tokens, false, false).result;
+    const auto max_diff = [](const rm::GenerateResult& a, const rm::GenerateResult& b) {
+      return (a.logprobs - b.logprobs).abs().max().item<double>();
+    };
+    out["decode_check"] = {{"batch", dbatches.front()},
+                           {"new_tokens", new_tokens},
+                           {"through_graph", no_graph.empty()},
+                           {"tokens_equal_fixed_shapes", at::equal(graphed.tokens, fixed.tokens)},
+                           {"max_logprob_diff_fixed_shapes", max_diff(graphed, fixed)},
+                           {"tokens_equal_growing_shapes", at::equal(graphed.tokens, growing.tokens)},
+                           {"max_logprob_diff_growing_shapes", max_diff(graphed, growing)}};
+    std::printf("decode check (B=%lld, %lld tokens): %s tokens %s the fixed shapes' launched eagerly (log-probs "
+                "within %.2e), %s the growing shapes' (within %.2e)\n",
+                (long long)dbatches.front(), (long long)new_tokens, no_graph.empty() ? "the graph's" : "eager",
+                at::equal(graphed.tokens, fixed.tokens) ? "equal" : "DIFFER from", max_diff(graphed, fixed),
+                at::equal(graphed.tokens, growing.tokens) ? "equal" : "differ from", max_diff(graphed, growing));
+  }
+  out["decode"] = realign::Json::array();
+  for (const int64_t dbatch : dbatches) {
+    const std::vector<std::vector<int64_t>> prompts = prompts_of(dbatch);
+    const DecodeTiming t = time_decode(m, prompts, new_tokens, /*graphed=*/true, /*fixed_shapes=*/false);
+    rm::GenerateOptions go;
+    go.max_new_tokens = new_tokens;
+    double t0 = now();
+    sync(rm::generate(m, prompts, go).logprobs);
+    const double call_s = now() - t0;
     const double step_s = t.step_s, tokens_per_s = double(dbatch) / step_s, prefill = t.prefill_s;
     // The bandwidth bound of a step at the mean context of the steady steps: every weight and every cached
     // key and value read once.
@@ -345,13 +382,13 @@ int main(int argc, char** argv) {
         "%.3f s\n",
         (long long)dbatch, (long long)prompt, (long long)new_tokens, prefill, t.first_steps_s,
         no_graph.empty() ? " (the graph's warm-up and recording)" : "", tokens_per_s,
-        1000.0 * step_s, 100.0 * tokens_per_s / bound_tokens_per_s, bound_tokens_per_s, t.call_s);
+        1000.0 * step_s, 100.0 * tokens_per_s / bound_tokens_per_s, bound_tokens_per_s, call_s);
     out["decode"].push_back({{"batch", dbatch},
                              {"prompt", prompt},
                              {"new_tokens", new_tokens},
                              {"prefill_s", prefill},
                              {"first_steps_s", t.first_steps_s},
-                             {"generate_call_s", t.call_s},
+                             {"generate_call_s", call_s},
                              {"step_s", step_s},
                              {"tokens_per_s", tokens_per_s},
                              {"bytes_per_step", bytes},
