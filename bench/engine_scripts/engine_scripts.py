@@ -7,7 +7,8 @@ SFT and generation left out; OpenRLHF: examples/scripts/train_*ppo*, reinforce, 
 script that runs run_grpo). Each runs from its repository's root with plan.time_budget_s=0.3
 plan.max_steps=2000; "priced" is exit 0 or 2 (the layout priced, fitting or not). "Out of scope" is a script
 using what realign documents as not priced (NPU, vision-language, LoRA, Ulysses or ring attention, context
-parallelism, another advantage estimator, fully_async's on-policy mode), judged from its path, text and
+parallelism, another advantage estimator, fully_async's on-policy mode, NeMo-RL's Megatron generation), judged
+from its path, text and
 refusal. Prints the machine and settings; estimated pricing, not a timing.
 
 usage: engine_scripts.py [--realign PATH] [--engine NAME] [--list-refused] ENGINE=REPO...
@@ -44,6 +45,8 @@ def out_of_scope(path, text, refusal):
         return "another estimator"
     if "staleness_threshold: 0" in refusal:
         return "fully_async on-policy"
+    if "policy.generation.backend" in refusal:
+        return "Megatron generation"
     return None
 
 

@@ -57,6 +57,23 @@ ReadRun read_run_of(const LaunchConfig& launch) {
     throw Error(key(kMegatron, "enabled"),
                 "exactly one of policy.megatron_cfg and policy.dtensor_cfg is enabled");
   run.options = {{"backend", megatron ? "megatron" : "dtensor"}};
+  // Generation through Megatron-Core's own inference engine on the policy's layout is another engine than
+  // the serving one NeMo-RL's pricing holds (CUDA graphs, its memory share, its own layout). The other
+  // serving engines NeMo-RL runs are priced as its vLLM, their layout read from vllm_cfg, and said so.
+  const std::string backend = s.text("policy.generation.backend", "vllm");
+  if (backend == "megatron")
+    throw Error("policy.generation.backend",
+                "'megatron' generation (Megatron-Core's inference engine on the policy's layout) is not priced: "
+                "realign prices NeMo-RL's serving-engine generation (policy.generation.backend=vllm)");
+  if (backend != "vllm") {
+    if (backend != "sglang" && backend != "trtllm" && backend != "dynamo")
+      throw Error("policy.generation.backend",
+                  "'" + backend + "' is none of the generation backends realign prices for NeMo-RL (vllm; "
+                  "sglang, trtllm and dynamo priced as vllm)");
+    note("policy.generation.backend",
+         "'" + backend + "' priced as vLLM (a serving engine decoding through CUDA graphs), its layout "
+         "read from policy.generation.vllm_cfg; the script's " + backend + " settings are not read");
+  }
   // vLLM holds its weights, activations and KV cache in this share of each GPU (both base configs: 0.6).
   const double vllm_share = s.number(key(kVllm, "gpu_memory_utilization"), 0.6);
   if (!(vllm_share > 0 && vllm_share <= 1))

@@ -57,6 +57,7 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   EXPECT_EQ(read_script(base).run.options["backend"], "dtensor");
   const std::string eager = "policy.generation.vllm_cfg.enforce_eager";
   EXPECT_TRUE(testing::noted(read_script(base + eager + "=True"), eager));  // priced with CUDA graphs
+  EXPECT_TRUE(testing::noted(read_script(base + "policy.generation.backend=sglang"), "policy.generation.backend"));
   testing::expect_refused(
       "nemo-rl", base,
       {
@@ -77,6 +78,9 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
            "policy.megatron_cfg.pipeline_model_parallel_size=8",
            "policy.megatron_cfg.pipeline_model_parallel_size"},
           {"grpo.async_grpo.enabled=true", "policy.generation.colocated.enabled"},
+          // Was refused at vllm_cfg.tensor_parallel_size, a key Megatron's generation does not read.
+          {"policy.generation.backend=megatron", "policy.generation.backend"},
+          {"policy.generation.backend=hf", "policy.generation.backend"},
           {"policy.generation.vllm_cfg.gpu_memory_utilization=1.5",
            "policy.generation.vllm_cfg.gpu_memory_utilization"},
           {"policy.generation.vllm_cfg.gpu_memory_utilization=0",
