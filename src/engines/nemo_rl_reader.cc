@@ -25,6 +25,21 @@ constexpr const char* kMegatron = "policy.megatron_cfg";
 constexpr const char* kDtensor = "policy.dtensor_cfg";
 constexpr const char* kVllm = "policy.generation.vllm_cfg";
 
+// Where a generation backend's config holds what realign prices: its tensor and expert parallel sizes (ep
+// empty: none) and its share of each GPU's memory.
+struct ServingKeys {
+  std::string tp, ep, memory;
+};
+ServingKeys serving_keys(const std::string& backend) {
+  const std::string vllm = kVllm;
+  if (backend == "sglang")
+    return {"policy.generation.sglang_cfg.tp_size", "policy.generation.sglang_cfg.ep_size",
+            "policy.generation.sglang_cfg.mem_fraction_static"};
+  if (backend == "trtllm")
+    return {"policy.generation.trtllm_cfg.tensor_parallel_size", "", vllm + ".gpu_memory_utilization"};
+  return {vllm + ".tensor_parallel_size", vllm + ".expert_parallel_size", vllm + ".gpu_memory_utilization"};
+}
+
 std::string key(const std::string& prefix, const std::string& leaf) { return prefix + "." + leaf; }
 
 // The prompt length assumed where a launch gives neither max_new_tokens below the total nor a prompt cap
@@ -59,25 +74,29 @@ ReadRun read_run_of(const LaunchConfig& launch) {
   run.options = {{"backend", megatron ? "megatron" : "dtensor"}};
   // Generation through Megatron-Core's own inference engine on the policy's layout is another engine than
   // the serving one NeMo-RL's pricing holds (CUDA graphs, its memory share, its own layout). The other
-  // serving engines NeMo-RL runs are priced as its vLLM, their layout read from vllm_cfg, and said so.
+  // serving engines NeMo-RL runs are priced as its vLLM with their own tp, ep and memory share where their
+  // configs name them (sglang_cfg's tp_size, ep_size, mem_fraction_static; trtllm_cfg's
+  // tensor_parallel_size), vllm_cfg's otherwise, and said so.
   const std::string backend = s.text("policy.generation.backend", "vllm");
   if (backend == "megatron")
     throw Error("policy.generation.backend",
                 "'megatron' generation (Megatron-Core's inference engine on the policy's layout) is not priced: "
                 "realign prices NeMo-RL's serving-engine generation (policy.generation.backend=vllm)");
-  if (backend != "vllm") {
-    if (backend != "sglang" && backend != "trtllm" && backend != "dynamo")
-      throw Error("policy.generation.backend",
-                  "'" + backend + "' is none of the generation backends realign prices for NeMo-RL (vllm; "
-                  "sglang, trtllm and dynamo priced as vllm)");
+  if (backend != "vllm" && backend != "sglang" && backend != "trtllm" && backend != "dynamo")
+    throw Error("policy.generation.backend",
+                "'" + backend + "' is none of the generation backends realign prices for NeMo-RL (vllm; "
+                "sglang, trtllm and dynamo priced as vllm)");
+  const ServingKeys serving = serving_keys(backend);
+  if (backend != "vllm")
     note("policy.generation.backend",
-         "'" + backend + "' priced as vLLM (a serving engine decoding through CUDA graphs), its layout "
-         "read from policy.generation.vllm_cfg; the script's " + backend + " settings are not read");
-  }
-  // vLLM holds its weights, activations and KV cache in this share of each GPU (both base configs: 0.6).
-  const double vllm_share = s.number(key(kVllm, "gpu_memory_utilization"), 0.6);
+         "'" + backend + "' priced as vLLM (a serving engine decoding through CUDA graphs), its tensor parallel "
+         "size from " + serving.tp + ", its memory share from " + serving.memory + "; its other settings are "
+         "not read");
+  // The engine holds its weights, activations and KV cache in this share of each GPU (vLLM's in both base
+  // configs: 0.6).
+  const double vllm_share = s.number(serving.memory, 0.6);
   if (!(vllm_share > 0 && vllm_share <= 1))
-    throw Error(key(kVllm, "gpu_memory_utilization"),
+    throw Error(serving.memory,
                 "must be a share of the GPU's memory in (0, 1], got " + std::to_string(vllm_share));
   run.pricing_options["generation_memory_fraction"] = vllm_share;
   // Megatron's first and last stages cut to the script's counts (megatron_stages.h): pp need not divide the
@@ -188,7 +207,7 @@ ReadRun read_run_of(const LaunchConfig& launch) {
     note("loss_fn.reference_policy_kl_penalty", "0: NeMo-RL then runs no reference model; priced with it");
 
   // The layout: generation colocated or on resources of its own; the policy's calls in one layout.
-  run.plan = [s, megatron, options = run.options](const DataflowGraph& g, const Cluster& cluster,
+  run.plan = [s, megatron, serving, options = run.options](const DataflowGraph& g, const Cluster& cluster,
                                                   std::vector<std::string>& notes) {
     const bool colocated = s.flag("policy.generation.colocated.enabled", true);
     const int gen_gpus =
@@ -235,18 +254,17 @@ ReadRun read_run_of(const LaunchConfig& launch) {
       const DeviceMesh mesh = chosen->meshes[i];
       Strategy st;
       if (m.kind() == MfcKind::kGenerate) {
-        st.tp = int(s.integer(key(kVllm, "tensor_parallel_size"), 1));
-        st.ep = int(s.integer(key(kVllm, "expert_parallel_size"), 1));
+        st.tp = int(s.integer(serving.tp, 1));
+        st.ep = serving.ep.empty() ? 1 : int(s.integer(serving.ep, 1));
         if (st.tp < 1 || mesh.size % st.tp != 0)
-          throw Error(
-              key(kVllm, "tensor_parallel_size"),
-              std::to_string(st.tp) + " does not divide generation's " + std::to_string(mesh.size) + " GPUs");
+          throw Error(serving.tp, std::to_string(st.tp) + " does not divide generation's " +
+                                      std::to_string(mesh.size) + " GPUs");
         // A replica above a node runs on one unified Ray placement group over its nodes
         // (nemo_rl/models/generation/vllm/vllm_generation.py at 7ea279a:187-196,
         // needs_cross_node_parallelism) with vLLM's Ray executor (worker_utils.py:16-22); its all-reduces
         // cross the NIC (cost/call_cost.cc).
         if (st.tp > cluster.devices_per_node && st.tp % cluster.devices_per_node != 0)
-          throw Error(key(kVllm, "tensor_parallel_size"),
+          throw Error(serving.tp,
                       std::to_string(st.tp) + " spans nodes of " + std::to_string(cluster.devices_per_node) +
                           " GPUs (cluster.gpus_per_node) but not whole ones: realign prices a vLLM replica "
                           "within one node or over whole nodes (a multiple of " +

@@ -57,7 +57,11 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
   EXPECT_EQ(read_script(base).run.options["backend"], "dtensor");
   const std::string eager = "policy.generation.vllm_cfg.enforce_eager";
   EXPECT_TRUE(testing::noted(read_script(base + eager + "=True"), eager));  // priced with CUDA graphs
-  EXPECT_TRUE(testing::noted(read_script(base + "policy.generation.backend=sglang"), "policy.generation.backend"));
+  // SGLang priced as vLLM, with its own tensor parallel size (and a bad one refused by its key, below).
+  const Read sglang =
+      read_script(base + "policy.generation.backend=sglang policy.generation.sglang_cfg.tp_size=2");
+  EXPECT_TRUE(testing::noted(sglang, "policy.generation.backend"));
+  EXPECT_EQ(sglang.plan.assignments[size_t(sglang.graph.mfc_index("actor_gen"))].strategy.tp, 2);
   testing::expect_refused(
       "nemo-rl", base,
       {
@@ -81,6 +85,8 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
           // Was refused at vllm_cfg.tensor_parallel_size, a key Megatron's generation does not read.
           {"policy.generation.backend=megatron", "policy.generation.backend"},
           {"policy.generation.backend=hf", "policy.generation.backend"},
+          {"policy.generation.backend=sglang policy.generation.sglang_cfg.tp_size=3",
+           "policy.generation.sglang_cfg.tp_size"},
           {"policy.generation.vllm_cfg.gpu_memory_utilization=1.5",
            "policy.generation.vllm_cfg.gpu_memory_utilization"},
           {"policy.generation.vllm_cfg.gpu_memory_utilization=0",
