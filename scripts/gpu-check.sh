@@ -33,6 +33,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$out" ] || { echo "$usage" >&2; exit 2; }
+steps="bench_model profile rl_small rl_small_measured_profile main_job"
+for step in ${only//,/ }; do
+  [[ " $steps " == *" $step "* ]] || { echo "--only: no step '$step' (the steps: ${steps// /, })" >&2; exit 2; }
+done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)

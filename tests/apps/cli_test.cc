@@ -18,9 +18,9 @@ struct CliRun {
   std::string out;
 };
 
-// Runs the binary with a shell command line; stderr is folded into stdout.
-CliRun realign(const std::string& args) {
-  const std::string cmd = std::string(REALIGN_BINARY_DIR) + "/src/apps/realign " + args + " 2>&1";
+// Runs a shell command line; stderr is folded into stdout.
+CliRun run_command(const std::string& command) {
+  const std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
@@ -28,6 +28,11 @@ CliRun realign(const std::string& args) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   const int status = pclose(p);
   return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// Runs the binary.
+CliRun realign(const std::string& args) {
+  return run_command(std::string(REALIGN_BINARY_DIR) + "/src/apps/realign " + args);
 }
 
 std::string example(const std::string& name) { return std::string(REALIGN_SOURCE_DIR) + "/examples/" + name; }
@@ -258,6 +263,17 @@ TEST(Cli, BadInputIsAClearErrorAndNonZeroExit) {
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("--host-probe-s"), std::string::npos) << r.out;
 #endif
+}
+
+// scripts/gpu-check.sh's --only names measurements; a misspelt one is refused listing them, before anything
+// is unpacked or built (it would otherwise skip every measurement of a lent machine's short run).
+TEST(Cli, GpuCheckRefusesAnUnknownOnlyStep) {
+  const std::string script = std::string(REALIGN_SOURCE_DIR) + "/scripts/gpu-check.sh";
+  const CliRun r = run_command("bash " + script + " --dry-run --only bench_model,mian_job " +
+                               ::testing::TempDir() + "gpu_check_only");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--only: no step 'mian_job'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("main_job"), std::string::npos) << r.out;
 }
 
 #ifdef REALIGN_WITH_TORCH

@@ -165,8 +165,12 @@ TEST(NemoRlReader, PositionsRaisedByTheHfConfigOverridesAreRead) {
   const Read set = read_script(base + "policy.max_total_sequence_length=81920 "
                                       "policy.hf_config_overrides.max_position_embeddings=131072\n");
   EXPECT_EQ(set.graph.model(Role::kActor).spec.max_positions, 131072);
-  // Without them the total is refused against the model's own 32,768 positions.
+  // Without them the total is refused against the model's own 32,768 positions; an override giving none
+  // is refused naming it.
   EXPECT_THROW(read_script(base + "\n"), Error);
+  testing::expect_refused("nemo-rl", base,
+                          {{"policy.hf_config_overrides.max_position_embeddings=0",
+                            "policy.hf_config_overrides.max_position_embeddings"}});
 }
 
 TEST(NemoRlReader, MaxNewTokensAtTheTotalIsTheTotalLessThePromptsCap) {
