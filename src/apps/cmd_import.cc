@@ -97,7 +97,8 @@ RunConfig imported_config(const Args& args, engines::ReadRun& run) {
     const Json& named = source.is_object() && source.contains("model") ? source["model"] : source;
     if (from == run.sources.end() || !named.is_string()) continue;
     const std::string path = named.get<std::string>();
-    if (std::find(builtin.begin(), builtin.end(), path) != builtin.end() || std::filesystem::exists(path))
+    if (std::find(builtin.begin(), builtin.end(), path) != builtin.end() || std::filesystem::exists(path) ||
+        (role == to_string(Role::kRef) && path == kNoReference))
       continue;
     // Both ways to give the shape: the model's config.json where realign looks, or models.<role>=.
     std::string places;

@@ -91,6 +91,8 @@ EngineReport make_engine_report(const RunConfig& config, const std::string& engi
   r.write_input.cluster = &config.cluster;
   r.write_input.batch = config.algorithm.batch;
   r.write_input.raw_config = config.raw;
+  r.write_input.kl_coef = config.training.train.ppo.kl_coef;
+  r.write_input.kl_in_loss = config.training.train.ppo.kl_mode == "loss";
   // realign's own plan under the same pricing of generation, moving weights by reallocation. The engine's
   // plan is one of realign's plans too, so realign's own is never slower than it priced that way.
   PlanOptions options = config.plan;

@@ -15,7 +15,7 @@ RunConfig run_config_from_json(Json raw) {
   rc.raw = std::move(raw);
   ObjectReader root(rc.raw, "");
   rc.algorithm = algorithm_config_from_json(root);
-  rc.training = train::training_sections_from_json(root);
+  rc.training = train::training_sections_from_json(root, rc.algorithm.reference);
   rc.algorithm = with_training_sections(rc.algorithm, rc.training);
   const bool names_reward_model =
       rc.raw.contains("models") && rc.raw["models"].contains(to_string(Role::kReward));

@@ -226,11 +226,16 @@ class Areal : public Engine {
       put("critic.scheduling_strategy.type", "colocation");
       put("critic.scheduling_strategy.target", "actor");
     }
-    put("ref.path", model_path(in.raw_config, Role::kRef));
-    if (release_.per_engine_backend) put("ref.backend", train_backend);
-    put("ref.mb_spec.max_tokens_per_mb", micro_batch_tokens(g, plan, "ref_inf"));
-    put("ref.scheduling_strategy.type", "colocation");
-    put("ref.scheduling_strategy.target", "actor");
+    // AReaL computes the reference's log-probs only for a KL term in the reward (rl_trainer.py: actor.kl_ctl
+    // > 0 and a ref section): the plan's reference call written as one, with realign's coefficient.
+    put("actor.kl_ctl", written_kl_coef(in));
+    if (g.mfc_index("ref_inf") >= 0) {
+      put("ref.path", model_path(in.raw_config, Role::kRef));
+      if (release_.per_engine_backend) put("ref.backend", train_backend);
+      put("ref.mb_spec.max_tokens_per_mb", micro_batch_tokens(g, plan, "ref_inf"));
+      put("ref.scheduling_strategy.type", "colocation");
+      put("ref.scheduling_strategy.target", "actor");
+    }
     put("train_dataset.path", train_data(in.raw_config));
     put("train_dataset.batch_size", in.batch.prompts);
     put("train_dataset.max_length", train.prompt_len);

@@ -257,9 +257,23 @@ ReadRun read_run_of(const std::vector<ConfigEntry>& entries) {
                  {"train.staleness", "rollout.max_head_offpolicyness"},
                  {"cluster.nodes", "cluster.n_nodes"},
                  {"cluster.devices_per_node", "cluster.n_gpus_per_node"}};
-  if (s.number("actor.kl_ctl", 0.1) == 0)
-    note("actor.kl_ctl",
-         "0: no KL term; priced with the reference's log-probs, which realign's graphs compute");
+  // AReaL computes the reference's log-probs only for a KL term (rl_trainer.py: `config.actor.kl_ctl > 0 and
+  // config.ref is not None`), which it subtracts from the reward (ppo/actor.py); kl_ctl's default is 0.1.
+  const double kl_ctl = s.number("actor.kl_ctl", 0.1);
+  const bool ref_section = std::any_of(entries.begin(), entries.end(), [](const ConfigEntry& e) {
+    return e.key == "ref" || e.key.rfind("ref.", 0) == 0;
+  });
+  if (kl_ctl <= 0 || !ref_section) {
+    c["models"]["ref"] = kNoReference;
+    run.sources["models.ref"] = kl_ctl <= 0 ? "actor.kl_ctl" : "ref";
+    note(kl_ctl <= 0 ? "actor.kl_ctl" : "ref",
+         std::string(kl_ctl <= 0 ? "0" : "no ref section") +
+             ": no KL term, so AReaL runs no reference model: priced without one (models.ref: none)");
+  } else {
+    c["train"]["ppo"]["kl_mode"] = "reward";
+    c["train"]["ppo"]["kl_coef"] = kl_ctl;
+    run.sources["train.ppo.kl_coef"] = "actor.kl_ctl";
+  }
   if (gen.backend == "vllm" && s.flag("vllm.enforce_eager", true))
     note("vllm.enforce_eager", std::string("AReaL's vLLM default; ") + kEagerDecodingNote);
   if (gen.backend == "sglang" && s.flag("sglang.disable_cuda_graph", false))

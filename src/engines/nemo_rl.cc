@@ -108,9 +108,9 @@ class NemoRl : public Engine {
       throw Error("train.ppo.behaviour_logprobs",
                   "NeMo-RL recomputes the previous log-probs with the policy (get_logprobs); set it to "
                   "recompute");
-    if (!(g.model(Role::kRef).spec == g.model(Role::kActor).spec))
+    if (g.has_model(Role::kRef) && !(g.model(Role::kRef).spec == g.model(Role::kActor).spec))
       throw Error("models.ref", std::string("NeMo-RL's reference policy is the policy's starting weights (") +
-                                    kMegatronWorker + "): models.ref must be the actor's model");
+                                    kMegatronWorker + "): models.ref must be the actor's model, or none");
     if (g.mfcs[size_t(g.mfc_index("actor_train"))].epochs != 1)
       throw Error("batch.epochs", "NeMo-RL's policy update passes over each batch once; set batch.epochs: 1");
     if (async(g) && c.n_devices() < 2)
@@ -233,6 +233,8 @@ class NemoRl : public Engine {
       put("policy.megatron_cfg.activation_checkpointing", actor.strategy.recompute);
       put("policy.megatron_cfg.optimizer.use_distributed_optimizer", actor.strategy.zero1);
     }
+    // NeMo-RL's KL term is a loss term (ClippedPGLossFn); at 0 it builds no reference model.
+    put("loss_fn.reference_policy_kl_penalty", written_kl_coef(in));
     put("policy.generation.max_new_tokens",
         g.mfcs[size_t(g.mfc_index("actor_gen"))].max_new_tokens());  // the cap, not the mean
     put("policy.generation.vllm_cfg.tensor_parallel_size", gen.strategy.tp);

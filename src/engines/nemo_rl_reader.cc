@@ -203,8 +203,19 @@ ReadRun read_run_of(const LaunchConfig& launch) {
                  {"train.staleness", "grpo.async_grpo.max_trajectory_age_steps"}};
   if (positions > 0) run.sources["models.actor.override_config"] = positions_key;
   if (s.flag(key(kVllm, "enforce_eager"), false)) note(key(kVllm, "enforce_eager"), kEagerDecodingNote);
-  if (s.number("loss_fn.reference_policy_kl_penalty", 0.01) == 0)
-    note("loss_fn.reference_policy_kl_penalty", "0: NeMo-RL then runs no reference model; priced with it");
+  // NeMo-RL loads a reference model only for a KL penalty (grpo.py setup: init_reference_model =
+  // reference_policy_kl_penalty > 0), which it adds to the loss; grpo_math_1B.yaml's default is 0.01.
+  const double kl_penalty = s.number("loss_fn.reference_policy_kl_penalty", 0.01);
+  if (kl_penalty == 0) {
+    c["models"]["ref"] = kNoReference;
+    run.sources["models.ref"] = "loss_fn.reference_policy_kl_penalty";
+    note("loss_fn.reference_policy_kl_penalty",
+         "0: NeMo-RL then loads no reference model: priced without one (models.ref: none)");
+  } else {
+    c["train"]["ppo"]["kl_mode"] = "loss";
+    c["train"]["ppo"]["kl_coef"] = kl_penalty;
+    run.sources["train.ppo.kl_coef"] = "loss_fn.reference_policy_kl_penalty";
+  }
 
   // The layout: generation colocated or on resources of its own; the policy's calls in one layout.
   run.plan = [s, megatron, serving, options = run.options](const DataflowGraph& g, const Cluster& cluster,

@@ -82,10 +82,10 @@ class OpenRlhf : public Engine {
     if (g.mfc_index("actor_inf") < 0)
       throw Error("train.ppo.behaviour_logprobs",
                   "OpenRLHF recomputes the behaviour log-probs with the actor; set it to recompute");
-    if (!(g.model(Role::kRef).spec == g.model(Role::kActor).spec))
+    if (g.has_model(Role::kRef) && !(g.model(Role::kRef).spec == g.model(Role::kActor).spec))
       throw Error("models.ref", "OpenRLHF loads the reference from " +
                                     in_users_words("--actor.model_name_or_path", release_.flag_names) + " (" +
-                                    kCli + "): models.ref must be the actor's model");
+                                    kCli + "): models.ref must be the actor's model, or none");
   }
 
   std::vector<Placement> placements(const DataflowGraph& g, const Cluster& c) const override {
@@ -211,7 +211,13 @@ class OpenRlhf : public Engine {
     put("--ds.param_dtype", "bf16");
     if (p.options.value("gradient_checkpointing", false)) put("--actor.gradient_checkpointing_enable", true);
     nodes("actor", *at("actor_train"));
-    nodes("ref", *at("ref_inf"));
+    // OpenRLHF builds the reference only for a KL term (init_kl_coef > 0 or its use as a loss): the plan's
+    // reference call written as one, without one a coefficient of 0.
+    put("--algo.kl.init_coef", written_kl_coef(in));
+    if (const MfcAssignment* ref = at("ref_inf")) {
+      nodes("ref", *ref);
+      if (in.kl_in_loss) put("--algo.kl.use_loss", true);
+    }
     if (at("critic_train")) nodes("critic", *at("critic_train"));
     if (at("reward_inf")) nodes("reward", *at("reward_inf"));
     if (p.options.value("colocate_all_models", false)) put("--train.colocate_all", true);

@@ -113,10 +113,19 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
                       {"batch.epochs", "--max_epochs"}});
   if (s.flag("--async_train", false)) c["train"]["staleness"] = s.integer("--async_queue_size", 1);
   run.sources["train.staleness"] = "--async_queue_size";
-  if (s.number("--init_kl_coef", 0.01) == 0 && !s.flag("--use_kl_loss", false))
-    note("--init_kl_coef",
-         "no KL term, so OpenRLHF runs no reference model; priced with the reference's "
-         "log-probs, which realign's graphs compute");
+  // OpenRLHF builds the reference model only for a KL coefficient above 0 (cli/train_ppo_ray.py: `if
+  // args.algo.kl.init_coef > 0`), used in the reward or, with --use_kl_loss, as a loss term.
+  const double kl_coef = s.number("--init_kl_coef", 0.01);
+  if (kl_coef <= 0) {
+    c["models"]["ref"] = kNoReference;
+    run.sources["models.ref"] = "--init_kl_coef";
+    note("--init_kl_coef", "0: no KL term, so OpenRLHF builds no reference model: priced without one "
+                           "(models.ref: none)");
+  } else {
+    c["train"]["ppo"]["kl_mode"] = s.flag("--use_kl_loss", false) ? "loss" : "reward";
+    c["train"]["ppo"]["kl_coef"] = kl_coef;
+    run.sources["train.ppo.kl_coef"] = "--init_kl_coef";
+  }
   if (s.flag("--enforce_eager", false)) note("--enforce_eager", kEagerDecodingNote);
   for (const char* k : {"--adam_offload", "--ref_reward_offload"})
     if (s.flag(k, false)) note(k, "priced without offloading");

@@ -119,9 +119,9 @@ class Verl : public Engine {
       throw Error(
           "train.ppo.behaviour_logprobs",
           "veRL recomputes the behaviour log-probs with the actor (compute_log_prob); set it to recompute");
-    if (!(g.model(Role::kRef).spec == g.model(Role::kActor).spec))
+    if (g.has_model(Role::kRef) && !(g.model(Role::kRef).spec == g.model(Role::kActor).spec))
       throw Error("models.ref", std::string("veRL's reference policy is the actor's checkpoint (") + kTree +
-                                    "): models.ref must be the actor's model");
+                                    "): models.ref must be the actor's model, or none");
     if (async(g) && g.mfc_index("critic_train") >= 0)
       throw Error("train.staleness", std::string("veRL's asynchronous recipes document no critic (GAE) (") +
                                          kOneStepOff + "); use algorithm: grpo or train.staleness: 0");
@@ -261,14 +261,26 @@ class Verl : public Engine {
     }
     put("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
         micro_batch_per_gpu(mfc("actor_inf"), at("actor_inf")->strategy));
-    put("actor_rollout_ref.ref.strategy", strategy);
-    put("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
-        micro_batch_per_gpu(mfc("ref_inf"), at("ref_inf")->strategy));
-    layout("actor_rollout_ref.ref", at("ref_inf")->strategy, false, moe, "");
-    if (offloaded(plan, Role::kRef))
-      put(on_fsdp ? "actor_rollout_ref.ref.fsdp_config.param_offload"
-                  : "actor_rollout_ref.ref.megatron.param_offload",
-          true);
+    // veRL builds the reference only for a KL term (need_reference_policy): the plan's reference call is
+    // written as one, in the form and with the coefficient of realign's config; none, as no KL.
+    const MfcAssignment* ref = at("ref_inf");
+    const double kl_coef = written_kl_coef(in);
+    put("actor_rollout_ref.actor.use_kl_loss", ref && in.kl_in_loss);
+    if (ref && in.kl_in_loss) put("actor_rollout_ref.actor.kl_loss_coef", kl_coef);
+    if (ref && !in.kl_in_loss) {
+      put("algorithm.use_kl_in_reward", true);
+      put("algorithm.kl_ctrl.kl_coef", kl_coef);
+    }
+    if (ref) {
+      put("actor_rollout_ref.ref.strategy", strategy);
+      put("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
+          micro_batch_per_gpu(mfc("ref_inf"), ref->strategy));
+      layout("actor_rollout_ref.ref", ref->strategy, false, moe, "");
+      if (offloaded(plan, Role::kRef))
+        put(on_fsdp ? "actor_rollout_ref.ref.fsdp_config.param_offload"
+                    : "actor_rollout_ref.ref.megatron.param_offload",
+            true);
+    }
     if (const MfcAssignment* critic = at("critic_train")) {
       put("critic.strategy", strategy);
       put("critic.model.path", model_path(in.raw_config, Role::kCritic));

@@ -376,15 +376,21 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
   // algorithm.use_kl_in_reward or actor.use_kl_loss); without one the reference's keys go unread.
   const bool reference =
       s.flag(key(kActor, "use_kl_loss"), false) || s.flag("algorithm.use_kl_in_reward", false);
-  if (!reference)
-    note(
-        key(kActor, "use_kl_loss"),
-        "no KL term, so veRL runs no reference model; priced with the reference's log-probs, which realign's "
-        "graphs compute" +
-            std::string(s.has(key(kRef, "log_prob_micro_batch_size_per_gpu"))
-                            ? ""
-                            : ", in the actor's log-prob micro-batches (" +
-                                  key(kRollout, "log_prob_micro_batch_size_per_gpu") + ")"));
+  if (reference) {
+    // The KL term as veRL applies it (its defaults: kl_loss_coef and kl_ctrl.kl_coef 0.001); realign's
+    // runtime takes the same two forms (train.ppo.kl_mode), and the writer writes it back.
+    const bool in_loss = s.flag(key(kActor, "use_kl_loss"), false);
+    const std::string coef = in_loss ? key(kActor, "kl_loss_coef") : "algorithm.kl_ctrl.kl_coef";
+    c["train"]["ppo"]["kl_mode"] = in_loss ? "loss" : "reward";
+    c["train"]["ppo"]["kl_coef"] = s.number(coef, 0.001);
+    run.sources["train.ppo.kl_coef"] = coef;
+  } else {
+    c["models"]["ref"] = kNoReference;
+    run.sources["models.ref"] = key(kActor, "use_kl_loss");
+    note(key(kActor, "use_kl_loss"),
+         "no KL term (nor algorithm.use_kl_in_reward), so veRL builds no reference model: priced without one "
+         "(models.ref: none)");
+  }
 
   // Settings that change the layout or the cost in ways realign does not price. (Context parallelism,
   // Megatron's or Ulysses's, is read into each role's layout: role_layout.)
@@ -412,7 +418,8 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
   // the script sets otherwise is a layout the hybrid engine does not run, refused naming the key; the
   // critic's and reward model's left at veRL's default 1 are read as the actor's, noted.
   if (megatron) {
-    std::vector<std::string> roles = {kRef};
+    std::vector<std::string> roles;
+    if (reference) roles.push_back(kRef);
     if (ppo) roles.push_back("critic");
     if (reward_model) roles.push_back("reward_model");
     for (const std::string& role : roles)
@@ -495,12 +502,7 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
         plan.assignments.push_back({m.name, gen_mesh, rollout_layout(s, gen_mesh.size, cluster.devices_per_node)});
         continue;
       }
-      // Without a KL term veRL has no reference worker, so nothing sets its micro-batch: realign's
-      // reference call is priced as the actor's log-prob pass (the same model and layout).
-      const bool unread_ref = m.name == "ref_inf" && !reference &&
-                              !s.has(key(kRef, "log_prob_micro_batch_size_per_gpu")) &&
-                              !s.has(key(kRef, "log_prob_use_dynamic_bsz"));
-      const CallKeys& k = call_keys(unread_ref ? "actor_inf" : m.name);
+      const CallKeys& k = call_keys(m.name);
       Strategy st = role_layout(s, k.role, megatron, train_mesh.size);
       // Megatron can cut stages unevenly (megatron_stages.h): the ends through override_transformer_config.
       if (megatron) {
@@ -547,7 +549,8 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
     // The Megatron reference offloads as the actor does unless told otherwise (the generated config's
     // ${oc.select:actor_rollout_ref.actor.megatron.param_offload,False}).
     const bool actor_offload = megatron && s.flag(key(kActor, "megatron.param_offload"), false);
-    if (s.flag(megatron ? key(kRef, "megatron.param_offload") : key(kRef, "fsdp_config.param_offload"),
+    if (reference &&
+        s.flag(megatron ? key(kRef, "megatron.param_offload") : key(kRef, "fsdp_config.param_offload"),
                actor_offload))
       plan.offload.push_back(Role::kRef);
     if (g.mfc_index("reward_inf") >= 0 && s.flag(megatron ? "reward_model.megatron.param_offload"

@@ -41,6 +41,15 @@ bool writes(const std::vector<ConfigEntry>& entries, const std::string& key, con
                      [&](const ConfigEntry& e) { return e.key == key && e.value == value; });
 }
 
+double written_kl_coef(const WriteInput& in) {
+  if (in.graph->mfc_index("ref_inf") < 0) return 0;
+  if (!(in.kl_coef > 0))
+    throw Error("train.ppo.kl_coef",
+                "0 with a reference model: the engines build the reference only for a KL term; set a "
+                "coefficient above 0, or models.ref: none");
+  return in.kl_coef;
+}
+
 std::string model_path(const Json& raw, Role r) {
   const std::string role = to_string(r);
   if (raw.contains("models") && raw["models"].contains(role) && raw["models"][role].is_string()) {

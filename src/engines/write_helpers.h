@@ -20,6 +20,10 @@ bool writes(const std::vector<ConfigEntry>& entries, const std::string& key, con
 // The path of `role`'s model when the realign config names a file or directory (models.<role>), else the
 // placeholder "${<ROLE>_MODEL_PATH}" that launch.sh asks for.
 std::string model_path(const Json& raw_config, Role role);
+// The KL coefficient to write for the plan: 0 where the graph has no reference call, else
+// WriteInput::kl_coef, which must be above 0 (the engines build a reference model only for a KL term; a
+// reference at 0 is refused naming train.ppo.kl_coef).
+double written_kl_coef(const WriteInput& in);
 // The prompt data (data.prompts), else "${TRAIN_DATA}".
 std::string train_data(const Json& raw_config);
 // The placeholders (${NAME}) that occur in the entries' values, sorted, once each.

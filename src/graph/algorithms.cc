@@ -174,7 +174,16 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   ObjectReader models(root.at("models"), root.path_of("models"));
   for (Role role : roles) {
     const std::string key = to_string(role);
-    if (models.has(key)) c.models[role] = model_from_json(models.at(key), models.path_of(key));
+    if (!models.has(key)) continue;
+    const Json& value = models.at(key);
+    if (role == Role::kRef && value.is_string() && value.get<std::string>() == kNoReference) {
+      if (!is_rl(c.algorithm))
+        throw Error(models.path_of(key), name + "'s loss compares the policy with the reference's log-probs: "
+                                               "name the reference model (none is for RL without a KL term)");
+      c.reference = false;
+      continue;
+    }
+    c.models[role] = model_from_json(value, models.path_of(key));
   }
   auto fallback = [&](Role role, std::initializer_list<Role> from) {
     if (c.models.count(role) || std::find(roles.begin(), roles.end(), role) == roles.end()) return;
@@ -189,7 +198,7 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
   fallback(Role::kActor, {});
   fallback(Role::kReward, {Role::kCritic, Role::kActor});
   fallback(Role::kCritic, {Role::kActor, Role::kReward});
-  fallback(Role::kRef, {Role::kActor});
+  if (c.reference) fallback(Role::kRef, {Role::kActor});
   models.finish();
 
   ObjectReader batch(root.at("batch"), root.path_of("batch"));
@@ -253,11 +262,11 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     if (!c.recompute_logprobs || stale) generated.push_back("logprobs");
     role(Role::kActor, HeadKind::kLanguageModel, true);
     if (ppo) role(Role::kCritic, HeadKind::kValue, true);
-    role(Role::kRef, HeadKind::kLanguageModel, false);
+    if (c.reference) role(Role::kRef, HeadKind::kLanguageModel, false);
     if (c.reward_model) role(Role::kReward, HeadKind::kValue, false);
     data("seq", S * tok);
     data("logprobs", S * f32);
-    data("ref_logprobs", S * f32);
+    if (c.reference) data("ref_logprobs", S * f32);
     if (c.reward_model) data("rewards", f32);
     const bool streaming = c.partial_rollout && stale;
     GenerationRun run{b.gen_lengths, c.batching, streaming, streaming ? int(c.staleness) : 1};
@@ -272,7 +281,8 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
       greedy.generation = run;
       g.mfcs.push_back(greedy);
     }
-    g.mfcs.push_back(call("ref_inf", Role::kRef, MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"ref_logprobs"}));
+    if (c.reference)
+      g.mfcs.push_back(call("ref_inf", Role::kRef, MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"ref_logprobs"}));
     if (c.reward_model) {
       g.mfcs.push_back(
           call("reward_inf", Role::kReward, MfcOp::kSequenceScores, n, P, G, {"seq"}, {"rewards"}));
@@ -294,7 +304,8 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
     }
     // Rule rewards are scored on the generation's ranks and travel with its responses (one float per
     // sequence, beside the tokens "seq" prices), not as data of their own.
-    std::vector<std::string> actor_in = {"seq", "logprobs", "ref_logprobs"};
+    std::vector<std::string> actor_in = {"seq", "logprobs"};
+    if (c.reference) actor_in.push_back("ref_logprobs");
     if (stale) actor_in.push_back("prox_logprobs");
     if (c.reward_model) actor_in.push_back("rewards");
     if (ppo) {

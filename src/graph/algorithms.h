@@ -34,6 +34,10 @@ struct AlgorithmConfig {
   // actor over the generated sequences (actor_inf, as veRL and OpenRLHF do), or, when false, from the
   // sampling itself (ReaL's PPO): one call fewer, the generation's outputs carry them.
   bool recompute_logprobs = true;
+  // The reference policy's log-probs (ref_inf) for a KL term. False (`models.ref: none`) where the objective
+  // has none (DAPO, Dr. GRPO, AReaL's and veRL's GRPO without KL): no reference model is held and no call
+  // runs; the KL coefficient must then be 0.
+  bool reference = true;
   // train.staleness: iteration i generates with the actor's weights after update i-1-staleness. With
   // staleness > 0 the generation gives the behaviour log-probs ("logprobs") and actor_inf the proximal
   // policy's ("prox_logprobs", the current weights) for the decoupled objective.
@@ -45,6 +49,9 @@ struct AlgorithmConfig {
   double staleness_share = 1;  // DataflowGraph::staleness_share
 };
 
+// models.ref's value for no reference model (AlgorithmConfig::reference false).
+inline constexpr const char* kNoReference = "none";
+
 // The algorithms' names, sorted (for messages).
 std::vector<std::string> algorithm_names();
 // The model roles an algorithm uses.
@@ -52,13 +59,14 @@ std::vector<Role> algorithm_roles(Algorithm algorithm);
 
 // Reads `algorithm`, `models` and `batch` from the root config (marking them as known keys).
 // models.<role> is a built-in name ("llama2-7b") or the path of an HF config.json or of a directory holding
-// one. Missing roles default sensibly (ref = actor, reward = critic or actor, critic = actor).
+// one. Missing roles default sensibly (ref = actor, reward = critic or actor, critic = actor); `ref: none`
+// for an RL algorithm without a KL term.
 AlgorithmConfig algorithm_config_from_json(ObjectReader& root);
 
 // Resolves "llama2-7b" or "path/to/config.json" or "path/to/model_dir".
 ModelSpec resolve_model_spec(const std::string& source, const std::string& path);
 
-// PPO-family graphs: actor_gen -> (ref_inf, reward_inf, actor_inf for the behaviour log-probs unless the
+// PPO-family graphs: actor_gen -> (ref_inf unless there is no reference, reward_inf, actor_inf for the behaviour log-probs unless the
 // generation gives them, critic_inf) -> actor_train (+ critic_train). Without a reward model, "rewards" is
 // batch data no call produces.
 DataflowGraph build_graph(const AlgorithmConfig& config);

@@ -88,6 +88,12 @@ const ModelRole& DataflowGraph::model(Role role) const {
   std::abort();
 }
 
+bool DataflowGraph::has_model(Role role) const {
+  for (const auto& m : models)
+    if (m.role == role) return true;
+  return false;
+}
+
 int DataflowGraph::mfc_index(const std::string& name) const {
   for (size_t i = 0; i < mfcs.size(); ++i)
     if (mfcs[i].name == name) return int(i);

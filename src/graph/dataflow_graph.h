@@ -99,6 +99,7 @@ struct DataflowGraph {
   std::vector<DataSpec> data;
 
   const ModelRole& model(Role role) const;                // CHECKs existence
+  bool has_model(Role role) const;
   int mfc_index(const std::string& name) const;           // -1 when absent
   const DataSpec& data_spec(const std::string& name) const;
   // Indices of the calls whose outputs `mfc` consumes.

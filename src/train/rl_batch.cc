@@ -37,7 +37,10 @@ PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const BatchRows& row
   const at::Tensor raw_scores = scores;
 
   const algo::KlEstimator est = algo::kl_estimator_from_string(ppo.kl_estimator, "train.ppo.kl_estimator");
-  const at::Tensor kl = algo::kl_per_token(batch.old_logprobs, batch.ref_logprobs, est) * mask;
+  // Without a reference model (models.ref: none) there is no KL term: the coefficient is 0 (train_config.h).
+  const bool reference = batch.ref_logprobs.defined();
+  const at::Tensor kl = reference ? algo::kl_per_token(batch.old_logprobs, batch.ref_logprobs, est) * mask
+                                  : at::zeros_like(batch.old_logprobs);
   if (ppo.reward_clip > 0) scores = scores.clamp(-ppo.reward_clip, ppo.reward_clip);
   if (ppo.reward_norm && n > 1) {
     const at::Tensor all = gather_rows(dp, scores, index, n);
@@ -100,10 +103,12 @@ PpoBatch Trainer::rl_batch(const runtime::CallContext& ctx, const BatchRows& row
   const double reward_mean = total(0) / count;
   *stats = Json{{"reward/mean", reward_mean},
                 {"reward/std", std::sqrt(std::max(0.0, total(1) / count - reward_mean * reward_mean))},
-                {"kl/mean", total(2) / tokens},
-                {"kl/sequence", total(3) / count},
-                {"kl/coef", kl_coef},
                 {"response/length", total(4) / count}};
+  if (reference) {
+    (*stats)["kl/mean"] = total(2) / tokens;
+    (*stats)["kl/sequence"] = total(3) / count;
+    (*stats)["kl/coef"] = kl_coef;
+  }
   if (values.defined()) (*stats)["value/mean"] = total(5) / tokens;
   if (count_lengths) {
     Json counts = Json::array();

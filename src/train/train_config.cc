@@ -98,9 +98,10 @@ void read_ppo(ObjectReader& r, PpoConfig& p) {
 
 }  // namespace
 
-TrainingSections training_sections_from_json(ObjectReader& root) {
+TrainingSections training_sections_from_json(ObjectReader& root, bool reference) {
   TrainingSections s;
   TrainConfig& t = s.train;
+  if (!reference) t.ppo.kl_coef = 0;  // no reference model, no KL term
   with_section(root, "train", [&](ObjectReader& r) {
     t.steps = r.get_int("steps", t.steps);
     if (t.steps < 0) throw Error(r.path_of("steps"), "must be >= 0");
@@ -147,6 +148,10 @@ TrainingSections training_sections_from_json(ObjectReader& root) {
     t.reward_model_stage.optim = t.optim;
     with_section(r, "reward_model_stage", [&](ObjectReader& o) { read_stage(o, t.reward_model_stage); });
   });
+  if (!reference && (t.ppo.kl_coef > 0 || t.ppo.adaptive_kl))
+    throw Error(t.ppo.adaptive_kl ? "train.ppo.adaptive_kl" : "train.ppo.kl_coef",
+                "models.ref is none: without a reference model there is no KL term, so the KL coefficient is 0 "
+                "(remove the key, or name a reference model)");
   if (t.ppo.behaviour_logprobs == "generation" && t.sampling.temperature != 1.0)
     throw Error("train.ppo.behaviour_logprobs",
                 "generation needs train.sampling.temperature = 1 (it is " +

@@ -105,8 +105,9 @@ struct TrainingSections {
   RewardConfig reward;
 };
 
-// Reads `train`, `data` and `reward` from the root (each optional). Errors name the field.
-TrainingSections training_sections_from_json(ObjectReader& root);
+// Reads `train`, `data` and `reward` from the root (each optional). Errors name the field. Without a
+// reference model (`models.ref: none`) the KL coefficient is 0 and a KL setting is an error.
+TrainingSections training_sections_from_json(ObjectReader& root, bool reference = true);
 
 // The algorithm as the training sections run it, which decides the graph's calls: a reward model's call only
 // when reward.kind is model, actor_inf for the behaviour log-probs unless the sampling gives them, and the

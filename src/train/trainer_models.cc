@@ -104,7 +104,8 @@ void Trainer::build_models() {
   // of a layout must do in the same order.
   if (a != Algorithm::kRm) add_trained(Role::kActor);
   if (a == Algorithm::kRm || (rl && input_.sections.reward.kind == "model")) add_trained(Role::kReward);
-  if (rl || a == Algorithm::kDpo) models_.frozen[Role::kRef] = make_model(Role::kRef);
+  if ((rl && input_.algorithm.reference) || a == Algorithm::kDpo)
+    models_.frozen[Role::kRef] = make_model(Role::kRef);
   if (a == Algorithm::kPpo) add_trained(Role::kCritic);
   kl_ctl_ = std::make_unique<algo::AdaptiveKlController>(
       train_config_.ppo.kl_coef, train_config_.ppo.kl_target, train_config_.ppo.kl_horizon);

@@ -220,6 +220,30 @@ TEST(PlanExecution, BehaviourLogprobsFromTheSamplingGiveTheRecomputedCurve) {
   EXPECT_NE(out.find("actor_inf"), std::string::npos) << out;
 }
 
+// GRPO without a KL term (models.ref: none, as DAPO runs it) holds no reference model and runs no ref_inf,
+// and learns exactly as the same run with a reference whose KL coefficient is 0.
+TEST(PlanExecution, NoReferenceModelGivesTheZeroKlCurve) {
+  TempDir tmp;
+  const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_grpo.yaml";
+  const std::string& common = testing::kShortRun;
+  std::string out;
+  ASSERT_EQ(run("train " + config + " train.ppo.kl_coef=0 plan.mode=co-located" + common + tmp.file("a"), &out),
+            0)
+      << out;
+  ASSERT_EQ(run("train " + config + " models.ref=none train.ppo.kl_coef=0 plan.mode=co-located" + common +
+                    tmp.file("b"),
+                &out),
+            0)
+      << out;
+  const auto a = metrics(tmp.file("a")), b = metrics(tmp.file("b"));
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_GE(testing::expect_same_curve(a, b, {"reward/mean", "loss/policy", "entropy", "loss/sft"}), 3 * 3);
+  const Json plan = load_config_file(tmp.file("b") + "/plan.json");
+  for (const auto& m : plan["mfcs"]) EXPECT_NE(m["name"], "ref_inf");
+  for (const auto& [step, rec] : b) EXPECT_FALSE(rec.contains("kl/mean")) << step;
+  EXPECT_TRUE(a.rbegin()->second.contains("kl/mean"));
+}
+
 // ReMax end to end on 4 workers: the sampled and the greedy generation run together on disjoint halves, and
 // the run follows the all-device plan's curve.
 TEST(PlanExecution, RemaxGenerationsApartGiveTheCoLocatedCurve) {

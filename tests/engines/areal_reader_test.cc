@@ -100,6 +100,7 @@ TEST(ArealReader, ConfigWrittenByRealignReadsBackToItsPlanAsArealRunsIt) {
   const auto areal = engines::make_engine("areal");
   ASSERT_EQ(engines::can_run(*areal, g, c, plan), "");
   engines::WriteInput in;
+  in.kl_coef = 0.02;  // train.ppo.kl_coef's default: the reference call is a KL term
   in.graph = &g, in.cluster = &c, in.batch = a.batch;
   in.raw_config =
       Json::parse(R"({"models": {"actor": "/ckpt/llama2-7b", "critic": "/ckpt/critic/llama2-7b"}})");
@@ -127,6 +128,7 @@ TEST(ArealReader, ColocatedPlanFoundOnOneNodeReadsBackAsWritten) {
   ASSERT_TRUE(found.search.plan.has_value());
   EXPECT_EQ(found.search.placement.name, "colocated, fsdp");
   engines::WriteInput in;
+  in.kl_coef = 0.02;  // train.ppo.kl_coef's default: the reference call is a KL term
   in.graph = &g, in.cluster = &c, in.batch = a.batch, in.placement = found.search.placement;
   in.raw_config = Json::parse(R"({"models": {"actor": "/ckpt/qwen2.5-7b"}})");
   std::map<std::string, Json> written;
@@ -157,7 +159,9 @@ TEST(ArealReader, UsersConfigReadsToTheLayoutItRuns) {
   // 512 sequences over 4 ranks in 2 steps: 64 a step, 5 of 2,048 tokens in 10,240, so 13 -> 16 micro-batches.
   EXPECT_EQ(to_string(strategy(r, "actor_train")), to_string(Strategy{4, 1, 1, 16, true, true}));
   EXPECT_EQ(strategy(r, "actor_inf").micro_batches, 32);  // the same size over a rank's 128
-  EXPECT_EQ(strategy(r, "ref_inf").micro_batches, 4);     // n_mbs
+  // actor.kl_ctl: 0.0, so AReaL computes no reference log-probs: no reference is priced, and that is said.
+  EXPECT_EQ(r.graph.mfc_index("ref_inf"), -1);
+  EXPECT_TRUE(testing::noted(r, "actor.kl_ctl"));
   EXPECT_EQ(r.plan.assignments[0].mesh, (DeviceMesh{0, 4}));
   // AReaL 0.3's dotted form reads alike.
   std::string dotted = kUsersConfig;

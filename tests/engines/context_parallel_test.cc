@@ -137,6 +137,7 @@ void expect_written(const std::string& engine_name, const std::string& script, c
   const auto engine = engines::make_engine(engine_name);
   const testing::ReadScript r = read_script(engine->name(), script);
   engines::WriteInput in;
+  in.kl_coef = 0.02;  // train.ppo.kl_coef's default: the reference call is a KL term
   in.graph = &r.graph;
   in.cluster = &r.cluster;
   in.batch = r.algorithm.batch;

@@ -71,7 +71,7 @@ inline const std::string kVerlGrpoScript =
     "    actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.rollout.n=4 \\\n"
     "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
     "    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \\\n"
-    "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 \\\n"
+    "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.actor.use_kl_loss=True \\\n"
     "    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\\n";
 
 inline Cluster h100(int nodes, int per_node = 8) {
@@ -114,7 +114,7 @@ inline ReadScript read_script(const std::string& engine, const std::string& scri
   r.algorithm = algorithm_config_from_json(root);
   r.algorithm.reward_model = config["reward"]["kind"] == "model";
   if (config.contains("train")) {
-    r.algorithm.staleness = config["train"]["staleness"].get<int64_t>();
+    r.algorithm.staleness = config["train"].value("staleness", int64_t{0});
     r.algorithm.staleness_share = config["train"].value("staleness_share", 1.0);
   }
   r.graph = build_graph(r.algorithm);

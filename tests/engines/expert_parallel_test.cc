@@ -149,6 +149,8 @@ TEST(EngineExpertParallel, SearchedPlansOnTheMoeExampleUseEpWhereTheEngineHasIt)
     EXPECT_LT(search_objective(ev.evaluate(plan)), search_objective(ev.evaluate(dense_experts)));
 
     engines::WriteInput in;
+
+    in.kl_coef = 0.02;  // train.ppo.kl_coef's default: the reference call is a KL term
     in.graph = &g;
     in.cluster = &c;
     in.batch = a.batch;

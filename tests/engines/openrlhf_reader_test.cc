@@ -24,6 +24,7 @@ TEST(OpenRlhfReader, ScriptWrittenByRealignReadsBackToItsPlan) {
   const auto openrlhf = engines::make_engine("openrlhf");
   ASSERT_EQ(engines::can_run(*openrlhf, g, c, plan), "");
   engines::WriteInput in;
+  in.kl_coef = 0.02;  // train.ppo.kl_coef's default: the reference call is a KL term
   in.graph = &g;
   in.cluster = &c;
   in.batch = a.batch;

@@ -248,6 +248,7 @@ TEST(EngineSearchProperty, ProposesOnlyWhatTheEngineCanExpressOnRandomClustersAn
         }
       }
       engines::WriteInput in;
+      in.kl_coef = 0.02;  // train.ppo.kl_coef's default: the reference call is a KL term
       in.graph = &g;
       in.cluster = &c;
       in.batch = a.batch;

@@ -28,6 +28,7 @@ Read round_trip(const AlgorithmConfig& a, const Cluster& c, const ExecutionPlan&
   const auto verl = engines::make_engine(engine);
   EXPECT_EQ(engines::can_run(*verl, g, c, plan), "");
   engines::WriteInput in;
+  in.kl_coef = 0.02;  // train.ppo.kl_coef's default: the reference call is a KL term
   in.graph = &g;
   in.cluster = &c;
   in.batch = a.batch;
@@ -164,7 +165,9 @@ python3 -m verl.trainer.main_ppo --config-name='ppo_megatron_trainer.yaml' \
   EXPECT_EQ(to_string(at("actor_train").strategy), to_string(Strategy{4, 4, 1, 16, true, true}));
   EXPECT_EQ(to_string(at("actor_inf").strategy), to_string(Strategy{4, 4, 1, 64}));
   EXPECT_EQ(at("actor_gen").mesh, (DeviceMesh{0, 16}));
-  EXPECT_EQ(r.plan.offload, std::vector<Role>{Role::kRef});
+  // No KL term (use_kl_loss and use_kl_in_reward left off): veRL builds no reference, so its offload is moot.
+  EXPECT_EQ(r.graph.mfc_index("ref_inf"), -1);
+  EXPECT_TRUE(r.plan.offload.empty());
   // What is priced otherwise is said, naming the key.
   std::string notes;
   for (const auto& n : r.notes) notes += n + "\n";
@@ -370,11 +373,15 @@ TEST(VerlReader, DefaultsAreReadAsVerlAppliesThem) {
   testing::expect_refused(
       "verl", fsdp,
       {{"actor_rollout_ref.actor.fsdp_config.fsdp_size=3", "actor_rollout_ref.actor.fsdp_config.fsdp_size"}});
-  // No KL term: veRL builds no reference, so no ref micro-batch is needed; realign's reference call is priced
-  // in the actor's log-prob micro-batches, and the note says so.
+  // No KL term: veRL builds no reference (need_reference_policy), and none is priced: no ref_inf, said.
   const Read no_kl = read_script("python3 -m verl.trainer.main_ppo " + grpo);
-  EXPECT_EQ(to_string(at(no_kl, "ref_inf")), to_string(at(no_kl, "actor_inf")));
+  EXPECT_EQ(no_kl.run.config["models"]["ref"], "none");
+  EXPECT_EQ(no_kl.graph.mfc_index("ref_inf"), -1);
   EXPECT_TRUE(testing::noted(no_kl, "actor_rollout_ref.actor.use_kl_loss"));
+  // With one, the reference is priced and the term read in its form (veRL's kl_loss_coef default 0.001).
+  const Read kl_loss = read_script(fsdp);
+  EXPECT_GE(kl_loss.graph.mfc_index("ref_inf"), 0);
+  EXPECT_EQ(kl_loss.run.config["train"]["ppo"], Json::parse(R"({"kl_mode": "loss", "kl_coef": 0.001})"));
 }
 
 // vLLM (and SGLang) replicate KV heads under a tp above them (vllm/model_executor/models/qwen2.py,

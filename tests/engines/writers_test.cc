@@ -51,6 +51,7 @@ ExecutionPlan uniform(const DataflowGraph& g, DeviceMesh gen_mesh, Strategy gen,
 
 engines::WriteInput input(const DataflowGraph& g, const Cluster& c, const AlgorithmConfig& a, Json raw) {
   engines::WriteInput in;
+  in.kl_coef = 0.02;  // train.ppo.kl_coef's default: the reference call is a KL term
   in.graph = &g;
   in.cluster = &c;
   in.batch = a.batch;

@@ -234,5 +234,26 @@ TEST(Algorithms, BadConfigsNameTheField) {
       "./missing/config.json");
 }
 
+// `models.ref: none` (GRPO without a KL term, as DAPO runs it): no reference model, no ref_inf, and the
+// update reads no reference log-probs. DPO's loss needs the reference: refused naming the key.
+TEST(Algorithms, NoReferenceModelDropsTheReferenceCall) {
+  const DataflowGraph g = build_graph(parse(R"(
+algorithm: grpo
+models: {actor: qwen2.5-7b, ref: none}
+batch: {prompts: 64, prompt_len: 128, gen_len: 512, samples_per_prompt: 8}
+)"));
+  validate_graph(g);
+  EXPECT_EQ(g.mfc_index("ref_inf"), -1);
+  for (const auto& m : g.models) EXPECT_NE(m.role, Role::kRef);
+  for (const auto& d : g.data) EXPECT_NE(d.name, "ref_logprobs");
+  const auto& in = g.mfcs[size_t(g.mfc_index("actor_train"))].inputs;
+  EXPECT_EQ(std::find(in.begin(), in.end(), "ref_logprobs"), in.end());
+  EXPECT_EQ(g.mfcs.size(), 4u);  // actor_gen, reward_inf, actor_inf, actor_train
+  EXPECT_TRUE(build_graph(parse(kPpo)).mfc_index("ref_inf") >= 0);
+  expect_error_at(
+      "algorithm: dpo\nmodels: {actor: llama-tiny, ref: none}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
+      "models.ref");
+}
+
 }  // namespace
 }  // namespace realign

@@ -85,5 +85,27 @@ TEST(TrainConfig, BehaviourLogprobsFromGenerationNeedTemperatureOne) {
   EXPECT_NE(bad.find("recompute"), std::string::npos) << bad;  // names what is valid
 }
 
+// Without a reference model (models.ref: none) the KL coefficient is 0 by default, and a KL setting is an
+// error naming it rather than a term silently dropped.
+TEST(TrainConfig, NoReferenceModelMeansNoKlTerm) {
+  auto without_reference = [](const std::string& yaml) {
+    Json j = parse_yaml(yaml, "test.yaml");
+    ObjectReader root(j, "");
+    return training_sections_from_json(root, /*reference=*/false);
+  };
+  EXPECT_EQ(without_reference("{}").train.ppo.kl_coef, 0.0);
+  EXPECT_EQ(without_reference("train: {ppo: {kl_coef: 0}}").train.ppo.kl_coef, 0.0);
+  EXPECT_GT(read("{}").train.ppo.kl_coef, 0.0);
+  for (const auto& [yaml, key] : {std::pair{"train: {ppo: {kl_coef: 0.01}}", "train.ppo.kl_coef"},
+                                  std::pair{"train: {ppo: {adaptive_kl: true}}", "train.ppo.adaptive_kl"}}) {
+    try {
+      without_reference(yaml);
+      ADD_FAILURE() << yaml << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.path(), key) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace realign::train

@@ -22,6 +22,7 @@ uv run examples/run_grpo.py \
   policy.megatron_cfg.sequence_parallel=false \
   policy.megatron_cfg.activation_checkpointing=false \
   policy.megatron_cfg.optimizer.use_distributed_optimizer=true \
+  loss_fn.reference_policy_kl_penalty=0.02 \
   policy.generation.max_new_tokens=2898 \
   policy.generation.vllm_cfg.tensor_parallel_size=2 \
   policy.generation.vllm_cfg.pipeline_parallel_size=1 \

@@ -24,6 +24,7 @@ python3 -m openrlhf.cli.train_ppo_ray \
   --ds.param_dtype "bf16" \
   --actor.num_nodes 1 \
   --actor.num_gpus_per_node 4 \
+  --algo.kl.init_coef 0.02 \
   --ref.num_nodes 1 \
   --ref.num_gpus_per_node 4 \
   --critic.num_nodes 1 \

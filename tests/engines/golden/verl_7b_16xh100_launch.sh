@@ -26,6 +26,9 @@ python3 -m verl.trainer.main_ppo \
   actor_rollout_ref.rollout.n=1 \
   actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
   actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=32 \
+  actor_rollout_ref.actor.use_kl_loss=false \
+  algorithm.use_kl_in_reward=true \
+  algorithm.kl_ctrl.kl_coef=0.02 \
   actor_rollout_ref.ref.strategy="megatron" \
   actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=32 \
   actor_rollout_ref.ref.megatron.tensor_model_parallel_size=4 \
