@@ -28,10 +28,18 @@ void partitions(const std::vector<DeviceMesh>& meshes, int n_devices, int k, int
 
 }  // namespace
 
-std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k, bool all_node_runs) {
+std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k, PoolMeshes pools) {
+  std::vector<DeviceMesh> meshes = enumerate_meshes(cluster, pools.all_node_runs);
+  if (pools.node_splits) {
+    const int dpn = cluster.devices_per_node;
+    for (int node = 0; node < cluster.n_nodes; ++node)
+      for (int cut = 1; cut < dpn; ++cut)
+        for (const DeviceMesh m : {DeviceMesh{node * dpn, cut}, DeviceMesh{node * dpn + cut, dpn - cut}})
+          if (std::find(meshes.begin(), meshes.end(), m) == meshes.end()) meshes.push_back(m);
+  }
   std::vector<std::vector<DeviceMesh>> parts, out;
   std::vector<DeviceMesh> current;
-  partitions(enumerate_meshes(cluster, all_node_runs), cluster.n_devices(), k, 0, current, parts);
+  partitions(meshes, cluster.n_devices(), k, 0, current, parts);
   for (auto& p : parts) {
     std::sort(p.begin(), p.end());
     do out.push_back(p);

@@ -8,10 +8,15 @@
 
 namespace realign::engines {
 
-// Every way to cover the whole cluster with `k` disjoint valid meshes (plan/device_mesh.h), in every order:
-// out[j][g] is group g's mesh. Runs of whole nodes as enumerate_meshes gives them (`all_node_runs`: of any
-// node count, for an engine whose pools take any number of nodes).
-std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k, bool all_node_runs = false);
+// Which meshes an engine's pools take beyond the search's aligned ones (plan/device_mesh.h enumerate_meshes).
+struct PoolMeshes {
+  bool all_node_runs = false;  // runs of whole nodes of any count (trainer.nnodes = 12 beside 4)
+  bool node_splits = false;    // a node cut anywhere in two (2 rollout GPUs beside 6 trainers on a node)
+};
+
+// Every way to cover the whole cluster with `k` disjoint valid meshes, in every order: out[j][g] is group g's
+// mesh.
+std::vector<std::vector<DeviceMesh>> cover_cluster(const Cluster& cluster, int k, PoolMeshes pools = {});
 
 // A placement giving each group of calls one mesh: groups[g] lists call names (absent calls are skipped);
 // calls in no group are CHECKed against.

@@ -140,8 +140,9 @@ class Verl : public Engine {
             group_placement(g, {{"actor_gen"}, training}, {all, all}, "hybrid engine" + on, options));
         continue;
       }
-      // trainer.nnodes and rollout.nnodes take any split of the nodes (12 + 4 in its Qwen3-30B-A3B recipe).
-      for (const auto& m : cover_cluster(c, 2, /*all_node_runs=*/true))
+      // trainer.nnodes and rollout.nnodes take any split of the nodes (12 + 4 in its Qwen3-30B-A3B recipe),
+      // n_gpus_per_node any split of one node (its 2_6 scripts: 2 rollout GPUs beside 6 trainers).
+      for (const auto& m : cover_cluster(c, 2, {/*all_node_runs=*/true, /*node_splits=*/true}))
         out.push_back(group_placement(g, {{"actor_gen"}, training}, m, "fully_async" + on, options));
     }
     return out;

@@ -311,6 +311,32 @@ TEST(VerlReader, PoolsOfAnyNodeCountsAreReadAsTheyRun) {
   EXPECT_EQ(engines::can_run(*engines::make_engine("verl"), r.graph, r.cluster, plan), "");
 }
 
+// One node split between the pools (veRL's 2_6 scripts: 2 rollout GPUs beside 6 trainers): a 6-GPU trainer
+// mesh, which veRL's placements hold; the 4_12 scripts' 6 GPUs on each of two nodes stay refused, naming the
+// key (realign's meshes are consecutive devices).
+TEST(VerlReader, ANodeSplitBetweenThePoolsIsReadAsItRuns) {
+  // (384 sequences in mini-batches of 192: both split over the 6 trainers.)
+  const Read r = read_one_step_off(
+      "trainer.n_gpus_per_node=6 trainer.nnodes=1 rollout.nnodes=1 rollout.n_gpus_per_node=2 "
+      "data.train_batch_size=96 actor_rollout_ref.actor.ppo_mini_batch_size=48");
+  EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 1, "devices_per_node": 8})"));
+  const auto mesh = [&](const char* call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))].mesh; };
+  EXPECT_EQ(mesh("actor_gen"), (DeviceMesh{0, 2}));
+  EXPECT_EQ(mesh("actor_train"), (DeviceMesh{2, 6}));
+  EXPECT_EQ(r.plan.assignments[size_t(r.graph.mfc_index("actor_train"))].strategy.dp, 6);
+  EXPECT_EQ(engines::can_run(*engines::make_engine("verl"), r.graph, r.cluster, r.plan), "");
+  testing::expect_refused(
+      "verl",
+      [] {
+        std::string line = testing::kVerlGrpoScript;
+        const std::string module = "verl.trainer.main_ppo";
+        line.replace(line.find(module), module.size(), "verl.experimental.one_step_off_policy.main_ppo");
+        return line;
+      }(),
+      {{"trainer.n_gpus_per_node=6 trainer.nnodes=2 rollout.nnodes=2 rollout.n_gpus_per_node=2\n",
+        "rollout.n_gpus_per_node"}});
+}
+
 // veRL's defaults as veRL applies them (issue 44): the generated trainer configs' values and the workers'
 // behaviour, not a flat default per key.
 TEST(VerlReader, DefaultsAreReadAsVerlAppliesThem) {
