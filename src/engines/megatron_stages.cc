@@ -17,8 +17,28 @@ std::string even_pp_values(int layers, const std::function<bool(int)>& allowed) 
 
 }  // namespace
 
-std::string megatron_stage_note(int layers, int pp, std::optional<int> first, std::optional<int> last,
-                                const MegatronStageKeys& keys, const std::function<bool(int)>& allowed) {
+std::string megatron_stage_note(int layers, int pp, MegatronStageSplit stages, const MegatronStageKeys& keys,
+                                const std::function<bool(int)>& allowed) {
+  std::optional<int>&first = stages.first, &last = stages.last;
+  const int extra = int(stages.embedding_in_split) + int(stages.loss_in_split);
+  if (extra > 0) {
+    const std::string& flag = stages.embedding_in_split ? keys.embedding : keys.loss;
+    if (first || last)
+      throw Error(flag, "Megatron takes " + keys.first + " / " + keys.last +
+                            " or the embedding and loss counted in the split, not both");
+    if ((layers + extra) % pp != 0) {
+      std::string valid;
+      for (int d = 1; d <= layers + extra; ++d)
+        if ((layers + extra) % d == 0 && allowed(d)) valid += (valid.empty() ? "" : ", ") + std::to_string(d);
+      throw Error(keys.pp, std::to_string(pp) + " does not divide the " + std::to_string(layers) + " layers and " +
+                               std::to_string(extra) + " counted for " + flag.substr(flag.rfind('.') + 1) +
+                               ": Megatron cuts equal stages of them (pp " + valid + " would)");
+    }
+    if (pp == 1) return "";
+    const int per_stage = (layers + extra) / pp;
+    first = per_stage - int(stages.embedding_in_split);
+    last = per_stage - int(stages.loss_in_split);
+  }
   if (!first && !last) {
     if (layers % pp == 0) return "";
     throw Error(keys.pp, std::to_string(pp) + " does not divide the " + std::to_string(layers) +

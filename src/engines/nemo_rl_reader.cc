@@ -301,9 +301,10 @@ ReadRun read_run_of(const LaunchConfig& launch) {
             const int64_t layers = s.integer(key(kMegatron, leaf), -1);  // -1: unset or null
             return layers == -1 ? std::nullopt : std::optional<int>(int(layers));
           };
+          // (NeMo-RL's setup.py passes the ends to Megatron, not the account_for_*_in_pipeline_split flags.)
           const std::string stages = megatron_stage_note(
-              int(g.model(m.model).spec.n_layers), st.pp, end("num_layers_in_first_pipeline_stage"),
-              end("num_layers_in_last_pipeline_stage"),
+              int(g.model(m.model).spec.n_layers), st.pp,
+              {end("num_layers_in_first_pipeline_stage"), end("num_layers_in_last_pipeline_stage")},
               {key(kMegatron, "pipeline_model_parallel_size"), key(kMegatron, "num_layers_in_first_pipeline_stage"),
                key(kMegatron, "num_layers_in_last_pipeline_stage")},
               [&](int pp) { return mesh.size % (st.tp * st.cp * pp) == 0; });

@@ -268,11 +268,15 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
     throw Error(key(kActor, "strategy"), "'" + strategy + "'; realign prices megatron, fsdp and fsdp2");
   const bool megatron = strategy == "megatron";
   run.options = {{"backend", megatron ? "megatron" : "fsdp"}};
-  // Megatron's first and last stages cut to the script's counts (megatron_stages.h; -1: unset or null).
-  for (const char* role : {kActor, kRef, "critic"})
+  // Megatron's first and last stages cut to the script's counts, or holding the embedding and the loss
+  // (megatron_stages.h; -1: unset or null).
+  for (const char* role : {kActor, kRef, "critic"}) {
+    const std::string config = key(role, "megatron.override_transformer_config.");
     for (const char* leaf : {"num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage"})
-      if (megatron && s.integer(key(role, std::string("megatron.override_transformer_config.") + leaf), -1) != -1)
-        run.pricing_options[kPipelineStageEnds] = true;
+      if (megatron && s.integer(config + leaf, -1) != -1) run.pricing_options[kPipelineStageEnds] = true;
+    for (const char* flag : {"account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"})
+      if (megatron && s.flag(config + flag, false)) run.pricing_options[kPipelineStageEnds] = true;
+  }
 
   // The workload.
   const std::string estimator = s.text("algorithm.adv_estimator", "gae");
@@ -514,15 +518,18 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
           return s.has(own) ? own : key(kActor, "megatron.override_transformer_config." + leaf);
         };
         const std::string first_key = end_key("num_layers_in_first_pipeline_stage"),
-                          last_key = end_key("num_layers_in_last_pipeline_stage");
+                          last_key = end_key("num_layers_in_last_pipeline_stage"),
+                          embedding_key = end_key("account_for_embedding_in_pipeline_split"),
+                          loss_key = end_key("account_for_loss_in_pipeline_split");
         const auto end = [&](const std::string& k2) -> std::optional<int> {
           const int64_t layers = s.integer(k2, -1);  // -1: unset or null
           return layers == -1 ? std::nullopt : std::optional<int>(int(layers));
         };
-        const std::string stages =
-            megatron_stage_note(int(g.model(m.model).spec.n_layers), st.pp, end(first_key), end(last_key),
-                                {pp_key, first_key, last_key},
-                                [&](int pp) { return train_mesh.size % (st.tp * st.cp * pp) == 0; });
+        const std::string stages = megatron_stage_note(
+            int(g.model(m.model).spec.n_layers), st.pp,
+            {end(first_key), end(last_key), s.flag(embedding_key, false), s.flag(loss_key, false)},
+            {pp_key, first_key, last_key, embedding_key, loss_key},
+            [&](int pp) { return train_mesh.size % (st.tp * st.cp * pp) == 0; });
         const std::string n = pp_key + ": " + stages;
         if (!stages.empty() && std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
       }
