@@ -62,21 +62,25 @@ std::string cached_config(const fs::path& cache, const std::string& id) {
   return found.empty() ? "" : found.front().string();
 }
 
-// A name compared without case, separators and the suffixes of fine-tuned and converted checkpoints.
+// A name compared without case, separators and the words that name a fine-tuned or converted checkpoint of
+// the same shape, wherever they stand between dashes ("Qwen3-30B-A3B-Instruct-2507", "MiMo-7B-RL").
 std::string squeeze(std::string name) {
   for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
-  for (bool dropped = true; dropped;) {
-    dropped = false;
-    for (const char* suffix : {"-instruct", "-chat", "-hf", "-base", "-it", "-sft"}) {
-      const std::string s(suffix);
-      if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
-        name.resize(name.size() - s.size()), dropped = true;
-    }
-  }
   if (name.rfind("meta-", 0) == 0) name = name.substr(5);
-  std::string out;
-  for (char c : name)
-    if (c != '-' && c != '_' && c != '.') out += c;
+  static const char* const kVariants[] = {"instruct", "chat", "hf",       "base", "it",
+                                          "sft",      "rl",   "thinking", "bf16"};
+  std::string out, word;
+  const auto flush = [&] {
+    if (std::find(std::begin(kVariants), std::end(kVariants), word) == std::end(kVariants) || out.empty())
+      for (char c : word)
+        if (c != '_' && c != '.') out += c;
+    word.clear();
+  };
+  for (char c : name) {
+    if (c == '-') flush();
+    else word += c;
+  }
+  flush();
   return out;
 }
 
@@ -115,6 +119,11 @@ constexpr Lineage kLineages[] = {
      "its model card: 'The base model is meta-llama/Meta-Llama-3-8B-Instruct'"},
     {"Skywork/Skywork-Reward-V2-Llama-3.2-3B", "llama3.2-3b",
      "Skywork-Reward-V2 (arXiv 2507.01352) names each reward model by its base: Llama-3.2-3B"},
+    {"Skywork/Skywork-Reward-Llama-3.1-8B", "llama3.1-8b",
+     "its model card: built on Meta-Llama-3.1-8B-Instruct (Skywork-Reward, arXiv 2410.18451)"},
+    {"DeepSeek-V3-config-verl", "deepseek-v3",
+     "veRL's run_deepseek671b_math_megatron_96gb.sh: DeepSeek-V3's config.json without its quantization_config "
+     "and with num_nextn_predict_layers 0, the shape realign's deepseek-v3 is"},
 };
 
 const Lineage* lineage_of(const std::string& path) {

@@ -178,6 +178,9 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
     const bool qwen = s.family == ModelFamily::kQwen2 || s.family == ModelFamily::kQwen3 ||
                       s.family == ModelFamily::kQwen2Moe || s.family == ModelFamily::kQwen3Moe;
     s.qkv_bias = s.family == ModelFamily::kQwen2 || s.family == ModelFamily::kQwen2Moe;
+    // gpt-oss biases q, k, v and the output projection (GptOssConfig: attention_bias true); the output's
+    // bias, the heads' attention sinks and the experts' biases are not part of the shape (elementwise).
+    if (s.family == ModelFamily::kGptOss) s.qkv_bias = get_bool_or(c, "attention_bias", true, path);
     // HF's Qwen3Attention and Gemma3Attention always have q_norm and k_norm (Qwen3-MoE's are set with its
     // MoE fields).
     if (s.family == ModelFamily::kQwen3 || g3) s.qk_norm = true;
@@ -185,7 +188,8 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
          s.family == ModelFamily::kQwen3Moe || deepseek(s.family) || g) &&
         get_bool_or(c, "attention_bias", false, path))
       throw Error(path + ": attention_bias", to_string(s.family) + " with attention biases is not supported");
-    if (s.family == ModelFamily::kMistral || s.family == ModelFamily::kMixtral)
+    if (s.family == ModelFamily::kMistral || s.family == ModelFamily::kMixtral ||
+        s.family == ModelFamily::kGptOss)
       s.sliding_window = get_int_or(c, "sliding_window", 0, path);
     if (qwen && get_bool_or(c, "use_sliding_window", false, path))
       s.sliding_window = get_int_or(c, "sliding_window", 0, path);
@@ -207,8 +211,9 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
         s.rope_scaling.low_freq_factor = get_double_or(rs, "low_freq_factor", 1.0, at);
         s.rope_scaling.high_freq_factor = get_double_or(rs, "high_freq_factor", 4.0, at);
         s.rope_scaling.original_max_position = get_int_or(rs, "original_max_position_embeddings", 8192, at);
-      } else if (type == "yarn" && deepseek(s.family)) {
-        // DeepSeek's long-context YaRN: the planner needs only its positions (the runtime does not run it).
+      } else if (type == "yarn" && (deepseek(s.family) || s.family == ModelFamily::kGptOss)) {
+        // DeepSeek's and gpt-oss's long-context YaRN: the planner needs only its positions (the runtime does
+        // not run it).
         s.rope_scaling.type = "yarn";
         s.rope_scaling.factor = get_double_or(rs, "factor", 1.0, at);
         s.rope_scaling.original_max_position =
@@ -219,7 +224,7 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
         s.rope_scaling.factor = get_double_or(rs, "factor", 1.0, at);
       } else {
         throw Error(at, "rope type '" + type + "' is not supported (supported: llama3" +
-                            (deepseek(s.family) ? ", yarn)"
+                            (deepseek(s.family) || s.family == ModelFamily::kGptOss ? ", yarn)"
                              : g3               ? ", linear)"
                                                 : ")"));
       }
@@ -273,7 +278,8 @@ Json model_spec_to_hf_config(const ModelSpec& s) {
       {ModelFamily::kDeepseekV3, "DeepseekV3ForCausalLM"},
       {ModelFamily::kDeepseekV2, "DeepseekV2ForCausalLM"},
       {ModelFamily::kGemma2, "Gemma2ForCausalLM"},
-      {ModelFamily::kGemma3, "Gemma3ForCausalLM"}};
+      {ModelFamily::kGemma3, "Gemma3ForCausalLM"},
+      {ModelFamily::kGptOss, "GptOssForCausalLM"}};
   for (const auto& [family, name] : arch)
     if (family == s.family) c["architectures"] = {name};
   c["model_type"] = to_string(s.family);

@@ -29,6 +29,9 @@ std::vector<std::string> known_fields(ModelFamily f) {
     case ModelFamily::kMixtral:
       return {"num_local_experts", "num_experts_per_tok", "router_aux_loss_coef", "output_router_logits",
               "router_jitter_noise"};
+    case ModelFamily::kGptOss:  // GptOssConfig; experts_per_token is openai's own spelling of the top-k
+      return {"num_local_experts", "num_experts_per_tok", "experts_per_token", "router_aux_loss_coef",
+              "output_router_logits"};
     case ModelFamily::kQwen2Moe:
       return {"num_experts",           "num_experts_per_tok",
               "moe_intermediate_size", "shared_expert_intermediate_size",
@@ -144,14 +147,17 @@ void read_deepseek(const Json& c, const std::string& path, ModelSpec& s) {
 
 bool is_moe_family(ModelFamily f) {
   return f == ModelFamily::kMixtral || f == ModelFamily::kQwen2Moe || f == ModelFamily::kQwen3Moe ||
-         f == ModelFamily::kDeepseekV2 || f == ModelFamily::kDeepseekV3;
+         f == ModelFamily::kDeepseekV2 || f == ModelFamily::kDeepseekV3 || f == ModelFamily::kGptOss;
 }
 
 void read_moe_fields(const Json& c, const std::string& path, ModelSpec& s) {
   refuse_unknown(c, path, s.family);
   MoeSpec& m = s.moe;
-  m.experts_per_token = get_int(c, "num_experts_per_tok", path);
+  m.experts_per_token = s.family == ModelFamily::kGptOss && !c.contains("num_experts_per_tok")
+                            ? get_int(c, "experts_per_token", path)
+                            : get_int(c, "num_experts_per_tok", path);
   switch (s.family) {
+    case ModelFamily::kGptOss:   // every layer; softmax over the top-k logits (GptOssTopKRouter), as Mixtral
     case ModelFamily::kMixtral:  // every layer; softmax top-k, always renormalised (MixtralSparseMoeBlock)
       m.num_experts = get_int(c, "num_local_experts", path);
       m.expert_intermediate = s.intermediate;
@@ -197,7 +203,7 @@ void refuse_moe_fields(const Json& c, const std::string& path, ModelFamily famil
     if (c.contains(key) && !c.at(key).is_null())
       throw Error(path + ": " + key, to_string(family) +
                                          " has no mixture-of-experts layers; model_type mixtral, qwen2_moe, "
-                                         "qwen3_moe, deepseek_v2 or deepseek_v3 has");
+                                         "qwen3_moe, deepseek_v2, deepseek_v3 or gpt_oss has");
 }
 
 void write_moe_fields(const ModelSpec& s, Json& c) {
@@ -205,6 +211,7 @@ void write_moe_fields(const ModelSpec& s, Json& c) {
   c["num_experts_per_tok"] = m.experts_per_token;
   switch (s.family) {
     case ModelFamily::kMixtral:
+    case ModelFamily::kGptOss:
       c["num_local_experts"] = m.num_experts;
       break;
     case ModelFamily::kQwen2Moe:

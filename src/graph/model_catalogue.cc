@@ -80,6 +80,24 @@ ModelSpec qwen3_moe(const std::string& name, int64_t layers, int64_t hidden, int
   return s;
 }
 
+// gpt-oss (openai/gpt-oss-20b, openai/gpt-oss-120b config.json, model_type gpt_oss): 2880 wide, 64 query
+// heads of 64 over 8 KV heads, q, k and v biased, every other layer local over a 128-token window (layer 0
+// first), every layer MoE with experts of 2880 (intermediate_size), top-4 by a softmax over the chosen
+// logits, vocabulary 201,088, 131,072 positions (YaRN x32 from 4,096), rope_theta 150,000, rms_norm_eps
+// 1e-5, untied. Not part of the shape (and not priced): the attention sinks, the experts' and the output
+// projection's biases, the clamped SwiGLU (swiglu_limit); the runtime does not build it.
+ModelSpec gpt_oss(const std::string& name, int64_t layers, int64_t experts) {
+  ModelSpec s = moe_model(name, ModelFamily::kGptOss, layers, 2880, 2880, 64, 8, 64, 201088, 131072, 150000,
+                          routed(experts, 4, 2880, true));
+  s.qkv_bias = true;
+  s.sliding_window = 128;
+  s.sliding_window_pattern = 2;
+  s.rope_scaling.type = "yarn";
+  s.rope_scaling.factor = 32;
+  s.rope_scaling.original_max_position = 4096;
+  return s;
+}
+
 // DeepSeek-V2's and V3's attention and positions (their config.json): latent attention with kv_lora_rank
 // 512, qk_nope/rope head dims 128/64 and v 128 (queries through a rank-`q_lora` projection, or directly at
 // 0), rms_norm_eps 1e-6, YaRN x40 from 4,096 positions.
@@ -261,6 +279,14 @@ const std::map<std::string, ModelSpec>& builtins() {
     add(llama31("llama3.2-3b", 28, 3072, 8192, 24, 32.0, true));
     add(mistral7b("mistral-7b-v0.1", 32000, 1e4, 4096));
     add(mistral7b("mistral-7b-v0.3", 32768, 1e6, 0));
+    // Mistral-NeMo (mistralai/Mistral-Nemo-Instruct-2407 config.json, model_type mistral): 40 layers of 5120,
+    // 32 heads of head_dim 128 (not 5120 / 32) over 8 KV heads, SwiGLU of 14336, vocabulary 131,072,
+    // rope_theta 1e6, rms_norm_eps 1e-5, no window, untied; 1,024,000 positions (the Base-2407's config.json
+    // says 128,000).
+    ModelSpec nemo = llama("mistral-nemo-2407", 40, 5120, 14336, 32, 8, 131072, 1024000, 1e6);
+    nemo.family = ModelFamily::kMistral;
+    nemo.head_dim = 128;
+    add(nemo);
     add(qwen25("qwen2.5-0.5b", 24, 896, 4864, 14, 2, 151936, true));
     add(qwen25("qwen2.5-1.5b", 28, 1536, 8960, 12, 2, 151936, true));
     add(qwen25("qwen2.5-3b", 36, 2048, 11008, 16, 2, 151936, true));
@@ -271,6 +297,27 @@ const std::map<std::string, ModelSpec>& builtins() {
     // Qwen/Qwen2-7B-Instruct config.json: Qwen2.5-7B's trunk (the same widths and vocabulary), 32,768
     // positions.
     add(qwen25("qwen2-7b", 28, 3584, 18944, 28, 4, 152064, false));
+    // Qwen/Qwen2-72B-Instruct config.json: Qwen2.5-72B's trunk, 32,768 positions, rope_theta 1e6.
+    add(qwen25("qwen2-72b", 80, 8192, 29568, 64, 8, 152064, false));
+    // Qwen/Qwen2.5-Coder-14B-Instruct config.json: Qwen2.5-14B's trunk, 32,768 positions.
+    add(qwen25("qwen2.5-coder-14b", 48, 5120, 13824, 40, 8, 152064, false));
+    // ByteDance-Seed/Seed-OSS-36B-Base and -Instruct config.json (model_type seed_oss): Qwen2's layer (biased
+    // q, k and v, attention_out_bias false, no MLP bias) with head_dim 128 over 80 heads of a 5120 width, 8 KV
+    // heads, 64 layers, SwiGLU of 27648, vocabulary 155,136, 524,288 positions, rope_theta 1e7,
+    // rms_norm_eps 1e-6, untied.
+    ModelSpec seed_oss = qwen25("seed-oss-36b", 64, 5120, 27648, 80, 8, 155136, false);
+    seed_oss.head_dim = 128;
+    seed_oss.max_positions = 524288;
+    seed_oss.rope_theta = 1e7;
+    add(seed_oss);
+    // XiaomiMiMo/MiMo-7B-Base, -SFT and -RL config.json (MiMoForCausalLM, model_type mimo): Qwen2's layer
+    // (attention_bias true), 36 layers of 4096, 32 heads over 8 KV heads, SwiGLU of 11008, vocabulary
+    // 151,680, 32,768 positions, rope_theta 640,000, rms_norm_eps 1e-5, untied. Its multi-token-prediction
+    // layer (num_nextn_predict_layers 1) is not part of the shape, as DeepSeek-V3's.
+    ModelSpec mimo = qwen25("mimo-7b", 36, 4096, 11008, 32, 8, 151680, false);
+    mimo.rope_theta = 640000;
+    mimo.norm_eps = 1e-5;
+    add(mimo);
     // Qwen/Qwen2.5-Math-7B config.json: Qwen2.5-7B's trunk with 4,096 positions and rope_theta 1e4 (veRL's
     // DAPO scripts raise the positions by actor_rollout_ref.model.override_config.max_position_embeddings).
     ModelSpec math7 = qwen25("qwen2.5-math-7b", 28, 3584, 18944, 28, 4, 152064, false);
@@ -338,7 +385,15 @@ const std::map<std::string, ModelSpec>& builtins() {
     add(deepseek_v2("deepseek-v2-lite", 27, 2048, 10944, 16, 0, 64, 1408, 1, 1, 1.0));
     add(deepseek_v2("deepseek-v2", 60, 5120, 12288, 128, 1536, 160, 1536, 8, 3, 16.0));
     add(qwen3_moe("qwen3-30b-a3b", 48, 2048, 6144, 32, 768));
+    // Qwen/Qwen3-30B-A3B-Instruct-2507 and -Thinking-2507 config.json: Qwen3-30B-A3B's shape with 262,144
+    // positions and rope_theta 1e7.
+    ModelSpec moe_2507 = qwen3_moe("qwen3-30b-a3b-2507", 48, 2048, 6144, 32, 768);
+    moe_2507.max_positions = 262144;
+    moe_2507.rope_theta = 1e7;
+    add(moe_2507);
     add(qwen3_moe("qwen3-235b-a22b", 94, 4096, 12288, 64, 1536));
+    add(gpt_oss("gpt-oss-20b", 24, 32));
+    add(gpt_oss("gpt-oss-120b", 36, 128));
     add(deepseek_v3());
     // Tiny shapes for tests and CPU runs.
     add(llama("llama-tiny", 2, 64, 176, 4, 2, 256, 512, 1e4));

@@ -22,6 +22,7 @@ constexpr FamilyName kFamilies[] = {
     {ModelFamily::kDeepseekV2, "deepseek_v2"},
     {ModelFamily::kGemma2, "gemma2"},
     {ModelFamily::kGemma3, "gemma3_text"},
+    {ModelFamily::kGptOss, "gpt_oss"},
 };
 }  // namespace
 
@@ -234,6 +235,10 @@ std::string runtime_model_problem(const ModelSpec& s) {
   if (s.family == ModelFamily::kGemma2 || s.family == ModelFamily::kGemma3)
     return "family: the runtime does not build Gemma 2 or 3 (GeGLU MLPs, four norms a layer, soft-capped "
            "and pre-scaled attention, alternating local and global layers): " +
+           what;
+  if (s.family == ModelFamily::kGptOss)
+    return "family: the runtime does not build gpt-oss (attention sinks, biased experts and output "
+           "projection, a clamped SwiGLU): " +
            what;
   if (s.mla.enabled())
     return "mla: the runtime does not run multi-head latent attention (DeepSeek-V2's and V3's) yet: " + what;

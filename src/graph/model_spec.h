@@ -29,7 +29,8 @@ enum class ModelFamily {
   kDeepseekV3,
   kDeepseekV2,
   kGemma2,
-  kGemma3
+  kGemma3,
+  kGptOss
 };
 
 std::string to_string(ModelFamily family);
@@ -113,7 +114,8 @@ struct ModelSpec {
 // qwen2-7b, qwen2.5-0.5b/1.5b/3b/7b/14b/32b/72b, qwen2.5-math-1.5b/7b, deepseek-r1-distill-qwen-1.5b/7b/14b/
 // 32b, qwen3-0.6b/1.7b/4b/8b/14b/32b, gemma2-2b/9b/27b, gemma3-1b/4b/12b/27b (text decoders),
 // deepseek-llm-7b, gpt2 (124M), gpt2-medium, the mixture-of-experts mixtral-8x7b/8x22b, qwen1.5-moe-a2.7b,
-// qwen2-57b-a14b, qwen3-30b-a3b, qwen3-235b-a22b, deepseek-v2-lite, deepseek-v2, deepseek-v3, plus tiny test
+// qwen2-57b-a14b, qwen3-30b-a3b (and -2507), qwen3-235b-a22b, deepseek-v2-lite, deepseek-v2, deepseek-v3,
+// gpt-oss-20b/120b; the dense qwen2-72b, qwen2.5-coder-14b, mistral-nemo-2407, seed-oss-36b, mimo-7b; plus tiny test
 // models (llama-tiny, llama-small, gpt2-tiny, moe-tiny). Throws Error naming `path` and the known names
 // otherwise.
 ModelSpec builtin_model(const std::string& name, const std::string& path = "model");
@@ -121,7 +123,7 @@ std::vector<std::string> builtin_model_names();
 
 // HF config.json (llama, qwen2, qwen3, mistral, gpt2, gemma2, gemma3_text, gemma3 (its text_config: the
 // vision tower is not part of the shape), and the mixture-of-experts mixtral, qwen2_moe, qwen3_moe,
-// deepseek_v2, deepseek_v3 model_type). Errors name `path` (the file) and the field, an unknown
+// deepseek_v2, deepseek_v3, gpt_oss model_type). Errors name `path` (the file) and the field, an unknown
 // mixture-of-experts field or router type included.
 ModelSpec model_spec_from_hf_config(const Json& config, const std::string& path);
 Json model_spec_to_hf_config(const ModelSpec& spec);

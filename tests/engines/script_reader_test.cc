@@ -136,12 +136,24 @@ TEST(ScriptReader, ModelPathsMatchBuiltInShapesByName) {
   EXPECT_EQ(engines::model_for_path("deepseek-ai/DeepSeek-V2-Lite-Chat"), "deepseek-v2-lite");
   EXPECT_EQ(engines::model_for_path("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
             "deepseek-r1-distill-qwen-7b");
+  // Variant words anywhere between dashes, before a release date too.
+  EXPECT_EQ(engines::model_for_path("Qwen/Qwen3-30B-A3B-Instruct-2507"), "qwen3-30b-a3b-2507");
+  EXPECT_EQ(engines::model_for_path("Qwen/Qwen3-30B-A3B-Thinking-2507"), "qwen3-30b-a3b-2507");
+  EXPECT_EQ(engines::model_for_path("mistralai/Mistral-Nemo-Instruct-2407"), "mistral-nemo-2407");
+  EXPECT_EQ(engines::model_for_path("/root/verl/models/MiMo-7B-RL"), "mimo-7b");
+  EXPECT_EQ(engines::model_for_path("ByteDance-Seed/Seed-OSS-36B-Base"), "seed-oss-36b");
+  EXPECT_EQ(engines::model_for_path("Qwen/Qwen2.5-Coder-14B-Instruct"), "qwen2.5-coder-14b");
+  EXPECT_EQ(engines::model_for_path("Qwen/Qwen2-72B-Instruct"), "qwen2-72b");
+  EXPECT_EQ(engines::model_for_path("/root/models/gpt-oss-20b-bf16"), "gpt-oss-20b");
+  EXPECT_EQ(engines::model_for_path("Qwen/Qwen2.5-7B-Instruct-1M"), "Qwen/Qwen2.5-7B-Instruct-1M");  // 1M ctx
   // Fine-tunes whose model cards name their base, wherever the script keeps them; the lineage is said.
   EXPECT_EQ(engines::model_for_path("OpenRLHF/Llama-3-8b-sft-mixture"), "llama3-8b");
   EXPECT_EQ(engines::model_for_path("OpenRLHF/Llama-3-8b-rm-700k"), "llama3-8b");
   EXPECT_EQ(engines::model_for_path("OpenRLHF/Llama-3-8b-rm-mixture"), "llama3-8b");
   EXPECT_EQ(engines::model_for_path("~/models/FsfairX-LLaMA3-RM-v0.1"), "llama3-8b");
   EXPECT_EQ(engines::model_for_path("/root/models/Skywork-Reward-V2-Llama-3.2-3B/"), "llama3.2-3b");
+  EXPECT_EQ(engines::model_for_path("Skywork/Skywork-Reward-Llama-3.1-8B"), "llama3.1-8b");
+  EXPECT_EQ(engines::model_for_path("$RAY_DATA_HOME/models/DeepSeek-V3-config-verl"), "deepseek-v3");
   EXPECT_NE(engines::find_model("sfairXC/FsfairX-LLaMA3-RM-v0.1").lineage.find("Meta-Llama-3-8B-Instruct"),
             std::string::npos);
   EXPECT_EQ(engines::find_model("Qwen/Qwen2.5-7B-Instruct").lineage, "");

@@ -4,6 +4,8 @@
 // sliding-window layers are checked where they change cost.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "graph/model_spec.h"
 #include "graph/param_layout.h"
 
@@ -40,6 +42,9 @@ TEST(ModelCatalogue, PublishedParameterTotals) {
       {"deepseek-r1-distill-qwen-7b", 7615616512LL},
       {"deepseek-r1-distill-qwen-14b", 14770033664LL},
       {"deepseek-r1-distill-qwen-32b", 32763876352LL},
+      {"qwen2-72b", 72706203648LL},
+      {"qwen2.5-coder-14b", 14770033664LL},
+      {"mistral-nemo-2407", 12247782400LL},
   };
   for (const auto& [name, total] : totals) {
     const ModelSpec s = builtin_model(name);
@@ -56,6 +61,14 @@ TEST(ModelCatalogue, PublishedParameterTotals) {
   EXPECT_NEAR(builtin_model("qwen1.5-moe-a2.7b").active_params() / 1e9, 2.7, 0.05);
   EXPECT_NEAR(builtin_model("qwen2-57b-a14b").active_params() / 1e9, 14.0, 0.3);
   EXPECT_NEAR(builtin_model("mixtral-8x22b").active_params() / 1e9, 39.0, 0.2);
+  // gpt-oss (its model card: 20.91B and 116.83B in all, 3.61B and 5.13B active without the input embedding);
+  // its biases and attention sinks (0.04B in the 120B) are not part of the shape.
+  for (const auto& [name, total, active] :
+       {std::tuple{"gpt-oss-20b", 20.91, 3.61}, std::tuple{"gpt-oss-120b", 116.83, 5.13}}) {
+    const ModelSpec s = builtin_model(name);
+    EXPECT_NEAR(s.total_params() / 1e9, total, 0.05) << name;
+    EXPECT_NEAR((s.active_params() - s.embedding_params()) / 1e9, active, 0.01) << name;
+  }
 }
 
 TEST(ModelCatalogue, GemmaShapes) {
@@ -250,6 +263,18 @@ const HubConfig kHubConfigs[] = {
       "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 1000000.0,
       "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "use_cache": true,
       "use_sliding_window": false, "vocab_size": 152064})"},
+    // openai/gpt-oss-20b config.json (its layer_types: sliding first, then alternating).
+    {"gpt-oss-20b", R"({"architectures": ["GptOssForCausalLM"], "attention_bias": true,
+      "attention_dropout": 0.0, "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64,
+      "hidden_act": "silu", "hidden_size": 2880, "initial_context_length": 4096, "initializer_range": 0.02,
+      "intermediate_size": 2880, "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+      "max_position_embeddings": 131072, "model_type": "gpt_oss", "num_attention_heads": 64,
+      "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 8, "num_local_experts": 32,
+      "output_router_logits": false, "pad_token_id": 199999, "rms_norm_eps": 1e-05,
+      "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                       "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": false},
+      "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
+      "tie_word_embeddings": false, "use_cache": true, "vocab_size": 201088})"},
 };
 
 TEST(ModelCatalogue, HubConfigsMapToTheBuiltins) {
@@ -329,6 +354,7 @@ TEST(ModelCatalogue, RuntimeRefusesWhatItDoesNotBuildByName) {
     EXPECT_EQ(why.rfind("family: ", 0), 0u) << why;
     EXPECT_NE(why.find(name), std::string::npos) << why;
   }
+  EXPECT_EQ(runtime_model_problem(builtin_model("gpt-oss-20b")).rfind("family: ", 0), 0u);
   for (const char* name : {"deepseek-v2", "deepseek-v2-lite"}) {
     const std::string why = runtime_model_problem(builtin_model(name));
     EXPECT_EQ(why.rfind("mla: ", 0), 0u) << why;
