@@ -105,6 +105,9 @@ ReadRun read_run_of(const LaunchConfig& launch) {
     if (megatron && s.integer(key(kMegatron, leaf), -1) != -1) run.pricing_options[kPipelineStageEnds] = true;
   if (s.integer(key(kVllm, "pipeline_parallel_size"), 1) > 1)
     throw Error(key(kVllm, "pipeline_parallel_size"), "vLLM pipeline parallelism is not priced by realign");
+  // LoRA: DTensor's lora_cfg, Megatron's peft (its recipes' -lora configs).
+  for (const char* lora : {"policy.dtensor_cfg.lora_cfg.enabled", "policy.megatron_cfg.peft.enabled"})
+    if (s.flag(lora, false)) throw Error(lora, "LoRA training is not priced by realign");
 
   // The workload: GRPO with a verifier (NeMo-RL's math environment).
   const int64_t prompts = s.integer("grpo.num_prompts_per_step", 32);

@@ -458,8 +458,9 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                     " with expert_model_parallel_size " + std::to_string(ep) +
                     ": priced with whole experts on each expert-parallel rank (expert tensor parallelism 1)");
   }
-  if (s.integer("actor_rollout_ref.model.lora_rank", 0) > 0)
-    throw Error("actor_rollout_ref.model.lora_rank", "LoRA training is not priced by realign");
+  // LoRA: FSDP's model.lora_rank, or the Megatron workers' model.lora.rank (veRL's Megatron LoRA).
+  for (const char* lora : {"actor_rollout_ref.model.lora_rank", "actor_rollout_ref.model.lora.rank"})
+    if (s.integer(lora, 0) > 0) throw Error(lora, "LoRA training is not priced by realign");
   for (const char* k : {"actor_rollout_ref.actor.fsdp_config.param_offload",
                         "actor_rollout_ref.actor.fsdp_config.optimizer_offload",
                         "actor_rollout_ref.actor.megatron.param_offload",

@@ -91,6 +91,9 @@ TEST(NemoRlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
            "policy.generation.vllm_cfg.gpu_memory_utilization"},
           {"policy.generation.vllm_cfg.gpu_memory_utilization=0",
            "policy.generation.vllm_cfg.gpu_memory_utilization"},
+          // LoRA (its -lora recipes) was priced as full fine-tuning.
+          {"policy.dtensor_cfg.lora_cfg.enabled=true", "policy.dtensor_cfg.lora_cfg.enabled"},
+          {"policy.megatron_cfg.peft.enabled=true", "policy.megatron_cfg.peft.enabled"},
       });
   // vLLM's share of each GPU bounds generation's memory in the pricing: the base configs' 0.6 unless set.
   EXPECT_EQ(read_script(base).run.pricing_options["generation_memory_fraction"], 0.6);

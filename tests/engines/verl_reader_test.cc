@@ -481,6 +481,7 @@ TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
           {"actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.hybrid_engine"},
           {"actor_rollout_ref.actor.strategy=deepspeed", "actor_rollout_ref.actor.strategy"},
           {"actor_rollout_ref.model.lora_rank=32", "actor_rollout_ref.model.lora_rank"},
+          {"actor_rollout_ref.model.lora.rank=32", "actor_rollout_ref.model.lora.rank"},  // Megatron LoRA
           {"actor_rollout_ref.actor.ulysses_sequence_parallel_size=8",  // 28 heads
            "actor_rollout_ref.actor.ulysses_sequence_parallel_size"},
           {"actor_rollout_ref.actor.ppo_mini_batch_size=300", "actor_rollout_ref.actor.ppo_mini_batch_size"},
