@@ -138,6 +138,24 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
     s.name = path;
     return s;
   }
+  if (mt->get<std::string>() == "seed_oss" || mt->get<std::string>() == "mimo") {
+    // Qwen2's layer under another model_type: Seed-OSS (SeedOssForCausalLM: q, k and v biased by
+    // attention_bias, the output projection by attention_out_bias, the MLP by mlp_bias) and MiMo
+    // (MiMoForCausalLM: Qwen2's model and multi-token-prediction layers, which are not part of the shape).
+    Json qwen2 = c;
+    qwen2["model_type"] = "qwen2";
+    for (const char* bias : {"attention_out_bias", "mlp_bias"})
+      if (get_bool_or(c, bias, false, path))
+        throw Error(path + ": " + bias, "true: Qwen2's layer, which " + mt->get<std::string>() +
+                                            " is read as, biases only q, k and v");
+    if (!get_bool_or(c, "attention_bias", true, path))
+      throw Error(path + ": attention_bias", "false: Qwen2's layer, which " + mt->get<std::string>() +
+                                                 " is read as, biases q, k and v");
+    qwen2.erase("num_nextn_predict_layers");
+    ModelSpec s = model_spec_from_hf_config(qwen2, path);
+    s.name = path;
+    return s;
+  }
   ModelSpec s;
   s.name = path;
   s.family = model_family_from_string(mt->get<std::string>(), path + ": model_type");

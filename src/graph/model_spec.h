@@ -123,7 +123,7 @@ std::vector<std::string> builtin_model_names();
 
 // HF config.json (llama, qwen2, qwen3, mistral, gpt2, gemma2, gemma3_text, gemma3 (its text_config: the
 // vision tower is not part of the shape), and the mixture-of-experts mixtral, qwen2_moe, qwen3_moe,
-// deepseek_v2, deepseek_v3, gpt_oss model_type). Errors name `path` (the file) and the field, an unknown
+// deepseek_v2, deepseek_v3, gpt_oss model_type; seed_oss and mimo read as qwen2, their layer). Errors name `path` (the file) and the field, an unknown
 // mixture-of-experts field or router type included.
 ModelSpec model_spec_from_hf_config(const Json& config, const std::string& path);
 Json model_spec_to_hf_config(const ModelSpec& spec);

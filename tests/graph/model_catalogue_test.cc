@@ -263,6 +263,20 @@ const HubConfig kHubConfigs[] = {
       "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 1000000.0,
       "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "use_cache": true,
       "use_sliding_window": false, "vocab_size": 152064})"},
+    // ByteDance-Seed/Seed-OSS-36B-Instruct config.json (read as Qwen2's layer).
+    {"seed-oss-36b", R"({"architectures": ["SeedOssForCausalLM"], "attention_bias": true,
+      "attention_out_bias": false, "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120,
+      "intermediate_size": 27648, "max_position_embeddings": 524288, "mlp_bias": false, "model_type": "seed_oss",
+      "num_attention_heads": 80, "num_hidden_layers": 64, "num_key_value_heads": 8, "rms_norm_eps": 1e-06,
+      "rope_scaling": {"rope_type": "default"}, "rope_theta": 10000000.0, "tie_word_embeddings": false,
+      "vocab_size": 155136})"},
+    // XiaomiMiMo/MiMo-7B-RL config.json (its MTP layer not part of the shape).
+    {"mimo-7b", R"({"architectures": ["MiMoForCausalLM"], "attention_bias": true, "attention_dropout": 0.0,
+      "bos_token_id": 151643, "eos_token_id": 151645, "hidden_size": 4096, "initializer_range": 0.02,
+      "intermediate_size": 11008, "max_position_embeddings": 32768, "model_type": "mimo",
+      "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
+      "num_nextn_predict_layers": 1, "rms_norm_eps": 1e-05, "rope_theta": 640000.0,
+      "tie_word_embeddings": false, "torch_dtype": "bfloat16", "vocab_size": 151680})"},
     // openai/gpt-oss-20b config.json (its layer_types: sliding first, then alternating).
     {"gpt-oss-20b", R"({"architectures": ["GptOssForCausalLM"], "attention_bias": true,
       "attention_dropout": 0.0, "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64,
@@ -346,6 +360,16 @@ TEST(ModelCatalogue, RefusalsNameTheField) {
   Json m = Json::parse(kHubConfigs[7].json);  // a gemma3 config without its text_config
   m.erase("text_config");
   EXPECT_EQ(path_of(m), "config.json: text_config");
+  // Seed-OSS read as Qwen2's layer only where its biases are Qwen2's.
+  for (const HubConfig& c : kHubConfigs) {
+    if (std::string(c.builtin) != "seed-oss-36b") continue;
+    Json seed = Json::parse(c.json);
+    seed["mlp_bias"] = true;
+    EXPECT_EQ(path_of(seed), "config.json: mlp_bias");
+    seed = Json::parse(c.json);
+    seed["attention_bias"] = false;
+    EXPECT_EQ(path_of(seed), "config.json: attention_bias");
+  }
 }
 
 TEST(ModelCatalogue, RuntimeRefusesWhatItDoesNotBuildByName) {
