@@ -86,8 +86,8 @@ struct WriteInput {
   // unset, the writer takes the first of the engine's placements that runs the plan.
   std::optional<Placement> placement;
   Json raw_config;  // the merged realign config
-  // The KL term to the reference (train.ppo.kl_coef, kl_mode: loss or reward), where the graph has a reference
-  // call: engines that build the reference only for a KL term (veRL) are told to build it so.
+  // The KL term to the reference (train.ppo.kl_coef, kl_mode: loss or reward), where the graph has a
+  // reference call: engines that build the reference only for a KL term (veRL) are told to build it so.
   double kl_coef = 0;
   bool kl_in_loss = false;
 };

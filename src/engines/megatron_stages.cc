@@ -30,8 +30,9 @@ std::string megatron_stage_note(int layers, int pp, MegatronStageSplit stages, c
       std::string valid;
       for (int d = 1; d <= layers + extra; ++d)
         if ((layers + extra) % d == 0 && allowed(d)) valid += (valid.empty() ? "" : ", ") + std::to_string(d);
-      throw Error(keys.pp, std::to_string(pp) + " does not divide the " + std::to_string(layers) + " layers and " +
-                               std::to_string(extra) + " counted for " + flag.substr(flag.rfind('.') + 1) +
+      throw Error(keys.pp, std::to_string(pp) + " does not divide the " + std::to_string(layers) +
+                               " layers and " + std::to_string(extra) + " counted for " +
+                               flag.substr(flag.rfind('.') + 1) +
                                ": Megatron cuts equal stages of them (pp " + valid + " would)");
     }
     if (pp == 1) return "";

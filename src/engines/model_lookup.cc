@@ -77,8 +77,10 @@ std::string squeeze(std::string name) {
     word.clear();
   };
   for (char c : name) {
-    if (c == '-') flush();
-    else word += c;
+    if (c == '-')
+      flush();
+    else
+      word += c;
   }
   flush();
   return out;
@@ -113,8 +115,8 @@ constexpr Lineage kLineages[] = {
      "its model card: a reward model based on Llama3-8b, trained on OpenLLMAI/preference_700K from "
      "OpenRLHF/Llama-3-8b-sft-mixture"},
     {"OpenRLHF/Llama-3-8b-rm-700k", "llama3-8b",
-     "OpenRLHF's reward model of Llama-3-8b-sft-mixture trained on OpenLLMAI/preference_700K, the data and base "
-     "its model card gives for Llama-3-8b-rm-mixture: based on Llama3-8b"},
+     "OpenRLHF's reward model of Llama-3-8b-sft-mixture trained on OpenLLMAI/preference_700K, the data and "
+     "base its model card gives for Llama-3-8b-rm-mixture: based on Llama3-8b"},
     {"sfairXC/FsfairX-LLaMA3-RM-v0.1", "llama3-8b",
      "its model card: 'The base model is meta-llama/Meta-Llama-3-8B-Instruct'"},
     {"Skywork/Skywork-Reward-V2-Llama-3.2-3B", "llama3.2-3b",
@@ -122,8 +124,8 @@ constexpr Lineage kLineages[] = {
     {"Skywork/Skywork-Reward-Llama-3.1-8B", "llama3.1-8b",
      "its model card: built on Meta-Llama-3.1-8B-Instruct (Skywork-Reward, arXiv 2410.18451)"},
     {"DeepSeek-V3-config-verl", "deepseek-v3",
-     "veRL's run_deepseek671b_math_megatron_96gb.sh: DeepSeek-V3's config.json without its quantization_config "
-     "and with num_nextn_predict_layers 0, the shape realign's deepseek-v3 is"},
+     "veRL's run_deepseek671b_math_megatron_96gb.sh: DeepSeek-V3's config.json without its "
+     "quantization_config and with num_nextn_predict_layers 0, the shape realign's deepseek-v3 is"},
 };
 
 const Lineage* lineage_of(const std::string& path) {

@@ -308,7 +308,8 @@ ReadRun read_run_of(const LaunchConfig& launch) {
           const std::string stages = megatron_stage_note(
               int(g.model(m.model).spec.n_layers), st.pp,
               {end("num_layers_in_first_pipeline_stage"), end("num_layers_in_last_pipeline_stage")},
-              {key(kMegatron, "pipeline_model_parallel_size"), key(kMegatron, "num_layers_in_first_pipeline_stage"),
+              {key(kMegatron, "pipeline_model_parallel_size"),
+               key(kMegatron, "num_layers_in_first_pipeline_stage"),
                key(kMegatron, "num_layers_in_last_pipeline_stage")},
               [&](int pp) { return mesh.size % (st.tp * st.cp * pp) == 0; });
           const std::string n = key(kMegatron, "pipeline_model_parallel_size") + ": " + stages;

@@ -119,8 +119,9 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
   if (kl_coef <= 0) {
     c["models"]["ref"] = kNoReference;
     run.sources["models.ref"] = "--init_kl_coef";
-    note("--init_kl_coef", "0: no KL term, so OpenRLHF builds no reference model: priced without one "
-                           "(models.ref: none)");
+    note("--init_kl_coef",
+         "0: no KL term, so OpenRLHF builds no reference model: priced without one "
+         "(models.ref: none)");
   } else {
     c["train"]["ppo"]["kl_mode"] = s.flag("--use_kl_loss", false) ? "loss" : "reward";
     c["train"]["ppo"]["kl_coef"] = kl_coef;

@@ -178,8 +178,9 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root) {
     const Json& value = models.at(key);
     if (role == Role::kRef && value.is_string() && value.get<std::string>() == kNoReference) {
       if (!is_rl(c.algorithm))
-        throw Error(models.path_of(key), name + "'s loss compares the policy with the reference's log-probs: "
-                                               "name the reference model (none is for RL without a KL term)");
+        throw Error(models.path_of(key), name +
+                                             "'s loss compares the policy with the reference's log-probs: "
+                                             "name the reference model (none is for RL without a KL term)");
       c.reference = false;
       continue;
     }
@@ -282,7 +283,8 @@ DataflowGraph build_graph(const AlgorithmConfig& c) {
       g.mfcs.push_back(greedy);
     }
     if (c.reference)
-      g.mfcs.push_back(call("ref_inf", Role::kRef, MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"ref_logprobs"}));
+      g.mfcs.push_back(
+          call("ref_inf", Role::kRef, MfcOp::kTokenLogProbs, n, P, G, {"seq"}, {"ref_logprobs"}));
     if (c.reward_model) {
       g.mfcs.push_back(
           call("reward_inf", Role::kReward, MfcOp::kSequenceScores, n, P, G, {"seq"}, {"rewards"}));

@@ -66,9 +66,9 @@ AlgorithmConfig algorithm_config_from_json(ObjectReader& root);
 // Resolves "llama2-7b" or "path/to/config.json" or "path/to/model_dir".
 ModelSpec resolve_model_spec(const std::string& source, const std::string& path);
 
-// PPO-family graphs: actor_gen -> (ref_inf unless there is no reference, reward_inf, actor_inf for the behaviour log-probs unless the
-// generation gives them, critic_inf) -> actor_train (+ critic_train). Without a reward model, "rewards" is
-// batch data no call produces.
+// PPO-family graphs: actor_gen -> (ref_inf unless there is no reference, reward_inf, actor_inf for the
+// behaviour log-probs unless the generation gives them, critic_inf) -> actor_train (+ critic_train). Without
+// a reward model, "rewards" is batch data no call produces.
 DataflowGraph build_graph(const AlgorithmConfig& config);
 
 }  // namespace realign

@@ -149,8 +149,8 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
         throw Error(path + ": " + bias, "true: Qwen2's layer, which " + mt->get<std::string>() +
                                             " is read as, biases only q, k and v");
     if (!get_bool_or(c, "attention_bias", true, path))
-      throw Error(path + ": attention_bias", "false: Qwen2's layer, which " + mt->get<std::string>() +
-                                                 " is read as, biases q, k and v");
+      throw Error(path + ": attention_bias",
+                  "false: Qwen2's layer, which " + mt->get<std::string>() + " is read as, biases q, k and v");
     qwen2.erase("num_nextn_predict_layers");
     ModelSpec s = model_spec_from_hf_config(qwen2, path);
     s.name = path;
@@ -243,8 +243,8 @@ ModelSpec model_spec_from_hf_config(const Json& c, const std::string& path) {
       } else {
         throw Error(at, "rope type '" + type + "' is not supported (supported: llama3" +
                             (deepseek(s.family) || s.family == ModelFamily::kGptOss ? ", yarn)"
-                             : g3               ? ", linear)"
-                                                : ")"));
+                             : g3                                                   ? ", linear)"
+                                                                                    : ")"));
       }
     }
     if (g) {

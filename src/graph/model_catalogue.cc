@@ -302,8 +302,8 @@ const std::map<std::string, ModelSpec>& builtins() {
     // Qwen/Qwen2.5-Coder-14B-Instruct config.json: Qwen2.5-14B's trunk, 32,768 positions.
     add(qwen25("qwen2.5-coder-14b", 48, 5120, 13824, 40, 8, 152064, false));
     // ByteDance-Seed/Seed-OSS-36B-Base and -Instruct config.json (model_type seed_oss): Qwen2's layer (biased
-    // q, k and v, attention_out_bias false, no MLP bias) with head_dim 128 over 80 heads of a 5120 width, 8 KV
-    // heads, 64 layers, SwiGLU of 27648, vocabulary 155,136, 524,288 positions, rope_theta 1e7,
+    // q, k and v, attention_out_bias false, no MLP bias) with head_dim 128 over 80 heads of a 5120 width, 8
+    // KV heads, 64 layers, SwiGLU of 27648, vocabulary 155,136, 524,288 positions, rope_theta 1e7,
     // rms_norm_eps 1e-6, untied.
     ModelSpec seed_oss = qwen25("seed-oss-36b", 64, 5120, 27648, 80, 8, 155136, false);
     seed_oss.head_dim = 128;

@@ -115,16 +115,16 @@ struct ModelSpec {
 // 32b, qwen3-0.6b/1.7b/4b/8b/14b/32b, gemma2-2b/9b/27b, gemma3-1b/4b/12b/27b (text decoders),
 // deepseek-llm-7b, gpt2 (124M), gpt2-medium, the mixture-of-experts mixtral-8x7b/8x22b, qwen1.5-moe-a2.7b,
 // qwen2-57b-a14b, qwen3-30b-a3b (and -2507), qwen3-235b-a22b, deepseek-v2-lite, deepseek-v2, deepseek-v3,
-// gpt-oss-20b/120b; the dense qwen2-72b, qwen2.5-coder-14b, mistral-nemo-2407, seed-oss-36b, mimo-7b; plus tiny test
-// models (llama-tiny, llama-small, gpt2-tiny, moe-tiny). Throws Error naming `path` and the known names
-// otherwise.
+// gpt-oss-20b/120b; the dense qwen2-72b, qwen2.5-coder-14b, mistral-nemo-2407, seed-oss-36b, mimo-7b; plus
+// tiny test models (llama-tiny, llama-small, gpt2-tiny, moe-tiny). Throws Error naming `path` and the known
+// names otherwise.
 ModelSpec builtin_model(const std::string& name, const std::string& path = "model");
 std::vector<std::string> builtin_model_names();
 
 // HF config.json (llama, qwen2, qwen3, mistral, gpt2, gemma2, gemma3_text, gemma3 (its text_config: the
 // vision tower is not part of the shape), and the mixture-of-experts mixtral, qwen2_moe, qwen3_moe,
-// deepseek_v2, deepseek_v3, gpt_oss model_type; seed_oss and mimo read as qwen2, their layer). Errors name `path` (the file) and the field, an unknown
-// mixture-of-experts field or router type included.
+// deepseek_v2, deepseek_v3, gpt_oss model_type; seed_oss and mimo read as qwen2, their layer). Errors name
+// `path` (the file) and the field, an unknown mixture-of-experts field or router type included.
 ModelSpec model_spec_from_hf_config(const Json& config, const std::string& path);
 Json model_spec_to_hf_config(const ModelSpec& spec);
 

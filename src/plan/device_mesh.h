@@ -1,6 +1,7 @@
 // DeviceMesh: the block of devices one call runs on. Valid meshes are consecutive devices within one node (an
 // engine's pools split a node so: 2 rollout GPUs beside 6 trainers), or a run of whole nodes. The search
-// proposes the aligned ones only (enumerate_meshes): power-of-two slices of a node at a multiple of their size.
+// proposes the aligned ones only (enumerate_meshes): power-of-two slices of a node at a multiple of their
+// size.
 #pragma once
 
 #include <string>

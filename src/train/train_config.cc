@@ -149,9 +149,10 @@ TrainingSections training_sections_from_json(ObjectReader& root, bool reference)
     with_section(r, "reward_model_stage", [&](ObjectReader& o) { read_stage(o, t.reward_model_stage); });
   });
   if (!reference && (t.ppo.kl_coef > 0 || t.ppo.adaptive_kl))
-    throw Error(t.ppo.adaptive_kl ? "train.ppo.adaptive_kl" : "train.ppo.kl_coef",
-                "models.ref is none: without a reference model there is no KL term, so the KL coefficient is 0 "
-                "(remove the key, or name a reference model)");
+    throw Error(
+        t.ppo.adaptive_kl ? "train.ppo.adaptive_kl" : "train.ppo.kl_coef",
+        "models.ref is none: without a reference model there is no KL term, so the KL coefficient is 0 "
+        "(remove the key, or name a reference model)");
   if (t.ppo.behaviour_logprobs == "generation" && t.sampling.temperature != 1.0)
     throw Error("train.ppo.behaviour_logprobs",
                 "generation needs train.sampling.temperature = 1 (it is " +

@@ -227,8 +227,8 @@ TEST(PlanExecution, NoReferenceModelGivesTheZeroKlCurve) {
   const std::string config = std::string(REALIGN_SOURCE_DIR) + "/examples/addition_grpo.yaml";
   const std::string& common = testing::kShortRun;
   std::string out;
-  ASSERT_EQ(run("train " + config + " train.ppo.kl_coef=0 plan.mode=co-located" + common + tmp.file("a"), &out),
-            0)
+  ASSERT_EQ(
+      run("train " + config + " train.ppo.kl_coef=0 plan.mode=co-located" + common + tmp.file("a"), &out), 0)
       << out;
   ASSERT_EQ(run("train " + config + " models.ref=none train.ppo.kl_coef=0 plan.mode=co-located" + common +
                     tmp.file("b"),

@@ -71,7 +71,8 @@ inline const std::string kVerlGrpoScript =
     "    actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.rollout.n=4 \\\n"
     "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
     "    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \\\n"
-    "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.actor.use_kl_loss=True \\\n"
+    "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.actor.use_kl_loss=True "
+    "\\\n"
     "    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\\n";
 
 inline Cluster h100(int nodes, int per_node = 8) {

@@ -176,9 +176,11 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
   // Or the embedding and the loss counted as a layer each (veRL's Qwen3-235B script): 28 + 2 over pp 2 are
   // stages of 14 and 14; over pp 4 they do not divide, refused naming the pp.
   const std::string counted =
-      "    +actor_rollout_ref.actor.megatron.override_transformer_config.account_for_embedding_in_pipeline_split"
+      "    "
+      "+actor_rollout_ref.actor.megatron.override_transformer_config.account_for_embedding_in_pipeline_split"
       "=True \\\n"
-      "    +actor_rollout_ref.actor.megatron.override_transformer_config.account_for_loss_in_pipeline_split=True"
+      "    "
+      "+actor_rollout_ref.actor.megatron.override_transformer_config.account_for_loss_in_pipeline_split=True"
       " \\\n";
   const testing::ReadScript ends = testing::read_script(
       "verl", megatron + counted + "    actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2\n",
@@ -187,8 +189,10 @@ TEST(LaunchScripts, RefusalsNameTheLineThatWritesTheKey) {
   for (const auto& n : ends.notes) notes += n + "\n";
   EXPECT_NE(notes.find("stages of 14, 14 layers"), std::string::npos) << notes;
   EXPECT_EQ(ends.run.pricing_options[engines::kPipelineStageEnds], true);
-  EXPECT_NE(refusal("verl", megatron + counted + "    actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=4\n")
-                .find("actor_rollout_ref.actor.megatron.pipeline_model_parallel_size: 4 does not divide the 28 layers "
+  EXPECT_NE(refusal("verl", megatron + counted +
+                                "    actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=4\n")
+                .find("actor_rollout_ref.actor.megatron.pipeline_model_parallel_size: 4 does not divide the "
+                      "28 layers "
                       "and 2 counted"),
             std::string::npos);
   // A rollout replica over whole nodes is read (replica.py runs one over world_size / gpus_per_node nodes);

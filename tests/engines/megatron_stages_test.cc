@@ -8,7 +8,7 @@ namespace realign::engines {
 namespace {
 
 const MegatronStageKeys kKeys{"pp_key", "first_key", "last_key", "x.account_for_embedding_in_pipeline_split",
-                               "x.account_for_loss_in_pipeline_split"};
+                              "x.account_for_loss_in_pipeline_split"};
 
 std::string refused_key(int layers, int pp, MegatronStageSplit split) {
   try {
@@ -43,8 +43,8 @@ TEST(MegatronStages, SplitsMegatronRefusesOrRealignWouldPriceFastAreRefusedNamin
 }
 
 // Megatron counting the embedding and the loss as a layer each of the first and last stages (veRL's
-// Qwen3-235B script: 94 layers and the two over pp 8 are stages of 11, 6 x 12, 11); the sum must divide by pp,
-// and the flags do not combine with set ends.
+// Qwen3-235B script: 94 layers and the two over pp 8 are stages of 11, 6 x 12, 11); the sum must divide by
+// pp, and the flags do not combine with set ends.
 TEST(MegatronStages, EmbeddingAndLossCountedInTheSplitAreRead) {
   EXPECT_EQ(megatron_stage_note(94, 8, {std::nullopt, std::nullopt, true, true}, kKeys),
             "Megatron's stages of 11, 6 x 12, 11 layers priced as 8 balanced stages of at most 12 (the same "

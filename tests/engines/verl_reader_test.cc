@@ -320,7 +320,9 @@ TEST(VerlReader, ANodeSplitBetweenThePoolsIsReadAsItRuns) {
       "trainer.n_gpus_per_node=6 trainer.nnodes=1 rollout.nnodes=1 rollout.n_gpus_per_node=2 "
       "data.train_batch_size=96 actor_rollout_ref.actor.ppo_mini_batch_size=48");
   EXPECT_EQ(r.run.config["cluster"], Json::parse(R"({"nodes": 1, "devices_per_node": 8})"));
-  const auto mesh = [&](const char* call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))].mesh; };
+  const auto mesh = [&](const char* call) {
+    return r.plan.assignments[size_t(r.graph.mfc_index(call))].mesh;
+  };
   EXPECT_EQ(mesh("actor_gen"), (DeviceMesh{0, 2}));
   EXPECT_EQ(mesh("actor_train"), (DeviceMesh{2, 6}));
   EXPECT_EQ(r.plan.assignments[size_t(r.graph.mfc_index("actor_train"))].strategy.dp, 6);
@@ -482,7 +484,7 @@ TEST(VerlReader, WhatRealignCannotPriceIsRefusedNamingTheKey) {
           {"actor_rollout_ref.actor.strategy=deepspeed", "actor_rollout_ref.actor.strategy"},
           {"actor_rollout_ref.model.lora_rank=32", "actor_rollout_ref.model.lora_rank"},
           {"actor_rollout_ref.model.lora.rank=32", "actor_rollout_ref.model.lora.rank"},  // Megatron LoRA
-          {"actor_rollout_ref.actor.ulysses_sequence_parallel_size=8",  // 28 heads
+          {"actor_rollout_ref.actor.ulysses_sequence_parallel_size=8",                    // 28 heads
            "actor_rollout_ref.actor.ulysses_sequence_parallel_size"},
           {"actor_rollout_ref.actor.ppo_mini_batch_size=300", "actor_rollout_ref.actor.ppo_mini_batch_size"},
           {"actor_rollout_ref.rollout.tensor_model_parallel_size=3",

@@ -251,7 +251,8 @@ batch: {prompts: 64, prompt_len: 128, gen_len: 512, samples_per_prompt: 8}
   EXPECT_EQ(g.mfcs.size(), 4u);  // actor_gen, reward_inf, actor_inf, actor_train
   EXPECT_TRUE(build_graph(parse(kPpo)).mfc_index("ref_inf") >= 0);
   expect_error_at(
-      "algorithm: dpo\nmodels: {actor: llama-tiny, ref: none}\nbatch: {prompts: 4, prompt_len: 8, gen_len: 8}\n",
+      "algorithm: dpo\nmodels: {actor: llama-tiny, ref: none}\nbatch: {prompts: 4, prompt_len: 8, gen_len: "
+      "8}\n",
       "models.ref");
 }
 
