@@ -132,7 +132,7 @@ class NemoRl : public Engine {
         out.push_back(
             group_placement(g, {{"actor_gen"}, policy}, {all, all}, "colocated generation" + on, turns));
       }
-      for (const auto& m : cover_cluster(c, 2))
+      for (const auto& m : cover_cluster(c, 2, {/*all_node_runs=*/false, /*node_splits=*/true}))
         if (split_allowed(m, c))
           out.push_back(group_placement(g, {{"actor_gen"}, policy}, m,
                                         (async(g) ? "async GRPO" : "generation apart") + on, options));

@@ -127,6 +127,22 @@ TEST(NemoRlReader, MegatronsUnevenFirstAndLastStagesAreRead) {
   EXPECT_TRUE(engines::megatron_layout_problem(builtin_model("qwen2.5-7b"), s, true).empty());
 }
 
+// On one node generation may take any share of the GPUs (grpo.py's setup: resources.gpus_per_node below the
+// node's, num_nodes 1), as NeMo-RL's rules say: 2 beside 6 trainers reads as it runs.
+TEST(NemoRlReader, GenerationOnAnyShareOfOneNodeIsRead) {
+  const Read r = read_script(
+      "uv run examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml cluster.gpus_per_node=8 "
+      "cluster.num_nodes=1 policy.model_name=Qwen/Qwen2.5-1.5B policy.max_total_sequence_length=2048 "
+      "policy.generation.max_new_tokens=1536 policy.generation.colocated.enabled=false "
+      "policy.generation.colocated.resources.gpus_per_node=2 policy.generation.colocated.resources.num_nodes=1 "
+      "grpo.num_prompts_per_step=48 grpo.num_generations_per_prompt=8 policy.train_global_batch_size=384");
+  const auto mesh = [&](const char* call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))].mesh; };
+  EXPECT_EQ(mesh("actor_gen").size, 2);
+  EXPECT_EQ(mesh("actor_train").size, 6);
+  EXPECT_FALSE(mesh("actor_gen").overlaps(mesh("actor_train")));
+  EXPECT_EQ(engines::can_run(*engines::make_engine("nemo-rl"), r.graph, r.cluster, r.plan), "");
+}
+
 // NeMo-RL runs a vLLM replica over whole nodes on one placement group (vllm_generation.py,
 // needs_cross_node_parallelism), as its published Qwen3-235B (tp 16) and DeepSeek-V3 (tp 32) runs on nodes of
 // 8 do: read as one replica of tp 16 over the 2 nodes, a layout a serving engine's generation may take
