@@ -134,9 +134,12 @@ TEST(NemoRlReader, GenerationOnAnyShareOfOneNodeIsRead) {
       "uv run examples/run_grpo.py --config examples/configs/grpo_math_1B.yaml cluster.gpus_per_node=8 "
       "cluster.num_nodes=1 policy.model_name=Qwen/Qwen2.5-1.5B policy.max_total_sequence_length=2048 "
       "policy.generation.max_new_tokens=1536 policy.generation.colocated.enabled=false "
-      "policy.generation.colocated.resources.gpus_per_node=2 policy.generation.colocated.resources.num_nodes=1 "
+      "policy.generation.colocated.resources.gpus_per_node=2 "
+      "policy.generation.colocated.resources.num_nodes=1 "
       "grpo.num_prompts_per_step=48 grpo.num_generations_per_prompt=8 policy.train_global_batch_size=384");
-  const auto mesh = [&](const char* call) { return r.plan.assignments[size_t(r.graph.mfc_index(call))].mesh; };
+  const auto mesh = [&](const char* call) {
+    return r.plan.assignments[size_t(r.graph.mfc_index(call))].mesh;
+  };
   EXPECT_EQ(mesh("actor_gen").size, 2);
   EXPECT_EQ(mesh("actor_train").size, 6);
   EXPECT_FALSE(mesh("actor_gen").overlaps(mesh("actor_train")));
