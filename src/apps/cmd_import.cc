@@ -241,7 +241,7 @@ void add_import_command(CLI::App& app) {
         throw Error(args->script, "its layout: " + std::string(e.what()).substr(e.path().size() + 2));
       }
     }();
-    const EngineReport best = make_engine_report(config, args->engine);
+    const EngineReport best = make_engine_report(config, args->engine, run.workload);
     const double script_s = priced.placements.front().estimate.iteration_time_s;
     const bool script_fits = priced.placements.front().estimate.fits;
     const bool best_fits = best.search.plan && best.fits;

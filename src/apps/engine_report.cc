@@ -75,7 +75,8 @@ Json pricing_json(const engines::EngineEstimate& e) {
 
 }  // namespace
 
-EngineReport make_engine_report(const RunConfig& config, const std::string& engine_name) {
+EngineReport make_engine_report(const RunConfig& config, const std::string& engine_name,
+                                const std::vector<engines::ConfigEntry>& workload) {
   EngineReport r;
   r.config = &config;
   r.engine = engines::make_engine(engine_name);
@@ -93,6 +94,7 @@ EngineReport make_engine_report(const RunConfig& config, const std::string& engi
   r.write_input.raw_config = config.raw;
   r.write_input.kl_coef = config.training.train.ppo.kl_coef;
   r.write_input.kl_in_loss = config.training.train.ppo.kl_mode == "loss";
+  r.write_input.workload = workload;
   // realign's own plan under the same pricing of generation, moving weights by reallocation. The engine's
   // plan is one of realign's plans too, so realign's own is never slower than it priced that way.
   PlanOptions options = config.plan;

@@ -47,7 +47,8 @@ std::string format_engine_pricing(const EnginePricedPlan& priced);
 Json engine_pricing_json(const EnginePricedPlan& priced);
 
 // Throws Error for an unknown engine or a graph the engine cannot run.
-EngineReport make_engine_report(const RunConfig& config, const std::string& engine_name);
+EngineReport make_engine_report(const RunConfig& config, const std::string& engine_name,
+                                const std::vector<engines::ConfigEntry>& workload = {});
 
 std::string format_engine_report(const EngineReport& report);
 Json engine_report_json(const EngineReport& report);

@@ -90,6 +90,10 @@ struct WriteInput {
   // reference call: engines that build the reference only for a KL term (veRL) are told to build it so.
   double kl_coef = 0;
   bool kl_in_loss = false;
+  // A user's script whose workload realign's graph stands in for (an estimator priced as GRPO's dataflow, one
+  // sample a prompt priced as pairs): the script's own settings under the engine's keys, which the written
+  // config keeps (ReadRun::workload).
+  std::vector<ConfigEntry> workload;
 };
 
 // A user's own launch script for the engine, as realign reads it (Engine::read_run): the realign config of
@@ -107,6 +111,9 @@ struct ReadRun {
   // Settings of the script's that the engine's pricing takes beside the placement's options, where they are
   // no switch between placements ({"fsdp_size": 2}: veRL's HSDP groups, EngineEvaluator).
   Json pricing_options = Json::object();
+  // The script's workload settings that realign's config stands in for, under the keys the engine's writer
+  // writes (its current release's): the config written for the same workload keeps them (WriteInput).
+  std::vector<ConfigEntry> workload;
 };
 
 // A file a user launches as it is (launch.sh, config.yaml).

@@ -240,6 +240,7 @@ class OpenRlhf : public Engine {
       put("--train.async_enable", true);
       put("--train.async_queue_size", g.staleness);
     }
+    keep_workload(e, in.workload);
     for (ConfigEntry& entry : e) {
       const auto renamed = release_.flag_names.find(entry.key);
       if (renamed != release_.flag_names.end()) entry.key = renamed->second;

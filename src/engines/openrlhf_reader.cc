@@ -34,6 +34,8 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
     if (s.integer(k, 1) > 1) throw Error(k, "not priced by realign (DeepSpeed data parallelism only)");
   if (s.integer("--lora_rank", 0) > 0) throw Error("--lora_rank", "LoRA training is not priced by realign");
   const std::string estimator = s.text("--advantage_estimator", "gae");
+  // realign prices every critic-free estimator as GRPO's dataflow; the config written keeps the script's.
+  run.workload.push_back({"--algo.advantage.estimator", estimator});
   const bool ppo = estimator == "gae";
   if (!ppo && std::find(kCriticFree.begin(), kCriticFree.end(), estimator) == kCriticFree.end())
     throw Error("--advantage_estimator", "'" + estimator +
@@ -64,6 +66,9 @@ ReadRun read_openrlhf_run(const std::vector<ConfigEntry>& entries) {
               " with --n_samples_per_prompt 1: realign prices reinforce as GRPO's dataflow over pairs "
               "of samples, which needs an even number of prompts");
     graph_prompts = prompts / 2, graph_n = 2;
+    // The config written for the same workload keeps the script's one sample a prompt.
+    run.workload.push_back({"--rollout.n_samples_per_prompt", 1});
+    run.workload.push_back({"--rollout.batch_size", prompts});
     note(
         "--n_samples_per_prompt",
         "1 with reinforce (batch-normalised advantages): priced as GRPO's dataflow over the same " +

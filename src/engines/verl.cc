@@ -345,6 +345,7 @@ class Verl : public Engine {
         put("async_training.staleness_threshold", g.staleness);
       put("async_training.partial_rollout", partial);
     }
+    keep_workload(e, in.workload);
     return e;
   }
 

@@ -288,6 +288,7 @@ ReadRun read_verl_run(const HydraLaunch& launch) {
                     "reinforce_plus_plus, reinforce_plus_plus_baseline, opo, grpo_passk and gpg");
   if (!ppo && estimator != "grpo")
     note("algorithm.adv_estimator", estimator + " priced as GRPO's dataflow (the same calls, no critic)");
+  run.workload.push_back({"algorithm.adv_estimator", estimator});  // kept in the config written back
   if (s.flag(key(kRollout, "enforce_eager"), false)) note(key(kRollout, "enforce_eager"), kEagerDecodingNote);
   const bool one_step = one_step_off(s, config_name);
   const bool partial = !one_step && pools.staleness > 0 && s.flag("async_training.partial_rollout", false);

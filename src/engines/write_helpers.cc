@@ -41,6 +41,12 @@ bool writes(const std::vector<ConfigEntry>& entries, const std::string& key, con
                      [&](const ConfigEntry& e) { return e.key == key && e.value == value; });
 }
 
+void keep_workload(std::vector<ConfigEntry>& entries, const std::vector<ConfigEntry>& workload) {
+  for (ConfigEntry& e : entries)
+    for (const ConfigEntry& w : workload)
+      if (e.key == w.key) e.value = w.value;
+}
+
 double written_kl_coef(const WriteInput& in) {
   if (in.graph->mfc_index("ref_inf") < 0) return 0;
   if (!(in.kl_coef > 0))

@@ -24,6 +24,8 @@ std::string model_path(const Json& raw_config, Role role);
 // WriteInput::kl_coef, which must be above 0 (the engines build a reference model only for a KL term; a
 // reference at 0 is refused naming train.ppo.kl_coef).
 double written_kl_coef(const WriteInput& in);
+// Sets the entries of `entries` that `workload` names to its values (WriteInput::workload).
+void keep_workload(std::vector<ConfigEntry>& entries, const std::vector<ConfigEntry>& workload);
 // The prompt data (data.prompts), else "${TRAIN_DATA}".
 std::string train_data(const Json& raw_config);
 // The placeholders (${NAME}) that occur in the entries' values, sorted, once each.

@@ -3,6 +3,8 @@
 // runs, and what realign cannot price is refused naming the flag.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/error.h"
 #include "engines/engine.h"
 #include "engines/engine_fixtures.h"
@@ -94,6 +96,12 @@ TEST(OpenRlhfReader, ReinforceWithOneSampleAPromptIsRead) {
   EXPECT_EQ(r.run.config["batch"]["mini_batches"], 2);
   EXPECT_EQ(r.graph.mfcs[size_t(r.graph.mfc_index("actor_gen"))].n_seqs, 128);
   EXPECT_TRUE(testing::noted(r, "--n_samples_per_prompt"));
+  // Priced as pairs; the config written for the same workload keeps the script's settings.
+  std::map<std::string, Json> kept;
+  for (const auto& e : r.run.workload) kept[e.key] = e.value;
+  EXPECT_EQ(kept, (std::map<std::string, Json>{{"--algo.advantage.estimator", "reinforce"},
+                                               {"--rollout.n_samples_per_prompt", 1},
+                                               {"--rollout.batch_size", 128}}));
   testing::expect_refused("openrlhf", script, {{"127 --train_batch_size 127", "--rollout_batch_size"}});
 }
 

@@ -113,6 +113,17 @@ TEST(EngineWriters, OpenRlhfSeparateVllmLaunchScript) {
   const auto files = o->launch_files(input(g, c, a, Json::object()), plan);
   ASSERT_EQ(files.size(), 1u);
   expect_golden("openrlhf_7b_16xh100_launch.sh", files[0].text);
+  // A script's own workload settings, where realign's graph stands in for them, are what is written, under
+  // the release's own names (v0.10's flat flags too).
+  engines::WriteInput kept = input(g, c, a, Json::object());
+  kept.workload = {{"--algo.advantage.estimator", "reinforce_baseline"}, {"--rollout.batch_size", 256}};
+  for (const char* engine : {"openrlhf", "openrlhf@v0.10.1.post2"}) {
+    std::map<std::string, Json> written;
+    for (const auto& e : engines::make_engine(engine)->write_config(kept, plan)) written[e.key] = e.value;
+    const bool flat = std::string(engine) != "openrlhf";
+    EXPECT_EQ(written.at(flat ? "--advantage_estimator" : "--algo.advantage.estimator"), "reinforce_baseline");
+    EXPECT_EQ(written.at(flat ? "--rollout_batch_size" : "--rollout.batch_size"), 256);
+  }
 }
 
 TEST(EngineWriters, ArealAllocationModeAndYaml) {
