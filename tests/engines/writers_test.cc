@@ -121,7 +121,8 @@ TEST(EngineWriters, OpenRlhfSeparateVllmLaunchScript) {
     std::map<std::string, Json> written;
     for (const auto& e : engines::make_engine(engine)->write_config(kept, plan)) written[e.key] = e.value;
     const bool flat = std::string(engine) != "openrlhf";
-    EXPECT_EQ(written.at(flat ? "--advantage_estimator" : "--algo.advantage.estimator"), "reinforce_baseline");
+    EXPECT_EQ(written.at(flat ? "--advantage_estimator" : "--algo.advantage.estimator"),
+              "reinforce_baseline");
     EXPECT_EQ(written.at(flat ? "--rollout_batch_size" : "--rollout.batch_size"), 256);
   }
 }
