@@ -37,6 +37,10 @@ std::string megatron_stage_note(int layers, int pp, MegatronStageSplit stages, c
     }
     if (pp == 1) return "";
     const int per_stage = (layers + extra) / pp;
+    if (per_stage <= 1)  // an end stage would hold the embedding or the loss alone
+      throw Error(flag, "with pp " + std::to_string(pp) +
+                            " the first or last stage would hold no layer of the " + std::to_string(layers) +
+                            "; realign prices stages that hold layers");
     first = per_stage - int(stages.embedding_in_split);
     last = per_stage - int(stages.loss_in_split);
   }

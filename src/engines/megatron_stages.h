@@ -34,7 +34,7 @@ struct MegatronStageSplit {
 // price the pipeline faster than it runs.
 // `allowed(pp)`: whether the call's GPUs take that pp (for the message listing equal splits).
 std::string megatron_stage_note(
-    int layers, int pp, MegatronStageSplit split, const MegatronStageKeys& keys,
+    int layers, int pp, MegatronStageSplit stages, const MegatronStageKeys& keys,
     const std::function<bool(int)>& allowed = [](int) { return true; });
 
 }  // namespace realign::engines

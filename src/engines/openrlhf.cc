@@ -211,8 +211,8 @@ class OpenRlhf : public Engine {
     put("--ds.param_dtype", "bf16");
     if (p.options.value("gradient_checkpointing", false)) put("--actor.gradient_checkpointing_enable", true);
     nodes("actor", *at("actor_train"));
-    // OpenRLHF builds the reference only for a KL term (init_kl_coef > 0 or its use as a loss): the plan's
-    // reference call written as one, without one a coefficient of 0.
+    // OpenRLHF builds the reference only for a KL coefficient above 0 (cli/train_ppo_ray.py), used in the
+    // reward or, with use_loss, as a loss term: the plan's reference call written as one, none as 0.
     put("--algo.kl.init_coef", written_kl_coef(in));
     if (const MfcAssignment* ref = at("ref_inf")) {
       nodes("ref", *ref);

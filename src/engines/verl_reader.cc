@@ -223,9 +223,9 @@ Pools read_pools(const LaunchSettings& s, const std::string& config_name) {
 
 // The rollout's and the trainer's meshes: the whole cluster for both on the hybrid engine; for fully_async
 // the first of veRL's placements that gives the rollout its pool's size, on the script's backend where one
-// does (an FSDP script's mixture of experts is priced on Megatron's: FSDP's expert parallelism is not read),
-// else the two pools as they come, the rollout's nodes first, where both are meshes of whole nodes
-// (the search's placements cut the cluster only into runs of power-of-two nodes: 12 + 4 nodes is none).
+// does (an FSDP script's mixture of experts is priced on Megatron's: FSDP's expert parallelism is not read).
+// veRL's placements hold every split of the cluster into two valid meshes (whole nodes of any count, or one
+// node cut anywhere), so where none fits, one of the pools is no mesh: said.
 std::pair<DeviceMesh, DeviceMesh> pool_meshes(const DataflowGraph& g, const Cluster& c, const Pools& pools,
                                               bool megatron) {
   if (pools.rollout_gpus == 0) return {DeviceMesh{0, c.n_devices()}, DeviceMesh{0, c.n_devices()}};
@@ -236,10 +236,9 @@ std::pair<DeviceMesh, DeviceMesh> pool_meshes(const DataflowGraph& g, const Clus
       if (p.meshes[gen].size == pools.rollout_gpus && (!same_backend || sharded_backend(p) != megatron))
         return {p.meshes[gen], p.meshes[train]};
   const DeviceMesh rollout{0, pools.rollout_gpus}, trainer{pools.rollout_gpus, pools.trainer_gpus};
-  const std::string why = !mesh_problem(rollout, c).empty() ? "the rollout's: " + mesh_problem(rollout, c)
+  const std::string why = !mesh_problem(rollout, c).empty()   ? "the rollout's: " + mesh_problem(rollout, c)
                           : !mesh_problem(trainer, c).empty() ? "the trainer's: " + mesh_problem(trainer, c)
                                                               : "";
-  if (why.empty() && trainer.end() == c.n_devices()) return {rollout, trainer};
   throw Error("rollout.n_gpus_per_node", "no veRL placement gives the rollout " +
                                              std::to_string(pools.rollout_gpus) + " GPUs beside the trainer's " +
                                              std::to_string(pools.trainer_gpus) +

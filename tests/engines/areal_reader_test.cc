@@ -115,6 +115,17 @@ TEST(ArealReader, ConfigWrittenByRealignReadsBackToItsPlanAsArealRunsIt) {
   const ExecutionPlan runs = engines::as_engine_runs(plan, g, areal->pricing(g));
   EXPECT_EQ(runs.assignments[size_t(g.mfc_index("actor_inf"))].strategy.micro_batches, 16);
   expect_same_plan(r.plan, runs);
+  // The KL term read back (kl_ctl, in the reward); without a ref section AReaL computes no reference
+  // log-probs (rl_trainer.py: config.ref is not None), whatever kl_ctl says: none priced, and said.
+  EXPECT_EQ(r.run.config["train"]["ppo"], Json::parse(R"({"kl_mode": "reward", "kl_coef": 0.02})"));
+  std::string text = areal->launch_files(in, plan).at(0).text;
+  const size_t ref = text.find("\nref:\n"), next = text.find("\ntrain_dataset:", ref);
+  ASSERT_TRUE(ref != std::string::npos && next != std::string::npos);
+  text.erase(ref, next - ref);
+  const auto without = testing::read_script("areal", text, "config.yaml");
+  EXPECT_EQ(without.run.config["models"]["ref"], "none");
+  EXPECT_EQ(without.graph.mfc_index("ref_inf"), -1);
+  EXPECT_TRUE(testing::noted(without, "ref"));
 }
 
 // On one node and on-policy, AReaL's colocated mode gives generation and training all the GPUs in turn, where

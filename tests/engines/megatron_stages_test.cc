@@ -53,6 +53,10 @@ TEST(MegatronStages, EmbeddingAndLossCountedInTheSplitAreRead) {
             std::string::npos);
   EXPECT_EQ(refused_key(94, 8, {std::nullopt, std::nullopt, true, false}), "pp_key");  // 95 over 8
   EXPECT_EQ(refused_key(94, 8, {11, 11, true, true}), "x.account_for_embedding_in_pipeline_split");
+  // 6 layers and the two over pp 8: end stages of the embedding or the loss alone, named by the flag (not by
+  // num_layers_in_first_pipeline_stage, which the script does not set).
+  EXPECT_EQ(refused_key(6, 8, {std::nullopt, std::nullopt, true, true}),
+            "x.account_for_embedding_in_pipeline_split");
 }
 
 }  // namespace
